@@ -1,0 +1,56 @@
+# Batkube — common tasks. `make help` lists them.
+SHELL := /bin/bash
+GO    ?= go
+BIN   := $(CURDIR)/bin
+# Packages of the main module without the generated router (vet on ~1M
+# generated lines takes minutes and finds nothing that regenerating would not).
+PKGS  := ./cmd/... ./pkg/...
+FUZZTIME ?= 10s
+
+.PHONY: help build test test-unit vet fuzz bench generate check-generated serve clean
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
+
+build: $(BIN)/kubernetes-server ## build the API server into bin/
+
+$(BIN)/kubernetes-server: $(shell find cmd pkg restapi -name '*.go' 2>/dev/null) go.mod go.sum
+	$(GO) build -o $@ ./cmd/kubernetes-server
+
+-include examples/upstream.mk
+
+test: upstream vet ## everything CI runs: vet, unit, integration and e2e tests (race detector on), short fuzzing
+	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) fuzz FUZZTIME=5s
+
+test-unit: ## the tests that need no upstream binary
+	$(GO) test -race -count=1 $(PKGS)
+
+vet: ## go vet and gofmt on the hand-written code
+	$(GO) vet $(PKGS)
+	@unformatted=$$(gofmt -l cmd pkg restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+
+fuzz: ## run every fuzz target for FUZZTIME each
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench: ## benchmarks: store, REST and client-go throughput
+	$(GO) test -run='^$$' -bench=. -benchmem ./pkg/...
+
+generate: ## regenerate swagger.json and the generated server
+	./regenerate-api.sh
+
+check-generated: ## regenerate and fail if the committed generated code differs
+	./regenerate-api.sh
+	git diff --exit-code --stat -- swagger.json restapi models pkg/openapi/v3
+	@test -z "$$(git status --porcelain -- swagger.json restapi models pkg/openapi/v3)" || { git status --porcelain -- restapi models | head; echo "regenerate-api.sh left untracked files"; exit 1; }
+
+serve: build ## run the API server on 127.0.0.1:8001
+	$(BIN)/kubernetes-server --port 8001
+
+clean: ## remove built binaries
+	rm -rf $(BIN)

@@ -1,0 +1,190 @@
+// Package apiserver implements the Kubernetes REST semantics behind the
+// generated go-swagger server: every operation of the spec lands in Serve,
+// which acts on the store and answers as a real kube-apiserver would.
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/runtime/middleware"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/utils/clock"
+
+	"github.com/batkube/batkube/pkg/endpoint"
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Store holds the objects; required.
+	Store *store.Store
+	// Scheme knows every served Go type; required.
+	Scheme *k8sruntime.Scheme
+	// Operations is the catalogue of the spec's operations; required.
+	Operations []endpoint.Operation
+	// NonResource serves the paths outside the resource operations
+	// (discovery, /version, /openapi): it answers false when it does not
+	// handle a path.
+	NonResource NonResourceHandler
+	// Clock gives object timestamps (simulated time in a simulation).
+	Clock clock.PassiveClock
+	// Terminator decides when a terminating pod bound to a node is removed
+	// (the kubelet's part); nil removes it at once.
+	Terminator Terminator
+	// BearerToken, when set, is required in every request's Authorization header.
+	BearerToken string
+	// Logger receives request logs at Verbosity >= 2 and errors always.
+	Logger    *slog.Logger
+	Verbosity int
+	// MinWatchTimeout is the lower bound of the random timeout of a watch
+	// that asks for none (the real default is 30 minutes).
+	MinWatchTimeout time.Duration
+	// BookmarkInterval is how often an idle watch that allows bookmarks gets one.
+	BookmarkInterval time.Duration
+}
+
+// NonResourceHandler serves discovery and the other paths outside the spec's
+// resource operations.
+type NonResourceHandler interface {
+	// Handles reports whether the handler serves path.
+	Handles(path string) bool
+	http.Handler
+}
+
+// Terminator plays the kubelet's part in the deletion of a pod that is bound
+// to a node: it is told the pod is terminating and removes it when it is done.
+type Terminator interface {
+	PodTerminating(pod *corev1.Pod)
+}
+
+// Server implements endpoint.Handler.
+type Server struct {
+	opts     Options
+	store    *store.Store
+	catalog  *catalog
+	scheme   *k8sruntime.Scheme
+	protobuf *protobuf.Serializer
+	clock    clock.PassiveClock
+	log      *slog.Logger
+
+	randMu sync.Mutex
+	rand   *rand.Rand
+}
+
+var _ endpoint.Handler = (*Server)(nil)
+
+// SystemNamespaces exist from the start, like on a new cluster.
+var SystemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
+
+// New builds a Server and creates the system namespaces.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil || opts.Scheme == nil || len(opts.Operations) == 0 {
+		return nil, errors.New("apiserver: Store, Scheme and Operations are required")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MinWatchTimeout <= 0 {
+		opts.MinWatchTimeout = 30 * time.Minute
+	}
+	if opts.BookmarkInterval <= 0 {
+		opts.BookmarkInterval = time.Minute
+	}
+	cat, err := newCatalog(opts.Operations, opts.Scheme)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
+	s := &Server{
+		opts:     opts,
+		store:    opts.Store,
+		catalog:  cat,
+		scheme:   opts.Scheme,
+		protobuf: protobuf.NewSerializer(opts.Scheme, opts.Scheme),
+		clock:    opts.Clock,
+		log:      opts.Logger,
+		rand:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	}
+	if err := s.createSystemNamespaces(context.Background()); err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Server) createSystemNamespaces(ctx context.Context) error {
+	r, ok := s.catalog.byGVR[corev1.SchemeGroupVersion.WithResource("namespaces")]
+	if !ok {
+		return errors.New("the spec serves no namespaces")
+	}
+	for _, name := range SystemNamespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := s.create(ctx, r, ns, false); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Serve answers one operation routed by the generated server.
+func (s *Server) Serve(op *endpoint.Operation, args endpoint.Args) middleware.Responder {
+	if op.Verb == endpoint.NonResource {
+		return middleware.ResponderFunc(func(w http.ResponseWriter, _ runtime.Producer) {
+			if s.opts.NonResource != nil && s.opts.NonResource.Handles(args.Request.URL.Path) {
+				s.opts.NonResource.ServeHTTP(w, args.Request)
+				return
+			}
+			s.writeError(w, args.Request, apierrors.NewNotFound(schema.GroupResource{}, ""))
+		})
+	}
+	r, ok := s.catalog.lookup(op)
+	if !ok {
+		return s.errorResponder(args.Request, apierrors.NewNotFound(schema.GroupResource{Group: op.Group, Resource: op.Resource}, args.Name))
+	}
+	req := &request{server: s, op: op, res: r, args: args, http: args.Request}
+	return middleware.ResponderFunc(func(w http.ResponseWriter, _ runtime.Producer) {
+		req.serve(w)
+	})
+}
+
+func (s *Server) errorResponder(r *http.Request, err error) middleware.Responder {
+	return middleware.ResponderFunc(func(w http.ResponseWriter, _ runtime.Producer) {
+		s.writeError(w, r, err)
+	})
+}
+
+// randomSuffix returns the 5 characters appended to a generateName.
+func (s *Server) randomSuffix() string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	s.randMu.Lock()
+	defer s.randMu.Unlock()
+	b := make([]byte, 5)
+	for i := range b {
+		b[i] = alphabet[s.rand.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// watchTimeout returns the timeout of a watch that asks for none: a random
+// duration between MinWatchTimeout and twice that, so that clients spread
+// their re-lists, as the real server does.
+func (s *Server) watchTimeout() time.Duration {
+	s.randMu.Lock()
+	defer s.randMu.Unlock()
+	min := s.opts.MinWatchTimeout
+	return min + time.Duration(s.rand.Int64N(int64(min)))
+}

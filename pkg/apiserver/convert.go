@@ -1,0 +1,103 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// convert returns obj as an object of kind to. Versions of one resource are
+// the same fields under another group version in almost every case, so the
+// generic conversion re-decodes the JSON form; the core and events.k8s.io
+// Events, which rename fields, have a typed conversion.
+func (s *Server) convert(obj store.Object, to schema.GroupVersionKind) (store.Object, error) {
+	from := obj.GetObjectKind().GroupVersionKind()
+	if from == to {
+		return obj, nil
+	}
+	coreEvent := corev1.SchemeGroupVersion.WithKind("Event")
+	v1Event := eventsv1.SchemeGroupVersion.WithKind("Event")
+	switch {
+	case from == coreEvent && to.Group == eventsv1.GroupName:
+		return s.convertJSON(coreToEventsV1(obj.(*corev1.Event)), to)
+	case to == coreEvent && from.Group == eventsv1.GroupName:
+		v1, err := s.convertJSON(obj, v1Event)
+		if err != nil {
+			return nil, err
+		}
+		return eventsV1ToCore(v1.(*eventsv1.Event)), nil
+	}
+	return s.convertJSON(obj, to)
+}
+
+func (s *Server) convertJSON(obj store.Object, to schema.GroupVersionKind) (store.Object, error) {
+	if obj.GetObjectKind().GroupVersionKind() == to {
+		return obj, nil
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T to %s: %w", obj, to, err)
+	}
+	out, err := newTyped(s.scheme, to)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeJSON(data, out); err != nil {
+		return nil, fmt.Errorf("converting %T to %s: %w", obj, to, err)
+	}
+	out.GetObjectKind().SetGroupVersionKind(to)
+	return out, nil
+}
+
+func coreToEventsV1(e *corev1.Event) *eventsv1.Event {
+	out := &eventsv1.Event{
+		ObjectMeta:               *e.ObjectMeta.DeepCopy(),
+		EventTime:                e.EventTime,
+		ReportingController:      e.ReportingController,
+		ReportingInstance:        e.ReportingInstance,
+		Action:                   e.Action,
+		Reason:                   e.Reason,
+		Regarding:                e.InvolvedObject,
+		Related:                  e.Related.DeepCopy(),
+		Note:                     e.Message,
+		Type:                     e.Type,
+		DeprecatedSource:         e.Source,
+		DeprecatedFirstTimestamp: e.FirstTimestamp,
+		DeprecatedLastTimestamp:  e.LastTimestamp,
+		DeprecatedCount:          e.Count,
+	}
+	if e.Series != nil {
+		out.Series = &eventsv1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
+	}
+	out.SetGroupVersionKind(eventsv1.SchemeGroupVersion.WithKind("Event"))
+	return out
+}
+
+func eventsV1ToCore(e *eventsv1.Event) *corev1.Event {
+	out := &corev1.Event{
+		ObjectMeta:          *e.ObjectMeta.DeepCopy(),
+		InvolvedObject:      e.Regarding,
+		Reason:              e.Reason,
+		Message:             e.Note,
+		Source:              e.DeprecatedSource,
+		FirstTimestamp:      e.DeprecatedFirstTimestamp,
+		LastTimestamp:       e.DeprecatedLastTimestamp,
+		Count:               e.DeprecatedCount,
+		Type:                e.Type,
+		EventTime:           e.EventTime,
+		Action:              e.Action,
+		Related:             e.Related.DeepCopy(),
+		ReportingController: e.ReportingController,
+		ReportingInstance:   e.ReportingInstance,
+	}
+	if e.Series != nil {
+		out.Series = &corev1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
+	}
+	out.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Event"))
+	return out
+}

@@ -1,0 +1,112 @@
+package apiserver
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+
+	"github.com/batkube/batkube/pkg/scheme"
+)
+
+// TestComposedListsDecodeLikeMarshalledLists checks, for every list type of
+// every served group version, that a list composed from pre-encoded items
+// decodes to the same list as the typed list encoded whole — in protobuf
+// (field numbers 1 and 2 of every list message) and in JSON.
+func TestComposedListsDecodeLikeMarshalledLists(t *testing.T) {
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb := protobuf.NewSerializer(s, s)
+	checked := 0
+	for gvk := range s.AllKnownTypes() {
+		if !strings.HasSuffix(gvk.Kind, "List") || gvk.Version == runtime.APIVersionInternal || gvk.Group == "meta.k8s.io" {
+			continue
+		}
+		itemGVK := gvk.GroupVersion().WithKind(strings.TrimSuffix(gvk.Kind, "List"))
+		if !s.Recognizes(itemGVK) {
+			continue
+		}
+		item, err := newTyped(s, itemGVK)
+		if err != nil {
+			continue
+		}
+		if _, ok := item.(protoMarshaler); !ok {
+			continue
+		}
+		item.SetName("x")
+		item.SetLabels(map[string]string{"a": "b"})
+		list, err := s.New(gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := meta.SetList(list, []runtime.Object{item}); err != nil {
+			continue
+		}
+		lm := metav1.ListMeta{ResourceVersion: "42", Continue: "c"}
+		la, _ := meta.ListAccessor(list)
+		la.SetResourceVersion("42")
+		la.SetContinue("c")
+
+		raw, err := encodeProtoRaw(item)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := writeProtoList(&buf, gvk, lm, [][]byte{raw}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.New(gvk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := pb.Decode(buf.Bytes(), nil, got); err != nil {
+			t.Errorf("%s: decoding the composed protobuf list: %v", gvk, err)
+			continue
+		}
+		if !equality.Semantic.DeepEqual(stripKind(got), stripKind(list)) {
+			t.Errorf("%s: composed protobuf list decodes to %+v, want %+v", gvk, got, list)
+		}
+
+		itemJSON, err := encodeJSON(item)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Reset()
+		if err := writeJSONList(&buf, gvk, lm, [][]byte{itemJSON}); err != nil {
+			t.Fatal(err)
+		}
+		gotJSON, _ := s.New(gvk)
+		if err := decodeJSON(buf.Bytes(), gotJSON); err != nil {
+			t.Errorf("%s: decoding the composed JSON list: %v\n%s", gvk, err, buf.Bytes())
+			continue
+		}
+		if !equality.Semantic.DeepEqual(stripKind(gotJSON), stripKind(list)) {
+			t.Errorf("%s: composed JSON list decodes to %+v, want %+v", gvk, gotJSON, list)
+		}
+		checked++
+	}
+	if checked < 100 {
+		t.Fatalf("checked %d list types, want every served one (>100)", checked)
+	}
+}
+
+// stripKind clears the type metadata of a list and its items (the protobuf
+// items carry none).
+func stripKind(list runtime.Object) runtime.Object {
+	list = list.DeepCopyObject()
+	items, _ := meta.ExtractList(list)
+	for _, it := range items {
+		it.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	}
+	_ = meta.SetList(list, items)
+	list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return list
+}

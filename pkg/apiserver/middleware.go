@@ -1,0 +1,149 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+type acceptKey struct{}
+
+// originalAccept returns the Accept header the client sent: Wrap replaces it
+// before the generated router, whose own negotiation knows nothing of the
+// Kubernetes media type parameters.
+func originalAccept(r *http.Request) string {
+	if v, ok := r.Context().Value(acceptKey{}).(string); ok {
+		return v
+	}
+	return r.Header.Get("Accept")
+}
+
+// healthPaths answer "ok" like the real server's health checks.
+var healthPaths = []string{"/healthz", "/livez", "/readyz"}
+
+// Wrap returns the outer handler: panic recovery, request logging, bearer
+// token check, health checks, the non-resource paths, and the generated
+// router behind them.
+func (s *Server) Wrap(router http.Handler) http.Handler {
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, p := range healthPaths {
+			if r.URL.Path == p || strings.HasPrefix(r.URL.Path, p+"/") {
+				w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+				w.Header().Set("X-Content-Type-Options", "nosniff")
+				_, _ = w.Write([]byte("ok"))
+				return
+			}
+		}
+		if s.opts.NonResource != nil && s.opts.NonResource.Handles(r.URL.Path) {
+			s.opts.NonResource.ServeHTTP(w, r)
+			return
+		}
+		r2 := r.WithContext(context.WithValue(r.Context(), acceptKey{}, r.Header.Get("Accept")))
+		r2.Header = r.Header.Clone()
+		r2.Header.Set("Accept", mediaJSON)
+		router.ServeHTTP(w, r2)
+	})
+	h = s.authenticate(h)
+	h = s.logRequests(h)
+	return s.recoverPanics(h)
+}
+
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	if s.opts.BearerToken == "" {
+		return next
+	}
+	want := []byte("Bearer " + s.opts.BearerToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			s.writeError(w, r, apierrors.NewUnauthorized("Unauthorized"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusRecorder remembers the status code of a response.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flush, deadlines).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	if s.opts.Verbosity < 2 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		s.log.Info("request", "method", r.Method, "uri", r.URL.RequestURI(), "code", rec.code,
+			"duration", time.Since(start), "accept", r.Header.Get("Accept"), "userAgent", r.UserAgent())
+	})
+}
+
+// recoverPanics turns a panic in a handler into a 500 Status and a log line,
+// so that no request brings the server down.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil || v == http.ErrAbortHandler {
+				if v != nil {
+					panic(v)
+				}
+				return
+			}
+			s.log.Error("panic serving a request", "method", r.Method, "uri", r.URL.RequestURI(), "panic", v)
+			if rec.code == 0 {
+				s.writeError(rec, r, apierrors.NewInternalError(fmt.Errorf("%v", v)))
+			}
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// NonResourceHandlers tries each handler in turn.
+type NonResourceHandlers []NonResourceHandler
+
+// Handles reports whether one of the handlers serves path.
+func (hs NonResourceHandlers) Handles(path string) bool {
+	for _, h := range hs {
+		if h.Handles(path) {
+			return true
+		}
+	}
+	return false
+}
+
+func (hs NonResourceHandlers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for _, h := range hs {
+		if h.Handles(r.URL.Path) {
+			h.ServeHTTP(w, r)
+			return
+		}
+	}
+	http.NotFound(w, r)
+}

@@ -1,0 +1,252 @@
+package apiserver
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/batkube/batkube/pkg/store"
+	"github.com/batkube/batkube/pkg/table"
+)
+
+// Encoding memo keys of stored objects.
+const (
+	memoJSON  = "json"
+	memoProto = "proto"
+)
+
+// storedBytes returns the encoding of a stored object as served by r, in JSON
+// or raw protobuf, computed once per stored object and format.
+func (s *Server) storedBytes(r *resource, st *store.Stored, media string) ([]byte, error) {
+	key := memoJSON
+	encode := encodeJSON
+	if media == mediaProtobuf {
+		key = memoProto
+		encode = encodeProtoRaw
+	}
+	if r.gvk != r.storageGVK {
+		key += ":" + r.gvk.String()
+		return st.Encoded(key, func(obj store.Object) ([]byte, error) {
+			out, err := s.convert(obj, r.gvk)
+			if err != nil {
+				return nil, err
+			}
+			return encode(out)
+		})
+	}
+	return st.Encoded(key, func(obj store.Object) ([]byte, error) { return encode(obj) })
+}
+
+// servedObject returns a stored object as its served version (a copy the
+// caller may change).
+func (s *Server) servedObject(r *resource, st *store.Stored) (store.Object, error) {
+	return s.convert(st.Copy(), r.gvk)
+}
+
+// writeStored writes one stored object.
+func (s *Server) writeStored(w http.ResponseWriter, req *http.Request, f format, r *resource, st *store.Stored, code int) {
+	if f.shape != shapeObject || f.media == mediaYAML {
+		obj, err := s.servedObject(r, st)
+		if err != nil {
+			s.writeError(w, req, err)
+			return
+		}
+		s.writeObjectShaped(w, req, f, obj, code, r.gvk)
+		return
+	}
+	b, err := s.storedBytes(r, st, f.media)
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	if f.media == mediaProtobuf {
+		b = encodeProto(r.gvk, b)
+	}
+	writeBytes(w, f.media, code, b)
+}
+
+// writeObjectShaped writes obj as a Table or metadata when asked, or as is.
+func (s *Server) writeObjectShaped(w http.ResponseWriter, req *http.Request, f format, obj runtime.Object, code int, gvk schema.GroupVersionKind) {
+	switch f.shape {
+	case shapeTable:
+		t, err := tableOf(obj, includeObject(req), s.clock.Now())
+		if err != nil {
+			s.writeError(w, req, err)
+			return
+		}
+		s.writeObject(w, f, t, code, metav1.SchemeGroupVersion.WithKind("Table"))
+	case shapeMetadata:
+		pm, pmGVK, err := partialMetadata(obj)
+		if err != nil {
+			s.writeError(w, req, err)
+			return
+		}
+		s.writeObject(w, f, pm, code, pmGVK)
+	default:
+		s.writeObject(w, f, obj, code, gvk)
+	}
+}
+
+// writeObject encodes obj (of kind gvk) in f's media type.
+func (s *Server) writeObject(w http.ResponseWriter, f format, obj runtime.Object, code int, gvk schema.GroupVersionKind) {
+	var (
+		b   []byte
+		err error
+	)
+	switch f.media {
+	case mediaProtobuf:
+		b, err = encodeProtoRaw(obj)
+		if err == nil {
+			b = encodeProto(gvk, b)
+		}
+	case mediaYAML:
+		b, err = encodeJSON(obj)
+		if err == nil {
+			b, err = jsonToYAML(b)
+		}
+	default:
+		b, err = encodeJSON(obj)
+	}
+	if err != nil {
+		s.log.Error("encoding a response", "kind", gvk.Kind, "err", err)
+		b = []byte(fmt.Sprintf(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":%q,"code":500}`+"\n", err.Error()))
+		writeBytes(w, mediaJSON, http.StatusInternalServerError, b)
+		return
+	}
+	writeBytes(w, f.media, code, b)
+}
+
+func writeBytes(w http.ResponseWriter, media string, code int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", media)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+// writeList writes a list of stored objects.
+func (s *Server) writeList(w http.ResponseWriter, req *http.Request, f format, r *resource, items []*store.Stored, lm metav1.ListMeta) {
+	if f.shape != shapeObject || f.media == mediaYAML {
+		list, err := s.typedList(r, items, lm)
+		if err != nil {
+			s.writeError(w, req, err)
+			return
+		}
+		s.writeObjectShaped(w, req, f, list, http.StatusOK, r.listGVK)
+		return
+	}
+	encoded := make([][]byte, len(items))
+	for i, st := range items {
+		b, err := s.storedBytes(r, st, f.media)
+		if err != nil {
+			s.writeError(w, req, err)
+			return
+		}
+		encoded[i] = b
+	}
+	var buf bytes.Buffer
+	var err error
+	if f.media == mediaProtobuf {
+		err = writeProtoList(&buf, r.listGVK, lm, encoded)
+	} else {
+		err = writeJSONList(&buf, r.listGVK, lm, encoded)
+	}
+	if err != nil {
+		s.writeError(w, req, err)
+		return
+	}
+	writeBytes(w, f.media, http.StatusOK, buf.Bytes())
+}
+
+// typedList builds the Go list object (for YAML, tables and metadata).
+func (s *Server) typedList(r *resource, items []*store.Stored, lm metav1.ListMeta) (runtime.Object, error) {
+	list, err := s.scheme.New(r.listGVK)
+	if err != nil {
+		return nil, fmt.Errorf("no list type for %s: %w", r.listGVK, err)
+	}
+	objs := make([]runtime.Object, len(items))
+	for i, st := range items {
+		obj, err := s.servedObject(r, st)
+		if err != nil {
+			return nil, err
+		}
+		objs[i] = obj
+	}
+	if err := meta.SetList(list, objs); err != nil {
+		return nil, fmt.Errorf("building %s: %w", r.listGVK.Kind, err)
+	}
+	lo, err := meta.ListAccessor(list)
+	if err != nil {
+		return nil, err
+	}
+	lo.SetResourceVersion(lm.ResourceVersion)
+	lo.SetContinue(lm.Continue)
+	lo.SetRemainingItemCount(lm.RemainingItemCount)
+	list.GetObjectKind().SetGroupVersionKind(r.listGVK)
+	return list, nil
+}
+
+func includeObject(req *http.Request) metav1.IncludeObjectPolicy {
+	switch p := metav1.IncludeObjectPolicy(req.URL.Query().Get("includeObject")); p {
+	case metav1.IncludeNone, metav1.IncludeObject:
+		return p
+	default:
+		return metav1.IncludeMetadata
+	}
+}
+
+// partialMetadata turns an object or a list into PartialObjectMetadata(List).
+func partialMetadata(obj runtime.Object) (runtime.Object, schema.GroupVersionKind, error) {
+	if meta.IsListType(obj) {
+		objs, err := meta.ExtractList(obj)
+		if err != nil {
+			return nil, schema.GroupVersionKind{}, err
+		}
+		lm, err := meta.ListAccessor(obj)
+		if err != nil {
+			return nil, schema.GroupVersionKind{}, err
+		}
+		gvk := metav1.SchemeGroupVersion.WithKind("PartialObjectMetadataList")
+		out := &metav1.PartialObjectMetadataList{TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}}
+		out.ResourceVersion = lm.GetResourceVersion()
+		out.Continue = lm.GetContinue()
+		for _, o := range objs {
+			pm, _, err := partialMetadata(o)
+			if err != nil {
+				return nil, schema.GroupVersionKind{}, err
+			}
+			out.Items = append(out.Items, *pm.(*metav1.PartialObjectMetadata))
+		}
+		return out, gvk, nil
+	}
+	gvk := metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata")
+	oma, ok := obj.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return nil, schema.GroupVersionKind{}, fmt.Errorf("%T has no object metadata", obj)
+	}
+	om, ok := oma.GetObjectMeta().(*metav1.ObjectMeta)
+	if !ok {
+		return nil, schema.GroupVersionKind{}, fmt.Errorf("%T has no ObjectMeta", obj)
+	}
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
+		ObjectMeta: *om.DeepCopy(),
+	}, gvk, nil
+}
+
+// tableOf converts an object or a list to a Table for kubectl.
+func tableOf(obj runtime.Object, include metav1.IncludeObjectPolicy, now time.Time) (*metav1.Table, error) {
+	t, err := table.Convert(obj, include, now)
+	if err != nil {
+		return nil, err
+	}
+	t.TypeMeta = metav1.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: "Table"}
+	return t, nil
+}

@@ -1,0 +1,334 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/batkube/batkube/pkg/endpoint"
+	"github.com/batkube/batkube/pkg/registry"
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// request is one resource operation being served.
+type request struct {
+	server *Server
+	op     *endpoint.Operation
+	res    *resource
+	args   endpoint.Args
+	http   *http.Request
+	format format
+}
+
+func (q *request) serve(w http.ResponseWriter) {
+	s := q.server
+	f, ok := negotiate(originalAccept(q.http))
+	if !ok {
+		s.writeError(w, q.http, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, q.http.Method, q.res.gvr.GroupResource(), "",
+			"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf", 0, false))
+		return
+	}
+	q.format = f
+	ctx := q.http.Context()
+	switch q.op.Verb {
+	case endpoint.Get:
+		q.get(w)
+	case endpoint.List:
+		q.list(w)
+	case endpoint.Watch, endpoint.WatchList:
+		q.watchDeprecated(w)
+	case endpoint.Create:
+		q.createOp(ctx, w)
+	case endpoint.Update:
+		q.update(ctx, w)
+	case endpoint.Patch:
+		q.patch(ctx, w)
+	case endpoint.Delete:
+		q.delete(ctx, w)
+	case endpoint.DeleteCollection:
+		q.deleteCollection(ctx, w)
+	default:
+		s.writeError(w, q.http, apierrors.NewMethodNotSupported(q.res.gvr.GroupResource(), string(q.op.Verb)))
+	}
+}
+
+func (q *request) fail(w http.ResponseWriter, err error) {
+	q.server.writeError(w, q.http, err)
+}
+
+// get serves GET of one object (or of its status subresource).
+func (q *request) get(w http.ResponseWriter) {
+	if q.op.Subresource != "" && q.op.Subresource != "status" {
+		q.fail(w, apierrors.NewMethodNotSupported(q.res.gvr.GroupResource(), "get "+q.op.Subresource))
+		return
+	}
+	st, err := q.server.store.Get(q.res.storage, q.args.Namespace, q.args.Name)
+	if err != nil {
+		q.fail(w, q.notFoundAs(err))
+		return
+	}
+	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
+}
+
+// notFoundAs names the served resource in a store error (the store knows the
+// storage resource, which differs for aliased resources).
+func (q *request) notFoundAs(err error) error {
+	if apierrors.IsNotFound(err) {
+		return apierrors.NewNotFound(q.res.gvr.GroupResource(), q.args.Name)
+	}
+	return err
+}
+
+// listOptions decodes the query of a list or watch request.
+func (q *request) listOptions() (*metav1.ListOptions, labels.Selector, fields.Selector, error) {
+	var opts metav1.ListOptions
+	if err := metav1.ParameterCodec.DecodeParameters(q.http.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
+		return nil, nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+	ls, err := labels.Parse(opts.LabelSelector)
+	if err != nil {
+		return nil, nil, nil, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+	}
+	fs, err := fields.ParseSelector(opts.FieldSelector)
+	if err != nil {
+		return nil, nil, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+	}
+	if err := registry.CheckFieldSelector(q.res.storageGVK.Kind, fs); err != nil {
+		return nil, nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+	if q.op.Verb == endpoint.Watch && q.args.Name != "" {
+		fs = fields.AndSelectors(fs, fields.OneTermEqualSelector("metadata.name", q.args.Name))
+	}
+	return &opts, ls, fs, nil
+}
+
+// list serves a collection GET: a list, or a watch with ?watch=true.
+func (q *request) list(w http.ResponseWriter) {
+	opts, ls, fs, err := q.listOptions()
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	if opts.Watch {
+		q.watch(w, opts, ls, fs)
+		return
+	}
+	lo := store.ListOptions{Namespace: q.args.Namespace, Label: ls, Field: fs, Limit: opts.Limit, Continue: opts.Continue}
+	if err := applyListRV(&lo, opts, q.server.store.CurrentRV()); err != nil {
+		q.fail(w, err)
+		return
+	}
+	res, err := q.server.store.List(q.res.storage, lo)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	lm := metav1.ListMeta{ResourceVersion: strconv.FormatUint(res.RV, 10), Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
+	q.server.writeList(w, q.http, q.format, q.res, res.Items, lm)
+}
+
+// applyListRV maps the resourceVersion semantics of a list request onto the store.
+func applyListRV(lo *store.ListOptions, opts *metav1.ListOptions, current uint64) error {
+	match := opts.ResourceVersionMatch
+	if opts.Continue != "" {
+		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+			return apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+		}
+		if match != "" {
+			return apierrors.NewBadRequest("resourceVersionMatch is forbidden when continue is provided")
+		}
+		return nil
+	}
+	if opts.ResourceVersion == "" {
+		if match != "" {
+			return apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+		}
+		return nil
+	}
+	rv, err := strconv.ParseUint(opts.ResourceVersion, 10, 64)
+	if err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", opts.ResourceVersion))
+	}
+	switch match {
+	case metav1.ResourceVersionMatchExact:
+		if rv == 0 {
+			return apierrors.NewBadRequest("resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"")
+		}
+		lo.ResourceVersion, lo.Exact = rv, true
+	case metav1.ResourceVersionMatchNotOlderThan, "":
+		if rv > current {
+			return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", rv, current), 1)
+		}
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("unsupported resourceVersionMatch %q", match))
+	}
+	return nil
+}
+
+// decodedBody returns the request body as an object of the served kind.
+func (q *request) decodedBody(want string) (store.Object, error) {
+	if q.args.Body == nil {
+		return nil, apierrors.NewBadRequest("the request body is required")
+	}
+	obj, ok := q.args.Body.(store.Object)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%T is not an object", q.args.Body))
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.Kind != "" && gvk.Kind != want {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", gvk.Kind, want))
+	}
+	if av := obj.GetObjectKind().GroupVersionKind().GroupVersion(); gvk.Kind != "" && av != q.res.gvk.GroupVersion() && q.op.Subresource == "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", av, q.res.gvk.GroupVersion()))
+	}
+	return obj, nil
+}
+
+// checkNamespace reconciles the namespace of the body with the URL's.
+func (q *request) checkNamespace(obj store.Object) error {
+	if !q.res.namespaced {
+		obj.SetNamespace("")
+		return nil
+	}
+	switch ns := obj.GetNamespace(); {
+	case ns == "":
+		obj.SetNamespace(q.args.Namespace)
+	case ns != q.args.Namespace:
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+func dryRun(r *http.Request) bool {
+	for _, v := range r.URL.Query()["dryRun"] {
+		if v == metav1.DryRunAll {
+			return true
+		}
+	}
+	return false
+}
+
+// createOp serves POST on a collection or a create subresource.
+func (q *request) createOp(ctx context.Context, w http.ResponseWriter) {
+	switch q.op.Subresource {
+	case "":
+	case "binding":
+		q.bindingSubresource(ctx, w)
+		return
+	case "eviction":
+		q.eviction(ctx, w)
+		return
+	default:
+		q.fail(w, apierrors.NewMethodNotSupported(q.res.gvr.GroupResource(), "create "+q.op.Subresource))
+		return
+	}
+	obj, err := q.decodedBody(q.res.gvk.Kind)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	if err := q.checkNamespace(obj); err != nil {
+		q.fail(w, err)
+		return
+	}
+	if q.res.storage == podsResource.GroupResource() || q.res.gvr.Resource == "bindings" {
+		if b, ok := obj.(*corev1.Binding); ok {
+			q.bind(ctx, w, b)
+			return
+		}
+	}
+	st, err := q.server.create(ctx, q.res, obj, dryRun(q.http))
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusCreated)
+}
+
+// create stores a new object sent to r: name generation, server-set
+// metadata, defaults, validation, and conversion to the storage version.
+func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry bool) (*store.Stored, error) {
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		obj.SetName(obj.GetGenerateName() + s.randomSuffix())
+	}
+	if r.namespaced {
+		if obj.GetNamespace() == "" {
+			return nil, apierrors.NewBadRequest("the namespace of the object is required")
+		}
+		if _, err := s.store.Get(namespacesResource.GroupResource(), "", obj.GetNamespace()); err != nil {
+			return nil, apierrors.NewNotFound(namespacesResource.GroupResource(), obj.GetNamespace())
+		}
+	}
+	now := metav1.NewTime(s.clock.Now())
+	obj.SetUID(types.UID(uuid.NewUUID()))
+	obj.SetCreationTimestamp(now)
+	obj.SetResourceVersion("")
+	obj.SetDeletionTimestamp(nil)
+	obj.SetDeletionGracePeriodSeconds(nil)
+	obj.SetSelfLink("")
+	if obj.GetGeneration() == 0 {
+		obj.SetGeneration(1)
+	}
+	if err := s.prepareCreate(ctx, obj); err != nil {
+		return nil, err
+	}
+	registry.ApplyDefaults(obj)
+	if errs := registry.Validate(obj); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(r.gvk.GroupKind(), obj.GetName(), errs)
+	}
+	stored, err := s.toStorage(r, obj)
+	if err != nil {
+		return nil, err
+	}
+	if dry {
+		return store.NewStored(stored), nil
+	}
+	st, err := s.store.Create(ctx, r.storage, stored)
+	if err != nil {
+		return nil, q2served(r, err, obj.GetName())
+	}
+	return st, nil
+}
+
+// q2served names the served resource in an error about a stored object.
+func q2served(r *resource, err error, name string) error {
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return apierrors.NewAlreadyExists(r.gvr.GroupResource(), name)
+	case apierrors.IsNotFound(err):
+		return apierrors.NewNotFound(r.gvr.GroupResource(), name)
+	}
+	return err
+}
+
+// toStorage converts an object of the served version to the storage version.
+func (s *Server) toStorage(r *resource, obj store.Object) (store.Object, error) {
+	obj.GetObjectKind().SetGroupVersionKind(r.gvk)
+	out, err := s.convert(obj, r.storageGVK)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	out.GetObjectKind().SetGroupVersionKind(r.storageGVK)
+	return out, nil
+}
+
+// prepareCreate applies the per-kind rules of creation that need the server:
+// a new pod starts Pending with its priority resolved.
+func (s *Server) prepareCreate(_ context.Context, obj k8sruntime.Object) error {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: registry.PodQOSClass(&pod.Spec)}
+	return s.resolvePriority(pod)
+}

@@ -1,0 +1,262 @@
+package apiserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// watchDeprecated serves the /watch/ paths of the spec.
+func (q *request) watchDeprecated(w http.ResponseWriter) {
+	opts, ls, fs, err := q.listOptions()
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	q.watch(w, opts, ls, fs)
+}
+
+// watch streams the changes of a collection (see the API concepts: the
+// resourceVersion semantics of watch, and the watch-list protocol).
+func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labels.Selector, fs fields.Selector) {
+	s := q.server
+	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if opts.SendInitialEvents != nil {
+		if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
+			q.fail(w, newUnprocessable(q.res, "", "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+			return
+		}
+		if sendInitial && !opts.AllowWatchBookmarks {
+			q.fail(w, newUnprocessable(q.res, "", "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true"))
+			return
+		}
+	} else if opts.ResourceVersionMatch != "" {
+		q.fail(w, newUnprocessable(q.res, "", "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+		return
+	}
+	wo := store.WatchOptions{Namespace: q.args.Namespace, Label: ls, Field: fs}
+	switch rv := opts.ResourceVersion; {
+	case sendInitial, rv == "", rv == "0":
+		wo.SendInitialEvents = true
+	default:
+		n, err := strconv.ParseUint(rv, 10, 64)
+		if err != nil {
+			q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv)))
+			return
+		}
+		wo.ResourceVersion = n
+	}
+	if opts.AllowWatchBookmarks {
+		wo.BookmarkInterval = s.opts.BookmarkInterval
+	}
+	timeout := s.watchTimeout()
+	if opts.TimeoutSeconds != nil {
+		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(q.http.Context(), timeout)
+	defer cancel()
+
+	f := q.format
+	if f.media == mediaYAML {
+		f.media = mediaJSON
+	}
+	enc := &watchEncoder{server: s, res: q.res, format: f, req: q.http, firstTable: true}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a watch outlives the server's write timeout
+	contentType := f.media
+	if f.media == mediaProtobuf {
+		contentType += ";stream=watch"
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	out := bufio.NewWriterSize(w, 32<<10)
+	flush := func() bool {
+		if out.Flush() != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+
+	watcher, err := s.store.Watch(ctx, q.res.storage, wo)
+	if err != nil {
+		_ = enc.writeError(out, err)
+		flush()
+		return
+	}
+	defer watcher.Stop()
+	if !flush() {
+		return
+	}
+	events := watcher.Events()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				if err := watcher.Err(); err != nil && ctx.Err() == nil {
+					_ = enc.writeError(out, err)
+					flush()
+				}
+				return
+			}
+			if ev.Type == watch.Bookmark && !opts.AllowWatchBookmarks {
+				continue
+			}
+			if ev.Type == watch.Bookmark && ev.InitialEventsEnd && !sendInitial {
+				continue
+			}
+			if err := enc.write(out, ev); err != nil {
+				s.log.Error("watch: encoding an event", "resource", q.res.gvr, "err", err)
+				return
+			}
+			if ev.Type == watch.Error {
+				flush()
+				return
+			}
+			if len(events) == 0 && !flush() {
+				return
+			}
+		}
+	}
+}
+
+// watchEncoder writes watch events in the negotiated framing: JSON objects
+// one per line, or length-prefixed protobuf WatchEvents.
+type watchEncoder struct {
+	server     *Server
+	res        *resource
+	format     format
+	req        *http.Request
+	firstTable bool
+}
+
+func (e *watchEncoder) write(out *bufio.Writer, ev store.Event) error {
+	var (
+		obj []byte
+		err error
+	)
+	switch {
+	case ev.Type == watch.Error:
+		return e.writeError(out, ev.Err)
+	case ev.Type == watch.Bookmark:
+		obj, err = e.bookmark(ev)
+	case e.format.shape != shapeObject:
+		obj, err = e.shaped(ev.Object)
+	default:
+		obj, err = e.server.storedBytes(e.res, ev.Object, e.format.media)
+		if err == nil && e.format.media == mediaProtobuf {
+			obj = encodeProto(e.res.gvk, obj)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return e.frame(out, string(ev.Type), obj)
+}
+
+// frame writes one event around an encoded object.
+func (e *watchEncoder) frame(out *bufio.Writer, typ string, obj []byte) error {
+	if e.format.media == mediaProtobuf {
+		we := metav1.WatchEvent{Type: typ, Object: k8sruntime.RawExtension{Raw: obj}}
+		b, err := we.Marshal()
+		if err != nil {
+			return err
+		}
+		var size [4]byte
+		binary.BigEndian.PutUint32(size[:], uint32(len(b)))
+		_, _ = out.Write(size[:])
+		_, err = out.Write(b)
+		return err
+	}
+	_, _ = out.WriteString(`{"type":"`)
+	_, _ = out.WriteString(typ)
+	_, _ = out.WriteString(`","object":`)
+	if n := len(obj); n > 0 && obj[n-1] == '\n' {
+		obj = obj[:n-1]
+	}
+	_, _ = out.Write(obj)
+	_, err := out.WriteString("}\n")
+	return err
+}
+
+// encode encodes a whole object in the stream's media type.
+func (e *watchEncoder) encode(obj k8sruntime.Object) ([]byte, error) {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if e.format.media == mediaProtobuf {
+		raw, err := encodeProtoRaw(obj)
+		if err != nil {
+			return nil, err
+		}
+		return encodeProto(gvk, raw), nil
+	}
+	return encodeJSON(obj)
+}
+
+// bookmark encodes the empty object that carries a bookmark's resourceVersion.
+func (e *watchEncoder) bookmark(ev store.Event) ([]byte, error) {
+	obj, err := e.res.newObject()
+	if err != nil {
+		return nil, err
+	}
+	obj.SetResourceVersion(strconv.FormatUint(ev.RV, 10))
+	if ev.InitialEventsEnd {
+		obj.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	}
+	if e.format.shape == shapeMetadata {
+		pm, _, err := partialMetadata(obj)
+		if err != nil {
+			return nil, err
+		}
+		return e.encode(pm)
+	}
+	return e.encode(obj)
+}
+
+// shaped encodes an object as a one-row Table or as metadata.
+func (e *watchEncoder) shaped(st *store.Stored) ([]byte, error) {
+	obj, err := e.server.servedObject(e.res, st)
+	if err != nil {
+		return nil, err
+	}
+	if e.format.shape == shapeMetadata {
+		pm, _, err := partialMetadata(obj)
+		if err != nil {
+			return nil, err
+		}
+		return e.encode(pm)
+	}
+	t, err := tableOf(obj, includeObject(e.req), e.server.clock.Now())
+	if err != nil {
+		return nil, err
+	}
+	if !e.firstTable {
+		t.ColumnDefinitions = nil
+	}
+	e.firstTable = false
+	return e.encode(t)
+}
+
+func (e *watchEncoder) writeError(out *bufio.Writer, err error) error {
+	st := statusOf(err)
+	st.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+	b, encErr := e.encode(st)
+	if encErr != nil {
+		return encErr
+	}
+	return e.frame(out, string(watch.Error), b)
+}

@@ -1,0 +1,412 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/yaml"
+
+	"github.com/batkube/batkube/pkg/registry"
+	"github.com/batkube/batkube/pkg/store"
+)
+
+var (
+	podsResource       = corev1.SchemeGroupVersion.WithResource("pods")
+	namespacesResource = corev1.SchemeGroupVersion.WithResource("namespaces")
+	priorityClasses    = schema.GroupResource{Group: "scheduling.k8s.io", Resource: "priorityclasses"}
+)
+
+// update serves PUT of an object or of its status.
+func (q *request) update(ctx context.Context, w http.ResponseWriter) {
+	if q.op.Subresource != "" && q.op.Subresource != "status" {
+		q.fail(w, apierrors.NewMethodNotSupported(q.res.gvr.GroupResource(), "update "+q.op.Subresource))
+		return
+	}
+	obj, err := q.decodedBody(q.res.gvk.Kind)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	if err := q.checkNamespace(obj); err != nil {
+		q.fail(w, err)
+		return
+	}
+	switch name := obj.GetName(); {
+	case name == "":
+		obj.SetName(q.args.Name)
+	case name != q.args.Name:
+		q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.args.Name)))
+		return
+	}
+	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http),
+		func(store.Object) (store.Object, error) { return obj.DeepCopyObject().(store.Object), nil })
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
+}
+
+// update replaces an object by what change computes from its current served
+// form, with the real server's rules: optimistic concurrency on
+// resourceVersion, server-owned metadata kept, status split, defaults,
+// validation; an object whose last finalizer goes is deleted.
+func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, dry bool,
+	change func(cur store.Object) (store.Object, error)) (*store.Stored, error) {
+	var dryResult store.Object
+	mutate := func(curStored store.Object) (store.Object, error) {
+		cur, err := s.convert(curStored, r.gvk)
+		if err != nil {
+			return nil, err
+		}
+		obj, err := change(cur.DeepCopyObject().(store.Object))
+		if err != nil {
+			return nil, err
+		}
+		if rv := obj.GetResourceVersion(); rv != "" && rv != curStored.GetResourceVersion() {
+			return nil, apierrors.NewConflict(r.gvr.GroupResource(), name,
+				errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+		}
+		obj.SetResourceVersion(curStored.GetResourceVersion())
+		obj.SetNamespace(cur.GetNamespace())
+		obj.SetName(cur.GetName())
+		obj.SetUID(cur.GetUID())
+		obj.SetCreationTimestamp(cur.GetCreationTimestamp())
+		obj.SetDeletionTimestamp(cur.GetDeletionTimestamp())
+		obj.SetDeletionGracePeriodSeconds(cur.GetDeletionGracePeriodSeconds())
+		obj.SetGeneration(cur.GetGeneration())
+		obj.GetObjectKind().SetGroupVersionKind(r.gvk)
+		newObj := func() k8sruntime.Object { o, _ := r.newObject(); return o }
+		var out k8sruntime.Object = obj
+		switch {
+		case sub == "status":
+			out, err = registry.StatusUpdate(cur, obj, newObj)
+		case r.hasStatus():
+			out, err = registry.WithStatus(obj, cur, newObj)
+		}
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		registry.ApplyDefaults(out)
+		if errs := registry.Validate(out); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(r.gvk.GroupKind(), name, errs)
+		}
+		stored, err := s.toStorage(r, out.(store.Object))
+		if err != nil {
+			return nil, err
+		}
+		if dry {
+			dryResult = stored
+			return nil, errDryRun
+		}
+		return stored, nil
+	}
+	st, err := s.store.Update(ctx, r.storage, ns, name, mutate)
+	if errors.Is(err, errDryRun) {
+		return store.NewStored(dryResult), nil
+	}
+	if err != nil {
+		return nil, q2served(r, err, name)
+	}
+	if o := st.Object(); o.GetDeletionTimestamp() != nil && len(o.GetFinalizers()) == 0 {
+		if _, isPod := o.(*corev1.Pod); !isPod {
+			if _, err := s.store.Delete(ctx, r.storage, ns, name, nil); err != nil && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+		}
+	}
+	return st, nil
+}
+
+// errDryRun aborts a store update after a dry run computed its result.
+var errDryRun = errors.New("dry run")
+
+// patch serves PATCH of an object or of its status.
+func (q *request) patch(ctx context.Context, w http.ResponseWriter) {
+	if q.op.Subresource != "" && q.op.Subresource != "status" {
+		q.fail(w, apierrors.NewMethodNotSupported(q.res.gvr.GroupResource(), "patch "+q.op.Subresource))
+		return
+	}
+	ct := q.http.Header.Get("Content-Type")
+	kind, ok := patchKind(ct)
+	if !ok {
+		q.fail(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", q.res.gvr.GroupResource(), q.args.Name,
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s",
+				mediaJSONPatch, mediaMergePatch, mediaStrategicPatch, mediaApplyPatchYAML), 0, false))
+		return
+	}
+	patch := q.args.Patch
+	if kind == mediaApplyPatchYAML {
+		doc, err := yaml.YAMLToJSON(patch)
+		if err != nil {
+			q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err)))
+			return
+		}
+		patch = doc
+		if _, err := q.server.store.Get(q.res.storage, q.args.Namespace, q.args.Name); apierrors.IsNotFound(err) && q.op.Subresource == "" {
+			q.applyCreate(ctx, w, patch)
+			return
+		}
+	}
+	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http),
+		func(cur store.Object) (store.Object, error) { return q.applyPatch(kind, cur, patch) })
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
+}
+
+func patchKind(contentType string) (string, bool) {
+	for _, k := range []string{mediaJSONPatch, mediaMergePatch, mediaStrategicPatch, mediaApplyPatchYAML} {
+		if isMediaType(contentType, k) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// applyPatch returns cur with the patch applied.
+func (q *request) applyPatch(kind string, cur store.Object, patch []byte) (store.Object, error) {
+	doc, err := json.Marshal(cur)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	schemaObj, err := q.res.newObject()
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	var patched []byte
+	switch kind {
+	case mediaJSONPatch:
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		}
+		patched, err = p.Apply(doc)
+		if err != nil {
+			return nil, newUnprocessable(q.res, q.args.Name, fmt.Sprintf("the server rejected our request due to an error in our request: %v", err))
+		}
+	case mediaMergePatch:
+		patched, err = jsonpatch.MergePatch(doc, patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
+		}
+	default: // strategic merge, and server-side apply approximated by it
+		patched, err = strategicpatch.StrategicMergePatch(doc, patch, schemaObj)
+		if err != nil {
+			return nil, newUnprocessable(q.res, q.args.Name, fmt.Sprintf("error applying strategic merge patch: %v", err))
+		}
+	}
+	if err := decodeJSON(patched, schemaObj); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if rv := schemaObj.GetResourceVersion(); rv == cur.GetResourceVersion() {
+		schemaObj.SetResourceVersion("")
+	}
+	return schemaObj, nil
+}
+
+// applyCreate creates the object of a server-side apply that does not exist yet.
+func (q *request) applyCreate(ctx context.Context, w http.ResponseWriter, doc []byte) {
+	obj, err := q.res.newObject()
+	if err != nil {
+		q.fail(w, apierrors.NewInternalError(err))
+		return
+	}
+	if err := decodeJSON(doc, obj); err != nil {
+		q.fail(w, apierrors.NewBadRequest(err.Error()))
+		return
+	}
+	if obj.GetName() != q.args.Name {
+		q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", obj.GetName(), q.args.Name)))
+		return
+	}
+	if err := q.checkNamespace(obj); err != nil {
+		q.fail(w, err)
+		return
+	}
+	st, err := q.server.create(ctx, q.res, obj, dryRun(q.http))
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusCreated)
+}
+
+func newUnprocessable(r *resource, name, msg string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
+		Message: msg, Details: &metav1.StatusDetails{Name: name, Group: r.gvr.Group, Kind: r.gvr.Resource},
+	}}
+}
+
+// bindingSubresource serves POST pods/{name}/binding.
+func (q *request) bindingSubresource(ctx context.Context, w http.ResponseWriter) {
+	b, ok := q.args.Body.(*corev1.Binding)
+	if !ok || b == nil {
+		q.fail(w, apierrors.NewBadRequest("the body must be a Binding"))
+		return
+	}
+	if b.Name == "" {
+		b.Name = q.args.Name
+	}
+	if b.Name != q.args.Name {
+		q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", b.Name, q.args.Name)))
+		return
+	}
+	q.bind(ctx, w, b)
+}
+
+// bind assigns a pod to a node, as the real binding REST does.
+func (q *request) bind(ctx context.Context, w http.ResponseWriter, b *corev1.Binding) {
+	if b.Namespace != "" && b.Namespace != q.args.Namespace {
+		q.fail(w, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request"))
+		return
+	}
+	if err := q.server.Bind(ctx, q.args.Namespace, b); err != nil {
+		q.fail(w, err)
+		return
+	}
+	q.server.writeStatus(w, q.http, &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated})
+}
+
+// Bind sets a pending pod's node and its PodScheduled condition. Binding a
+// pod that is already assigned is a 409 Conflict.
+func (s *Server) Bind(ctx context.Context, namespace string, b *corev1.Binding) error {
+	target := b.Target.Name
+	if target == "" || (b.Target.Kind != "" && b.Target.Kind != "Node") {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, b.Name, nil)
+	}
+	bindingGR := schema.GroupResource{Resource: "pods/binding"}
+	_, err := s.store.Update(ctx, podsResource.GroupResource(), namespace, b.Name, func(cur store.Object) (store.Object, error) {
+		pod, ok := cur.(*corev1.Pod)
+		if !ok {
+			return nil, apierrors.NewInternalError(fmt.Errorf("stored pod is a %T", cur))
+		}
+		if b.UID != "" && b.UID != pod.UID {
+			return nil, apierrors.NewConflict(bindingGR, b.Name, fmt.Errorf("precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
+		}
+		if pod.DeletionTimestamp != nil {
+			return nil, apierrors.NewConflict(bindingGR, b.Name, fmt.Errorf("pod %v is being deleted, cannot be assigned to a host", b.Name))
+		}
+		if pod.Spec.NodeName != "" {
+			return nil, apierrors.NewConflict(bindingGR, b.Name, fmt.Errorf("pod %v is already assigned to node %q", b.Name, pod.Spec.NodeName))
+		}
+		pod.Spec.NodeName = target
+		for k, v := range b.Annotations {
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[k] = v
+		}
+		setCondition(&pod.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(s.clock.Now())})
+		return pod, nil
+	})
+	if apierrors.IsNotFound(err) {
+		return apierrors.NewNotFound(podsResource.GroupResource(), b.Name)
+	}
+	return err
+}
+
+// setCondition adds or replaces a pod condition, keeping the transition time
+// when the status does not change.
+func setCondition(st *corev1.PodStatus, c corev1.PodCondition) {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == c.Type {
+			if st.Conditions[i].Status == c.Status {
+				c.LastTransitionTime = st.Conditions[i].LastTransitionTime
+			}
+			st.Conditions[i] = c
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, c)
+}
+
+// eviction serves POST pods/{name}/eviction: a graceful delete.
+func (q *request) eviction(ctx context.Context, w http.ResponseWriter) {
+	var opts *metav1.DeleteOptions
+	switch e := q.args.Body.(type) {
+	case *policyv1.Eviction:
+		opts = e.DeleteOptions
+	case *policyv1beta1.Eviction:
+		opts = e.DeleteOptions
+	}
+	if opts == nil {
+		opts = &metav1.DeleteOptions{}
+	}
+	if _, _, err := q.server.deleteObject(ctx, q.res, q.args.Namespace, q.args.Name, opts); err != nil {
+		q.fail(w, err)
+		return
+	}
+	q.server.writeStatus(w, q.http, &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated})
+}
+
+// resolvePriority sets a pod's priority from its PriorityClass (or the global
+// default one), as the Priority admission plugin does.
+func (s *Server) resolvePriority(pod *corev1.Pod) error {
+	name := pod.Spec.PriorityClassName
+	var value int32
+	var policy *corev1.PreemptionPolicy
+	switch name {
+	case "system-node-critical":
+		value = 2000001000
+	case "system-cluster-critical":
+		value = 2000000000
+	default:
+		if name == "" {
+			list, err := s.store.List(priorityClasses, store.ListOptions{})
+			if err != nil {
+				return err
+			}
+			name, value, policy = globalDefaultPriority(list.Items)
+			break
+		}
+		st, err := s.store.Get(priorityClasses, "", name)
+		if err != nil {
+			return apierrors.NewForbidden(podsResource.GroupResource(), pod.Name, fmt.Errorf("no PriorityClass with name %v was found", name))
+		}
+		value, policy = priorityOf(st.Object())
+	}
+	if name != "" {
+		pod.Spec.PriorityClassName = name
+	}
+	pod.Spec.Priority = &value
+	if policy == nil {
+		p := corev1.PreemptLowerPriority
+		policy = &p
+	}
+	pod.Spec.PreemptionPolicy = policy
+	return nil
+}
+
+// globalDefaultPriority returns the PriorityClass marked globalDefault, if any.
+func globalDefaultPriority(items []*store.Stored) (string, int32, *corev1.PreemptionPolicy) {
+	for _, st := range items {
+		if pc, ok := st.Object().(*schedulingv1.PriorityClass); ok && pc.GlobalDefault {
+			return pc.Name, pc.Value, pc.PreemptionPolicy
+		}
+	}
+	return "", 0, nil
+}
+
+func priorityOf(obj store.Object) (int32, *corev1.PreemptionPolicy) {
+	if pc, ok := obj.(*schedulingv1.PriorityClass); ok {
+		return pc.Value, pc.PreemptionPolicy
+	}
+	return 0, nil
+}

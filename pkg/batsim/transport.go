@@ -1,0 +1,332 @@
+package batsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
+)
+
+// DefaultEndpoint is where a decision process listens and Batsim connects by
+// default (Batsim's -s/--socket-endpoint is tcp://localhost:28000).
+const DefaultEndpoint = "tcp://127.0.0.1:28000"
+
+// DefaultPollInterval bounds how long a blocked Recv or Request takes to
+// notice that its context is done or that Close was called.
+const DefaultPollInterval = 50 * time.Millisecond
+
+// Option configures a Conn or a Client.
+type Option func(*options)
+
+type options struct {
+	pollInterval time.Duration
+}
+
+// WithPollInterval sets how often a blocked Recv or Request checks its
+// context and Close (default DefaultPollInterval).
+func WithPollInterval(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.pollInterval = d
+		}
+	}
+}
+
+// Conn is the decision process's side of the protocol: a ZeroMQ REP socket
+// bound to an endpoint, to which Batsim connects. Batsim sends a message and
+// waits for exactly one reply, so calls alternate: Recv, Send, Recv, ...
+//
+// Recv, Send and Endpoint must be called from one goroutine at a time; Close
+// may be called from any goroutine and interrupts a blocked Recv.
+//
+// Detecting that Batsim died: Recv returns an error wrapping
+// ErrPeerDisconnected as soon as the peers that had connected have all
+// disconnected (a socket monitor watches the connections; a crashed Batsim's
+// TCP or IPC connection is closed by its operating system). A Batsim that
+// hangs without closing its socket is detected by giving Recv a context with
+// a deadline: Recv then returns an error wrapping
+// context.DeadlineExceeded.
+type Conn struct {
+	s *socket
+}
+
+// Listen binds a REP socket to endpoint ("tcp://127.0.0.1:28000",
+// "ipc:///tmp/batsim.sock"; "tcp://127.0.0.1:*" picks a free port, see
+// Endpoint).
+func Listen(endpoint string, opts ...Option) (*Conn, error) {
+	s, err := newSocket(zmq.REP, endpoint, true, opts)
+	if err != nil {
+		return nil, fmt.Errorf("batsim: listen on %s: %w", endpoint, err)
+	}
+	return &Conn{s: s}, nil
+}
+
+// Endpoint returns the endpoint the socket is bound to, with the port chosen
+// by the system if a wildcard was asked for.
+func (c *Conn) Endpoint() string { return c.s.endpoint }
+
+// Recv waits for the next message from Batsim and decodes it. It returns
+// when a message arrives, when ctx is done (the error wraps ctx.Err()), when
+// Batsim disconnected (ErrPeerDisconnected) or when the Conn is closed
+// (ErrClosed). A decoding error is a *MessageError; Batsim then still waits
+// for a reply, but there is little to answer to a message one cannot read.
+func (c *Conn) Recv(ctx context.Context) (Message, error) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	b, err := c.s.recvLocked(ctx)
+	if err != nil {
+		return Message{}, fmt.Errorf("batsim: receive from Batsim: %w", err)
+	}
+	return Decode(b, FromBatsim)
+}
+
+// Send encodes and sends the reply to the last message received. If m does
+// not validate, nothing is sent and the reply is still due.
+func (c *Conn) Send(m Message) error {
+	b, err := Encode(m, FromScheduler)
+	if err != nil {
+		return err
+	}
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if err := c.s.sendLocked(b); err != nil {
+		return fmt.Errorf("batsim: send to Batsim: %w", err)
+	}
+	return nil
+}
+
+// Close closes the socket. A blocked Recv returns ErrClosed within the poll
+// interval. Close is idempotent.
+func (c *Conn) Close() error { return c.s.close() }
+
+// Client plays Batsim's side of the protocol: a ZeroMQ REQ socket connected
+// to a decision process. It is what an embedded simulation engine uses, and
+// what tests use to drive a Conn.
+//
+// Request must be called from one goroutine at a time; Close may be called
+// from any goroutine.
+type Client struct {
+	s *socket
+}
+
+// Dial connects a REQ socket to endpoint. The decision process need not be
+// listening yet: ZeroMQ connects (and reconnects) in the background.
+func Dial(endpoint string, opts ...Option) (*Client, error) {
+	s, err := newSocket(zmq.REQ, endpoint, false, opts)
+	if err != nil {
+		return nil, fmt.Errorf("batsim: dial %s: %w", endpoint, err)
+	}
+	return &Client{s: s}, nil
+}
+
+// Request sends m (as Batsim) and waits for the decision process's reply.
+// If ctx ends first, Request returns an error wrapping ctx.Err(); the Client
+// stays usable and a late reply to the abandoned request is discarded. An
+// error wrapping ErrPeerDisconnected means the decision process went away.
+func (c *Client) Request(ctx context.Context, m Message) (Message, error) {
+	b, err := Encode(m, FromBatsim)
+	if err != nil {
+		return Message{}, err
+	}
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if err := c.s.sendLocked(b); err != nil {
+		return Message{}, fmt.Errorf("batsim: send to the decision process: %w", err)
+	}
+	reply, err := c.s.recvLocked(ctx)
+	if err != nil {
+		return Message{}, fmt.Errorf("batsim: receive from the decision process: %w", err)
+	}
+	return Decode(reply, FromScheduler)
+}
+
+// Close closes the socket; it is idempotent.
+func (c *Client) Close() error { return c.s.close() }
+
+// socket is a ZeroMQ socket with its own context and a monitor that counts
+// the connected peers.
+type socket struct {
+	endpoint     string
+	pollInterval time.Duration
+	closed       atomic.Bool
+
+	mu      sync.Mutex // guards everything below: ZeroMQ sockets are not thread safe
+	zctx    *zmq.Context
+	sock    *zmq.Socket
+	monitor *zmq.Socket
+	poller  *zmq.Poller
+	peers   int // connections the monitor reported open and not yet closed
+}
+
+// monitorEndpoint is where the monitor publishes the socket's events; it is
+// private to the socket's own ZeroMQ context.
+const monitorEndpoint = "inproc://batsim-monitor"
+
+func newSocket(typ zmq.Type, endpoint string, bind bool, opts []Option) (_ *socket, err error) {
+	o := options{pollInterval: DefaultPollInterval}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &socket{pollInterval: o.pollInterval}
+	defer func() {
+		if err != nil {
+			s.release()
+		}
+	}()
+	if s.zctx, err = zmq.NewContext(); err != nil {
+		return nil, fmt.Errorf("new ZeroMQ context: %w", err)
+	}
+	if s.sock, err = s.zctx.NewSocket(typ); err != nil {
+		return nil, fmt.Errorf("new %s socket: %w", typ, err)
+	}
+	if err = s.sock.SetLinger(0); err != nil {
+		return nil, fmt.Errorf("set linger: %w", err)
+	}
+	if typ == zmq.REQ {
+		// Allow a new request after an abandoned one, and drop the late
+		// reply to the abandoned one.
+		if err = s.sock.SetReqRelaxed(1); err != nil {
+			return nil, fmt.Errorf("set REQ_RELAXED: %w", err)
+		}
+		if err = s.sock.SetReqCorrelate(1); err != nil {
+			return nil, fmt.Errorf("set REQ_CORRELATE: %w", err)
+		}
+	}
+	// The monitor must be connected before the socket binds or connects, or
+	// the first events would be lost.
+	if err = s.sock.Monitor(monitorEndpoint, zmq.EVENT_ACCEPTED|zmq.EVENT_CONNECTED|zmq.EVENT_DISCONNECTED); err != nil {
+		return nil, fmt.Errorf("monitor: %w", err)
+	}
+	if s.monitor, err = s.zctx.NewSocket(zmq.PAIR); err != nil {
+		return nil, fmt.Errorf("new monitor socket: %w", err)
+	}
+	if err = s.monitor.SetLinger(0); err != nil {
+		return nil, fmt.Errorf("set linger: %w", err)
+	}
+	if err = s.monitor.Connect(monitorEndpoint); err != nil {
+		return nil, fmt.Errorf("connect monitor: %w", err)
+	}
+	if bind {
+		err = s.sock.Bind(endpoint)
+	} else {
+		err = s.sock.Connect(endpoint)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.endpoint, err = s.sock.GetLastEndpoint(); err != nil {
+		return nil, fmt.Errorf("last endpoint: %w", err)
+	}
+	s.poller = zmq.NewPoller()
+	s.poller.Add(s.sock, zmq.POLLIN)
+	s.poller.Add(s.monitor, zmq.POLLIN)
+	return s, nil
+}
+
+// recvLocked waits for one message.
+func (s *socket) recvLocked(ctx context.Context) ([]byte, error) {
+	for {
+		if s.closed.Load() {
+			return nil, ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("no message: %w", err)
+		}
+		wait := s.pollInterval
+		if deadline, ok := ctx.Deadline(); ok {
+			wait = max(0, min(wait, time.Until(deadline)))
+		}
+		polled, err := s.poller.Poll(wait)
+		if err != nil {
+			return nil, fmt.Errorf("poll: %w", err)
+		}
+		readable, gone := false, false
+		for _, p := range polled {
+			switch p.Socket {
+			case s.sock:
+				readable = true
+			case s.monitor:
+				if gone, err = s.drainMonitorLocked(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if readable {
+			b, err := s.sock.RecvBytes(zmq.DONTWAIT)
+			switch {
+			case err == nil:
+				return b, nil
+			case zmq.AsErrno(err) != zmq.Errno(syscall.EAGAIN):
+				return nil, fmt.Errorf("receive: %w", err)
+			}
+			// A REQ socket dropped a late reply to an abandoned request.
+		}
+		if gone {
+			return nil, ErrPeerDisconnected
+		}
+	}
+}
+
+// drainMonitorLocked reads the pending monitor events and reports whether
+// the last peer disconnected.
+func (s *socket) drainMonitorLocked() (gone bool, err error) {
+	disconnected := false
+	for {
+		ev, _, _, err := s.monitor.RecvEvent(zmq.DONTWAIT)
+		if err != nil {
+			if zmq.AsErrno(err) == zmq.Errno(syscall.EAGAIN) {
+				return disconnected && s.peers == 0, nil
+			}
+			return false, fmt.Errorf("monitor: %w", err)
+		}
+		switch ev {
+		case zmq.EVENT_ACCEPTED, zmq.EVENT_CONNECTED:
+			s.peers++
+		case zmq.EVENT_DISCONNECTED:
+			s.peers = max(0, s.peers-1)
+			disconnected = true
+		}
+	}
+}
+
+func (s *socket) sendLocked(b []byte) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if _, err := s.sock.SendBytes(b, zmq.DONTWAIT); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *socket) close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	s.mu.Lock() // a blocked recvLocked sees closed and returns within a poll interval
+	defer s.mu.Unlock()
+	return s.release()
+}
+
+// release closes whatever newSocket opened.
+func (s *socket) release() error {
+	var errs []error
+	if s.sock != nil {
+		errs = append(errs, s.sock.Close()) // also stops the monitor
+	}
+	if s.monitor != nil {
+		errs = append(errs, s.monitor.Close())
+	}
+	if s.zctx != nil {
+		errs = append(errs, s.zctx.Term())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("batsim: close: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+// Package openapi serves the OpenAPI documents of the Kubernetes API:
+// /openapi/v2 (the root swagger spec, JSON or protobuf) and /openapi/v3 (an
+// index and one document per group version, embedded from v3/).
+package openapi
+
+import (
+	"bytes"
+	"crypto/sha512"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	openapiv2 "github.com/google/gnostic-models/openapiv2"
+	openapiv3 "github.com/google/gnostic-models/openapiv3"
+	"github.com/munnerz/goautoneg"
+	"google.golang.org/protobuf/proto"
+)
+
+// v3Files are the group version documents of the 1.37 spec
+// (api/openapi-spec/v3), named like "apis__apps__v1_openapi.json".
+//
+//go:embed v3/*.json
+var v3Files embed.FS
+
+// Paths served.
+const (
+	v2Path       = "/openapi/v2"
+	v3Path       = "/openapi/v3"
+	v3Prefix     = v3Path + "/"
+	v3FileSuffix = "_openapi.json"
+)
+
+// Media types. Clients ask for protobuf with the deprecated "@" spelling
+// (client-go's OpenAPISchema sends application/com.github.proto-openapi.spec.v2@v1.0+protobuf);
+// the server answers with the "." one.
+const (
+	mediaJSON             = "application/json"
+	mediaV2Protobuf       = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+	mediaV2ProtobufLegacy = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+	mediaV3Protobuf       = "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"
+	mediaV3ProtobufLegacy = "application/com.github.proto-openapi.spec.v3@v1.0+protobuf"
+)
+
+// OpenAPI serves the OpenAPI documents. It is safe for concurrent use.
+type OpenAPI struct {
+	v2      *document
+	v3Index []byte
+	v3Tag   string // quoted ETag of the index
+	v3      map[string]*document
+}
+
+// document is one OpenAPI document in JSON, with its protobuf form computed
+// on first request (parsing the 4 MB v2 spec takes a while and most clients
+// never ask for it).
+type document struct {
+	json    []byte
+	hash    string // SHA-512 of json, upper-case hex
+	toProto func([]byte) ([]byte, error)
+
+	protoOnce sync.Once
+	proto     []byte
+	protoErr  error
+}
+
+func newDocument(body []byte, toProto func([]byte) ([]byte, error)) *document {
+	return &document{json: body, hash: hashOf(body), toProto: toProto}
+}
+
+func (d *document) protobuf() ([]byte, error) {
+	d.protoOnce.Do(func() {
+		d.proto, d.protoErr = d.toProto(d.json)
+	})
+	return d.proto, d.protoErr
+}
+
+func hashOf(b []byte) string {
+	sum := sha512.Sum512(b)
+	return strings.ToUpper(hex.EncodeToString(sum[:]))
+}
+
+func v2ToProto(b []byte) ([]byte, error) {
+	doc, err := openapiv2.ParseDocument(b)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: parsing the v2 spec: %w", err)
+	}
+	return proto.Marshal(doc)
+}
+
+func v3ToProto(b []byte) ([]byte, error) {
+	doc, err := openapiv3.ParseDocument(b)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: parsing a v3 spec: %w", err)
+	}
+	return proto.Marshal(doc)
+}
+
+// v3Discovery is the /openapi/v3 index.
+type v3Discovery struct {
+	Paths map[string]v3GroupVersion `json:"paths"`
+}
+
+type v3GroupVersion struct {
+	ServerRelativeURL string `json:"serverRelativeURL"`
+}
+
+// New serves v2 (the root swagger.json) at /openapi/v2 and the embedded v3
+// documents under /openapi/v3.
+func New(v2 []byte) (*OpenAPI, error) {
+	if !json.Valid(v2) {
+		return nil, errors.New("openapi: the v2 spec is not valid JSON")
+	}
+	o := &OpenAPI{v2: newDocument(v2, v2ToProto), v3: map[string]*document{}}
+	entries, err := fs.ReadDir(v3Files, "v3")
+	if err != nil {
+		return nil, fmt.Errorf("openapi: reading the v3 documents: %w", err)
+	}
+	index := v3Discovery{Paths: map[string]v3GroupVersion{}}
+	for _, e := range entries {
+		key, ok := groupVersionKey(e.Name())
+		if !ok {
+			continue
+		}
+		body, err := v3Files.ReadFile("v3/" + e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("openapi: reading %s: %w", e.Name(), err)
+		}
+		d := newDocument(body, v3ToProto)
+		o.v3[key] = d
+		index.Paths[key] = v3GroupVersion{ServerRelativeURL: serverRelativeURL(key, d.hash)}
+	}
+	if len(o.v3) == 0 {
+		return nil, errors.New("openapi: no v3 documents embedded")
+	}
+	if o.v3Index, err = json.Marshal(index); err != nil {
+		return nil, fmt.Errorf("openapi: encoding the v3 index: %w", err)
+	}
+	o.v3Tag = strconv.Quote(hashOf(o.v3Index))
+	return o, nil
+}
+
+// groupVersionKey turns "apis__apps__v1_openapi.json" into "apis/apps/v1".
+func groupVersionKey(file string) (string, bool) {
+	name, ok := strings.CutSuffix(file, v3FileSuffix)
+	if !ok || name == "" {
+		return "", false
+	}
+	return strings.ReplaceAll(name, "__", "/"), true
+}
+
+func serverRelativeURL(key, hash string) string {
+	return v3Prefix + key + "?" + url.Values{"hash": {hash}}.Encode()
+}
+
+// GroupVersions returns the keys of the v3 index ("api/v1", "apis/apps/v1", ...), sorted.
+func (o *OpenAPI) GroupVersions() []string {
+	keys := make([]string, 0, len(o.v3))
+	for k := range o.v3 {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Handles reports whether path is an OpenAPI document served here.
+func (o *OpenAPI) Handles(path string) bool {
+	switch path {
+	case v2Path, v3Path:
+		return true
+	}
+	key, ok := strings.CutPrefix(path, v3Prefix)
+	if !ok {
+		return false
+	}
+	_, ok = o.v3[key]
+	return ok
+}
+
+// ServeHTTP answers /openapi/v2, /openapi/v3 and /openapi/v3/{group version}.
+func (o *OpenAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "405: Method Not Allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	switch path := r.URL.Path; {
+	case path == v2Path:
+		o.serveDocument(w, r, o.v2, mediaV2Protobuf, mediaV2ProtobufLegacy, false)
+	case path == v3Path:
+		// The real server labels this JSON text/plain (it lets
+		// http.ServeContent sniff it); application/json is what it is.
+		w.Header().Set("Content-Type", mediaJSON)
+		w.Header().Set("ETag", o.v3Tag)
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(o.v3Index))
+	case strings.HasPrefix(path, v3Prefix):
+		d, ok := o.v3[strings.TrimPrefix(path, v3Prefix)]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		o.serveDocument(w, r, d, mediaV3Protobuf, mediaV3ProtobufLegacy, true)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// serveDocument negotiates JSON or protobuf like kube-openapi's handlers: the
+// first Accept clause (by quality) that matches wins, `*/*` and no header
+// mean JSON, nothing acceptable is 406. A v3 request whose `hash` is current
+// is cached for good; a stale one is redirected to the current URL.
+func (o *OpenAPI) serveDocument(w http.ResponseWriter, r *http.Request, d *document, protobufMedia, protobufLegacy string, v3 bool) {
+	w.Header().Add("Vary", "Accept")
+	accept := r.Header.Get("Accept")
+	if accept == "" {
+		accept = "*/*"
+	}
+	offered := []struct{ accepted, answered string }{
+		{mediaJSON, mediaJSON},
+		{protobufLegacy, protobufMedia},
+		{protobufMedia, protobufMedia},
+	}
+	for _, clause := range goautoneg.ParseAccept(accept) {
+		for _, offer := range offered {
+			typ, sub, _ := strings.Cut(offer.accepted, "/")
+			if (clause.Type != typ && clause.Type != "*") || (clause.SubType != sub && clause.SubType != "*") {
+				continue
+			}
+			body := d.json
+			if offer.answered != mediaJSON {
+				var err error
+				if body, err = d.protobuf(); err != nil {
+					http.Error(w, err.Error(), http.StatusServiceUnavailable)
+					return
+				}
+			}
+			if v3 {
+				if hash := r.URL.Query().Get("hash"); hash != "" {
+					if hash != d.hash {
+						http.Redirect(w, r, serverRelativeURL(strings.TrimPrefix(r.URL.Path, v3Prefix), d.hash), http.StatusMovedPermanently)
+						return
+					}
+					w.Header().Set("Cache-Control", "public, immutable")
+					w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).UTC().Format(http.TimeFormat))
+				}
+			}
+			w.Header().Set("Content-Type", offer.answered)
+			w.Header().Set("ETag", strconv.Quote(d.hash))
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNotAcceptable)
+}

@@ -1,0 +1,323 @@
+package openapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	openapiv3 "github.com/google/gnostic-models/openapiv3"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi"
+	"k8s.io/client-go/openapi3"
+	"k8s.io/client-go/rest"
+)
+
+// testV2 is a small swagger document shaped like the Kubernetes root spec.
+const testV2 = `{"swagger":"2.0","info":{"title":"Kubernetes","version":"v1.37.2"},"paths":{"/api/v1/namespaces/{namespace}/pods/{name}":{"get":{"operationId":"readCoreV1NamespacedPod","responses":{"200":{"description":"OK","schema":{"$ref":"#/definitions/io.k8s.api.core.v1.Pod"}}}}}},"definitions":{"io.k8s.api.core.v1.Pod":{"description":"Pod is a collection of containers that can run on a host.","type":"object","properties":{"kind":{"type":"string"}},"x-kubernetes-group-version-kind":[{"group":"","kind":"Pod","version":"v1"}]}}}`
+
+func newTestOpenAPI(t testing.TB) *OpenAPI {
+	t.Helper()
+	o, err := New([]byte(testV2))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return o
+}
+
+func serve(o *OpenAPI, target string, header map[string]string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	o.ServeHTTP(rec, req)
+	return rec
+}
+
+func newDiscoveryClient(t *testing.T, o *OpenAPI) *discovery.DiscoveryClient {
+	t.Helper()
+	srv := httptest.NewServer(o)
+	t.Cleanup(srv.Close)
+	client, err := discovery.NewDiscoveryClientForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatalf("NewDiscoveryClientForConfig: %v", err)
+	}
+	return client
+}
+
+func TestNewRejectsInvalidV2(t *testing.T) {
+	if _, err := New([]byte("{not json")); err == nil {
+		t.Errorf("New: got no error for invalid JSON, want one")
+	}
+}
+
+func TestGroupVersionKey(t *testing.T) {
+	tests := []struct {
+		file, want string
+		ok         bool
+	}{
+		{"api__v1_openapi.json", "api/v1", true},
+		{"apis__apps__v1_openapi.json", "apis/apps/v1", true},
+		{"apis__apps_openapi.json", "apis/apps", true},
+		{".well-known__openid-configuration_openapi.json", ".well-known/openid-configuration", true},
+		{"version_openapi.json", "version", true},
+		{"README.md", "", false},
+		{"_openapi.json", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			got, ok := groupVersionKey(tt.file)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("got %q %v, want %q %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestV3IndexListsEveryGroupVersion(t *testing.T) {
+	o := newTestOpenAPI(t)
+	rec := serve(o, "/openapi/v3", nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status: got %d, want 200", rec.Code)
+	}
+	var index v3Discovery
+	if err := json.Unmarshal(rec.Body.Bytes(), &index); err != nil {
+		t.Fatalf("decoding the index: %v", err)
+	}
+	for _, key := range []string{"api/v1", "apis/apps/v1", "apis/coordination.k8s.io/v1", "apis", "version"} {
+		item, ok := index.Paths[key]
+		if !ok {
+			t.Errorf("index: %s missing", key)
+			continue
+		}
+		u, err := url.Parse(item.ServerRelativeURL)
+		if err != nil || u.Path != "/openapi/v3/"+key || len(u.Query().Get("hash")) != 128 {
+			t.Errorf("%s: got URL %q, want /openapi/v3/%s?hash=<128 hex digits>", key, item.ServerRelativeURL, key)
+		}
+	}
+	if got, want := len(index.Paths), len(o.GroupVersions()); got != want {
+		t.Errorf("index: got %d paths, want %d", got, want)
+	}
+}
+
+func TestClientGoOpenAPIV3(t *testing.T) {
+	client := newDiscoveryClient(t, newTestOpenAPI(t))
+	root := openapi3.NewRoot(client.OpenAPIV3())
+	gvs, err := root.GroupVersions()
+	if err != nil {
+		t.Fatalf("GroupVersions: %v", err)
+	}
+	if !slices.Contains(gvs, schema.GroupVersion{Version: "v1"}) || !slices.Contains(gvs, schema.GroupVersion{Group: "apps", Version: "v1"}) {
+		t.Errorf("GroupVersions: got %v, want v1 and apps/v1 among them", gvs)
+	}
+	tests := []struct {
+		gv         schema.GroupVersion
+		definition string
+	}{
+		{schema.GroupVersion{Version: "v1"}, "io.k8s.api.core.v1.Pod"},
+		{schema.GroupVersion{Group: "apps", Version: "v1"}, "io.k8s.api.apps.v1.Deployment"},
+		{schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, "io.k8s.api.coordination.v1.Lease"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.gv.String(), func(t *testing.T) {
+			spec, err := root.GVSpec(tt.gv)
+			if err != nil {
+				t.Fatalf("GVSpec: %v", err)
+			}
+			if spec.Components == nil || spec.Components.Schemas[tt.definition] == nil {
+				t.Errorf("GVSpec(%s): no schema %s", tt.gv, tt.definition)
+			}
+		})
+	}
+}
+
+func TestClientGoOpenAPIV3Protobuf(t *testing.T) {
+	client := newDiscoveryClient(t, newTestOpenAPI(t))
+	paths, err := client.OpenAPIV3().Paths()
+	if err != nil {
+		t.Fatalf("Paths: %v", err)
+	}
+	b, err := paths["apis/coordination.k8s.io/v1"].Schema(openapi.ContentTypeOpenAPIV3PB)
+	if err != nil {
+		t.Fatalf("Schema(protobuf): %v", err)
+	}
+	var doc openapiv3.Document
+	if err := proto.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("decoding the protobuf document: %v", err)
+	}
+	if doc.GetInfo().GetTitle() != "Kubernetes" {
+		t.Errorf("title: got %q, want Kubernetes", doc.GetInfo().GetTitle())
+	}
+}
+
+func TestClientGoOpenAPIV2Protobuf(t *testing.T) {
+	client := newDiscoveryClient(t, newTestOpenAPI(t))
+	doc, err := client.OpenAPISchema()
+	if err != nil {
+		t.Fatalf("OpenAPISchema: %v", err)
+	}
+	if doc.GetInfo().GetVersion() != "v1.37.2" {
+		t.Errorf("version: got %q, want v1.37.2", doc.GetInfo().GetVersion())
+	}
+	if len(doc.GetDefinitions().GetAdditionalProperties()) != 1 {
+		t.Errorf("definitions: got %d, want 1", len(doc.GetDefinitions().GetAdditionalProperties()))
+	}
+}
+
+func TestNegotiation(t *testing.T) {
+	o := newTestOpenAPI(t)
+	tests := []struct {
+		name, path, accept string
+		wantCode           int
+		wantType           string
+	}{
+		{"v2 no accept", "/openapi/v2", "", http.StatusOK, "application/json"},
+		{"v2 json", "/openapi/v2", "application/json", http.StatusOK, "application/json"},
+		{"v2 client-go protobuf", "/openapi/v2", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", http.StatusOK, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"},
+		{"v2 protobuf", "/openapi/v2", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf, application/json", http.StatusOK, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"},
+		{"v2 kubernetes protobuf", "/openapi/v2", "application/vnd.kubernetes.protobuf", http.StatusNotAcceptable, ""},
+		{"v2 kube-scheduler", "/openapi/v2", "application/vnd.kubernetes.protobuf, */*", http.StatusOK, "application/json"},
+		{"v3 json", "/openapi/v3/api/v1", "application/json", http.StatusOK, "application/json"},
+		{"v3 protobuf", "/openapi/v3/version", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf", http.StatusOK, "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"},
+		{"v3 html", "/openapi/v3/api/v1", "text/html", http.StatusNotAcceptable, ""},
+		{"v3 unknown", "/openapi/v3/apis/widgets.example.com/v1", "", http.StatusNotFound, "text/plain; charset=utf-8"},
+		{"index", "/openapi/v3", "", http.StatusOK, "application/json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := serve(o, tt.path, map[string]string{"Accept": tt.accept})
+			if rec.Code != tt.wantCode {
+				t.Errorf("status: got %d, want %d", rec.Code, tt.wantCode)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != tt.wantType {
+				t.Errorf("Content-Type: got %q, want %q", ct, tt.wantType)
+			}
+		})
+	}
+}
+
+func TestHashQuery(t *testing.T) {
+	o := newTestOpenAPI(t)
+	current := o.v3["api/v1"].hash
+	rec := serve(o, "/openapi/v3/api/v1?hash="+current, nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("current hash: got %d, want 200", rec.Code)
+	}
+	if cc := rec.Header().Get("Cache-Control"); cc != "public, immutable" {
+		t.Errorf("Cache-Control: got %q, want public, immutable", cc)
+	}
+	if _, err := http.ParseTime(rec.Header().Get("Expires")); err != nil {
+		t.Errorf("Expires: got %q, want an HTTP date: %v", rec.Header().Get("Expires"), err)
+	}
+	rec = serve(o, "/openapi/v3/api/v1?hash=OLD", nil)
+	if rec.Code != http.StatusMovedPermanently {
+		t.Fatalf("stale hash: got %d, want 301", rec.Code)
+	}
+	if loc, want := rec.Header().Get("Location"), "/openapi/v3/api/v1?hash="+current; loc != want {
+		t.Errorf("Location: got %q, want %q", loc, want)
+	}
+	rec = serve(o, "/openapi/v3/api/v1", nil)
+	if cc := rec.Header().Get("Cache-Control"); cc != "" {
+		t.Errorf("no hash: got Cache-Control %q, want none", cc)
+	}
+}
+
+func TestConditionalRequests(t *testing.T) {
+	o := newTestOpenAPI(t)
+	for _, path := range []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/apis/apps/v1"} {
+		t.Run(path, func(t *testing.T) {
+			first := serve(o, path, nil)
+			etag := first.Header().Get("ETag")
+			if etag == "" {
+				t.Fatalf("no ETag")
+			}
+			again := serve(o, path, map[string]string{"If-None-Match": etag})
+			if again.Code != http.StatusNotModified {
+				t.Errorf("If-None-Match: got %d, want 304", again.Code)
+			}
+		})
+	}
+}
+
+func TestHandles(t *testing.T) {
+	o := newTestOpenAPI(t)
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"/openapi/v2", true}, {"/openapi/v3", true}, {"/openapi/v3/api/v1", true},
+		{"/openapi/v3/apis/apps/v1", true}, {"/openapi/v3/apis/widgets.example.com/v1", false},
+		{"/openapi/v3/", false}, {"/openapi", false}, {"/swagger.json", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			if got := o.Handles(tt.path); got != tt.want {
+				t.Errorf("Handles(%q): got %v, want %v", tt.path, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMethodNotAllowed(t *testing.T) {
+	rec := httptest.NewRecorder()
+	newTestOpenAPI(t).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/openapi/v2", strings.NewReader("{}")))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST: got %d, want 405", rec.Code)
+	}
+}
+
+func BenchmarkNew(b *testing.B) {
+	for b.Loop() {
+		if _, err := New([]byte(testV2)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkV3ProtobufCoreV1(b *testing.B) {
+	o := newTestOpenAPI(b)
+	body := o.v3["api/v1"].json
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := v3ToProto(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestConcurrentProtobufRequests(t *testing.T) {
+	o := newTestOpenAPI(t)
+	const clients = 8
+	bodies := make(chan string, clients)
+	for range clients {
+		go func() {
+			rec := serve(o, "/openapi/v2", map[string]string{"Accept": mediaV2ProtobufLegacy})
+			bodies <- rec.Body.String()
+		}()
+	}
+	first := <-bodies
+	for range clients - 1 {
+		if got := <-bodies; got != first || got == "" {
+			t.Fatalf("concurrent requests: got different or empty bodies (%d and %d bytes)", len(got), len(first))
+		}
+	}
+}
+
+func FuzzAccept(f *testing.F) {
+	o := newTestOpenAPI(f)
+	for _, seed := range []string{"", "*/*", "application/json", mediaV3ProtobufLegacy + ";q=0.9, */*;q=0.1", "a/b/c;;q=", ",,,"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, accept string) {
+		rec := serve(o, "/openapi/v3/version", map[string]string{"Accept": accept})
+		if rec.Code != http.StatusOK && rec.Code != http.StatusNotAcceptable {
+			t.Errorf("Accept %q: got %d, want 200 or 406", accept, rec.Code)
+		}
+	})
+}

@@ -1,0 +1,154 @@
+package registry
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestPodDefaults(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "c", Image: "nginx",
+		Ports:     []corev1.ContainerPort{{ContainerPort: 80}},
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}},
+	}}}}
+	ApplyDefaults(pod)
+	c := pod.Spec.Containers[0]
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"schedulerName", pod.Spec.SchedulerName, "default-scheduler"},
+		{"restartPolicy", pod.Spec.RestartPolicy, corev1.RestartPolicyAlways},
+		{"dnsPolicy", pod.Spec.DNSPolicy, corev1.DNSClusterFirst},
+		{"terminationGracePeriodSeconds", *pod.Spec.TerminationGracePeriodSeconds, int64(30)},
+		{"imagePullPolicy of an untagged image", c.ImagePullPolicy, corev1.PullAlways},
+		{"port protocol", c.Ports[0].Protocol, corev1.ProtocolTCP},
+		{"memory request from the limit", c.Resources.Requests.Memory().String(), "1Gi"},
+		{"terminationMessagePath", c.TerminationMessagePath, "/dev/termination-log"},
+	}
+	for _, ck := range checks {
+		if ck.got != ck.want {
+			t.Errorf("%s: got %v, want %v", ck.what, ck.got, ck.want)
+		}
+	}
+}
+
+func TestTagIsLatest(t *testing.T) {
+	for image, want := range map[string]bool{
+		"nginx": true, "nginx:latest": true, "nginx:1.27": false, "registry:5000/nginx": true,
+		"registry:5000/nginx:1.2": false, "nginx@sha256:abc": false,
+	} {
+		if got := tagIsLatest(image); got != want {
+			t.Errorf("tagIsLatest(%q) = %v, want %v", image, got, want)
+		}
+	}
+}
+
+func TestPodQOSClass(t *testing.T) {
+	cpu := resource.MustParse("1")
+	tests := []struct {
+		name string
+		res  corev1.ResourceRequirements
+		want corev1.PodQOSClass
+	}{
+		{"nothing", corev1.ResourceRequirements{}, corev1.PodQOSBestEffort},
+		{"requests only", corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: cpu}}, corev1.PodQOSBurstable},
+		{"limits equal requests", corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: resource.MustParse("1Gi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: resource.MustParse("1Gi")}}, corev1.PodQOSGuaranteed},
+	}
+	for _, tt := range tests {
+		spec := &corev1.PodSpec{Containers: []corev1.Container{{Resources: tt.res}}}
+		if got := PodQOSClass(spec); got != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}
+	tests := []struct {
+		name string
+		obj  runtime.Object
+		want string // substring of the first error, "" for valid
+	}{
+		{"valid pod", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1"}, Spec: good}, ""},
+		{"uppercase pod name", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "Web"}, Spec: good}, "metadata.name"},
+		{"no name", &corev1.Pod{Spec: good}, "metadata.name"},
+		{"no containers", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, "spec.containers"},
+		{"duplicate containers", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}, {Name: "c", Image: "i"}}}}, "spec.containers[1].name"},
+		{"namespace with a dot", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a.b"}}, "metadata.name"},
+		{"node with a dot", &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node.example.com"}}, ""},
+		{"configmap with a slash", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a/b"}}, "metadata.name"},
+	}
+	for _, tt := range tests {
+		errs := Validate(tt.obj)
+		switch {
+		case tt.want == "" && len(errs) > 0:
+			t.Errorf("%s: got %v, want valid", tt.name, errs)
+		case tt.want != "" && (len(errs) == 0 || !strings.Contains(errs[0].Error(), tt.want)):
+			t.Errorf("%s: got %v, want an error on %s", tt.name, errs, tt.want)
+		}
+	}
+}
+
+func TestFieldSelectors(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"},
+		Spec: corev1.PodSpec{NodeName: "n1", SchedulerName: "s"}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	tests := []struct {
+		sel  string
+		want bool
+	}{
+		{"status.phase!=Succeeded,status.phase!=Failed", true},
+		{"spec.nodeName=n1", true},
+		{"spec.nodeName==", false},
+		{"spec.schedulerName=s,metadata.namespace=ns", true},
+		{"metadata.name!=p", false},
+	}
+	set := FieldSet(pod)
+	for _, tt := range tests {
+		sel, err := fields.ParseSelector(tt.sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckFieldSelector("Pod", sel); err != nil {
+			t.Errorf("%s: %v", tt.sel, err)
+		}
+		if got := sel.Matches(set); got != tt.want {
+			t.Errorf("%s matches: got %v, want %v", tt.sel, got, tt.want)
+		}
+	}
+	if err := CheckFieldSelector("Node", fields.OneTermEqualSelector("spec.nodeName", "x")); err == nil {
+		t.Error("spec.nodeName on nodes: got no error, want an unsupported field error")
+	}
+}
+
+func TestStatusSplit(t *testing.T) {
+	newDeployment := func() runtime.Object { return &appsv1.Deployment{} }
+	stored := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Labels: map[string]string{"a": "1"}},
+		Spec: appsv1.DeploymentSpec{Paused: true}, Status: appsv1.DeploymentStatus{Replicas: 3}}
+	sent := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Labels: map[string]string{"a": "2"}},
+		Spec: appsv1.DeploymentSpec{Paused: false}, Status: appsv1.DeploymentStatus{Replicas: 7, ReadyReplicas: 1}}
+
+	main, err := WithStatus(sent.DeepCopy(), stored, newDeployment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := main.(*appsv1.Deployment); d.Status.Replicas != 3 || d.Status.ReadyReplicas != 0 || d.Spec.Paused {
+		t.Errorf("main update: got spec.paused %v status %+v, want the new spec and the stored status", d.Spec.Paused, d.Status)
+	}
+	st, err := StatusUpdate(stored, sent, newDeployment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := st.(*appsv1.Deployment); d.Status.Replicas != 7 || !d.Spec.Paused || d.Labels["a"] != "1" {
+		t.Errorf("status update: got paused %v labels %v status %+v, want the stored spec and labels and the new status", d.Spec.Paused, d.Labels, d.Status)
+	}
+}

@@ -1,0 +1,74 @@
+package registry
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// WithStatus returns obj with its status taken from statusSource: an update of
+// a resource that has a status subresource keeps the stored status, and an
+// update of the status subresource keeps everything but the status. newObj
+// returns an empty object of the same type (for kinds without a typed rule).
+func WithStatus(obj, statusSource runtime.Object, newObj func() runtime.Object) (runtime.Object, error) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if src, ok := statusSource.(*corev1.Pod); ok {
+			o.Status = *src.Status.DeepCopy()
+			return o, nil
+		}
+	case *corev1.Node:
+		if src, ok := statusSource.(*corev1.Node); ok {
+			o.Status = *src.Status.DeepCopy()
+			return o, nil
+		}
+	case *corev1.Namespace:
+		if src, ok := statusSource.(*corev1.Namespace); ok {
+			o.Status = *src.Status.DeepCopy()
+			return o, nil
+		}
+	}
+	return withStatusUnstructured(obj, statusSource, newObj)
+}
+
+func withStatusUnstructured(obj, statusSource runtime.Object, newObj func() runtime.Object) (runtime.Object, error) {
+	conv := runtime.DefaultUnstructuredConverter
+	content, err := conv.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("registry: converting %T: %w", obj, err)
+	}
+	src, err := conv.ToUnstructured(statusSource)
+	if err != nil {
+		return nil, fmt.Errorf("registry: converting %T: %w", statusSource, err)
+	}
+	if status, ok := src["status"]; ok {
+		content["status"] = status
+	} else {
+		delete(content, "status")
+	}
+	out := newObj()
+	if err := conv.FromUnstructured(content, out); err != nil {
+		return nil, fmt.Errorf("registry: converting back to %T: %w", out, err)
+	}
+	return out, nil
+}
+
+// StatusUpdate returns the object stored after an update of the status
+// subresource: the stored object with the new status. Like the real server,
+// the metadata a status update may not change (labels, annotations,
+// finalizers, owners, deletion timestamp, generation) is kept.
+func StatusUpdate(stored, updated runtime.Object, newObj func() runtime.Object) (runtime.Object, error) {
+	out, err := WithStatus(stored.DeepCopyObject(), updated, newObj)
+	if err != nil {
+		return nil, err
+	}
+	outMeta, ok1 := out.(metav1.Object)
+	updMeta, ok2 := updated.(metav1.Object)
+	if ok1 && ok2 {
+		outMeta.SetResourceVersion(updMeta.GetResourceVersion())
+		outMeta.SetManagedFields(updMeta.GetManagedFields())
+	}
+	return out, nil
+}

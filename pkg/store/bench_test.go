@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+func BenchmarkCreate(b *testing.B) {
+	s := newTestStore(b, 0)
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := s.Create(ctx, pods, newPod("ns", fmt.Sprintf("p%d", i), nil, "")); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+func BenchmarkUpdate(b *testing.B) {
+	s := newTestStore(b, 0)
+	mustCreate(b, s, pods, newPod("ns", "p", nil, ""))
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		_, err := s.Update(ctx, pods, "ns", "p", func(cur Object) (Object, error) {
+			cur.(*corev1.Pod).Spec.NodeName = fmt.Sprintf("n%d", i)
+			return cur, nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+func BenchmarkList5000Pods(b *testing.B) {
+	s := newTestStore(b, 0)
+	for i := range 5000 {
+		pod := newPod(fmt.Sprintf("ns%d", i%10), fmt.Sprintf("p%04d", i), map[string]string{"app": fmt.Sprint(i % 4)}, "")
+		if i%2 == 0 {
+			pod.Spec.NodeName = fmt.Sprintf("n%d", i%50)
+		}
+		mustCreate(b, s, pods, pod)
+	}
+	tests := []struct {
+		name string
+		opts ListOptions
+		want int
+	}{
+		{"all", ListOptions{}, 5000},
+		{"fieldSelector", ListOptions{Field: fields.OneTermEqualSelector("spec.nodeName", "")}, 2500},
+		{"labelSelector", ListOptions{Label: labels.SelectorFromSet(labels.Set{"app": "1"})}, 1250},
+		{"namespace", ListOptions{Namespace: "ns3"}, 500},
+		{"page500", ListOptions{Limit: 500}, 500},
+	}
+	for _, tt := range tests {
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := s.List(pods, tt.opts)
+				if err != nil || len(res.Items) != tt.want {
+					b.Fatalf("got %d items, %v; want %d", len(res.Items), err, tt.want)
+				}
+			}
+		})
+	}
+	b.Run("exactRVAfter1000Writes", func(b *testing.B) {
+		rv := s.CurrentRV()
+		for i := range 1000 {
+			mustUpdate(b, s, pods, "ns0", fmt.Sprintf("p%04d", (i%500)*10), func(p *corev1.Pod) { p.Spec.NodeName = fmt.Sprint("moved-", rv) })
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := s.List(pods, ListOptions{ResourceVersion: rv, Exact: true})
+			if err != nil || len(res.Items) != 5000 {
+				b.Fatalf("got %d items, %v; want 5000", len(res.Items), err)
+			}
+		}
+	})
+}
+
+// BenchmarkWatchFanOut100Watchers measures events delivered to 100 watchers
+// that all see every write. Writes go in windows smaller than the history so
+// that no watcher falls behind.
+func BenchmarkWatchFanOut100Watchers(b *testing.B) {
+	const watchers, window = 100, 1024
+	s := newTestStore(b, 4*window)
+	for i := range 64 {
+		mustCreate(b, s, pods, newPod("ns", fmt.Sprintf("p%d", i), nil, ""))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress := make(chan struct{}, watchers)
+	for range watchers {
+		w, err := s.Watch(ctx, pods, WatchOptions{Namespace: "ns"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
+		go func() {
+			n := 0
+			for ev := range w.Events() {
+				if ev.Type == "ERROR" {
+					b.Errorf("watcher fell behind: %v", ev.Err)
+					return
+				}
+				if n++; n%window == 0 {
+					progress <- struct{}{}
+				}
+			}
+		}()
+	}
+	b.ReportAllocs()
+	start := time.Now()
+	written := 0
+	for b.Loop() {
+		mustUpdate(b, s, pods, "ns", fmt.Sprintf("p%d", written%64), func(p *corev1.Pod) { p.Spec.NodeName = fmt.Sprint(written) })
+		if written++; written%window == 0 {
+			for range watchers {
+				<-progress
+			}
+		}
+	}
+	delivered := float64(watchers * (written - written%window))
+	b.ReportMetric(delivered/time.Since(start).Seconds(), "events/s")
+}

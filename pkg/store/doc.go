@@ -1,0 +1,5 @@
+// Package store keeps the objects of the emulated API server in memory: one
+// thread-safe store for every resource, with a single monotonic
+// resourceVersion, label and field selectors, consistent paged lists, and
+// watches served from a bounded event history.
+package store

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Object is what the store holds: a Kubernetes API object with metadata.
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// FieldsFunc returns the field selector values of obj, an object of resource
+// gr. The store calls it at most once per stored object.
+type FieldsFunc func(gr schema.GroupResource, obj runtime.Object) fields.Set
+
+// Stored is an object as the store holds it. It is immutable once stored and
+// shared by every reader: callers must not mutate Object() (use Copy).
+type Stored struct {
+	obj Object
+	rv  uint64
+
+	fieldsOnce sync.Once
+	fields     fields.Set
+
+	encMu     sync.Mutex
+	encodings []*encoding
+}
+
+// encoding memoises one wire format of a stored object.
+type encoding struct {
+	format string
+	mu     sync.Mutex // held while computing
+	data   atomic.Pointer[[]byte]
+}
+
+// NewStored wraps obj, which the caller hands over, as a Stored that is not
+// in any store (e.g. the answer to a dry-run request). Its RV is read from
+// obj's metadata.resourceVersion (0 when empty or malformed).
+func NewStored(obj Object) *Stored {
+	rv, _ := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	return &Stored{obj: obj, rv: rv}
+}
+
+// newStored takes ownership of obj and stamps it with rv.
+func newStored(obj Object, rv uint64) *Stored {
+	obj.SetResourceVersion(strconv.FormatUint(rv, 10))
+	return &Stored{obj: obj, rv: rv}
+}
+
+// Object returns the stored object, shared with every other reader: read only.
+func (s *Stored) Object() Object { return s.obj }
+
+// RV returns the resourceVersion of the write that stored this object.
+func (s *Stored) RV() uint64 { return s.rv }
+
+// Copy returns a deep copy of the object, which the caller may mutate.
+func (s *Stored) Copy() Object { return s.obj.DeepCopyObject().(Object) }
+
+// Encoded returns the object encoded in format, calling encode the first time
+// a format is asked for and sharing the bytes afterwards (they must not be
+// modified). format must name the encoding completely: two calls with the same
+// format are assumed to want the same bytes. Concurrent callers of one format
+// wait for a single encode; a failed encode is not remembered.
+func (s *Stored) Encoded(format string, encode func(Object) ([]byte, error)) ([]byte, error) {
+	e := s.encodingOf(format)
+	if b := e.data.Load(); b != nil {
+		return *b, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b := e.data.Load(); b != nil {
+		return *b, nil
+	}
+	b, err := encode(s.obj)
+	if err != nil {
+		return nil, err
+	}
+	e.data.Store(&b)
+	return b, nil
+}
+
+func (s *Stored) encodingOf(format string) *encoding {
+	s.encMu.Lock()
+	defer s.encMu.Unlock()
+	for _, e := range s.encodings {
+		if e.format == format {
+			return e
+		}
+	}
+	e := &encoding{format: format}
+	s.encodings = append(s.encodings, e)
+	return e
+}
+
+// fieldSet returns the field selector values of the object, computed once.
+// The set always holds metadata.name and metadata.namespace.
+func (s *Stored) fieldSet(gr schema.GroupResource, fn FieldsFunc) fields.Set {
+	s.fieldsOnce.Do(func() {
+		var extra fields.Set
+		if fn != nil {
+			extra = fn(gr, s.obj)
+		}
+		set := make(fields.Set, len(extra)+2)
+		for k, v := range extra {
+			set[k] = v
+		}
+		set["metadata.name"] = s.obj.GetName()
+		set["metadata.namespace"] = s.obj.GetNamespace()
+		s.fields = set
+	})
+	return s.fields
+}

@@ -1,0 +1,372 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestEveryWriteTakesTheNextRV(t *testing.T) {
+	s := newTestStore(t, 0)
+	steps := []struct {
+		name  string
+		write func() *Stored
+	}{
+		{"create a", func() *Stored { return mustCreate(t, s, pods, newPod("ns", "a", nil, "")) }},
+		{"create node", func() *Stored { return mustCreate(t, s, nodes, newPod("", "n1", nil, "")) }},
+		{"update a", func() *Stored {
+			return mustUpdate(t, s, pods, "ns", "a", func(p *corev1.Pod) { p.Spec.NodeName = "n1" })
+		}},
+		{"delete a", func() *Stored { return mustDelete(t, s, pods, "ns", "a") }},
+	}
+	for i, step := range steps {
+		t.Run(step.name, func(t *testing.T) {
+			st := step.write()
+			want := uint64(i + 1)
+			if st.RV() != want || s.CurrentRV() != want {
+				t.Errorf("got RV %d, CurrentRV %d; want %d", st.RV(), s.CurrentRV(), want)
+			}
+			if got := st.Object().GetResourceVersion(); got != strconv.FormatUint(want, 10) {
+				t.Errorf("got metadata.resourceVersion %q, want %q", got, strconv.FormatUint(want, 10))
+			}
+		})
+	}
+}
+
+func TestErrorsAreAPIStatuses(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t, 0)
+	mustCreate(t, s, pods, newPod("ns", "a", nil, ""))
+	errPrecondition := errors.New("precondition failed")
+	tests := []struct {
+		name  string
+		call  func() error
+		check func(error) bool
+		want  string
+	}{
+		{"create existing", func() error { _, err := s.Create(ctx, pods, newPod("ns", "a", nil, "")); return err },
+			apierrors.IsAlreadyExists, `pods "a" already exists`},
+		{"create without a name", func() error { _, err := s.Create(ctx, pods, newPod("ns", "", nil, "")); return err },
+			apierrors.IsBadRequest, ""},
+		{"get missing", func() error { _, err := s.Get(pods, "ns", "b"); return err },
+			apierrors.IsNotFound, `pods "b" not found`},
+		{"get in another namespace", func() error { _, err := s.Get(pods, "other", "a"); return err },
+			apierrors.IsNotFound, ""},
+		{"get another resource", func() error { _, err := s.Get(nodes, "ns", "a"); return err },
+			apierrors.IsNotFound, `nodes "a" not found`},
+		{"update missing", func() error {
+			_, err := s.Update(ctx, pods, "ns", "b", func(cur Object) (Object, error) { return cur, nil })
+			return err
+		}, apierrors.IsNotFound, ""},
+		{"update renaming", func() error {
+			_, err := s.Update(ctx, pods, "ns", "a", func(cur Object) (Object, error) { cur.SetName("z"); return cur, nil })
+			return err
+		}, apierrors.IsBadRequest, ""},
+		{"delete missing", func() error { _, err := s.Delete(ctx, pods, "ns", "b", nil); return err },
+			apierrors.IsNotFound, ""},
+		{"delete failing precondition", func() error {
+			_, err := s.Delete(ctx, pods, "ns", "a", func(Object) error { return errPrecondition })
+			return err
+		}, func(err error) bool { return err == errPrecondition }, ""},
+		{"update failing mutate", func() error {
+			_, err := s.Update(ctx, pods, "ns", "a", func(Object) (Object, error) { return nil, errPrecondition })
+			return err
+		}, func(err error) bool { return err == errPrecondition }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if !tt.check(err) {
+				t.Fatalf("got error %v, want another kind", err)
+			}
+			if tt.want != "" && err.Error() != tt.want {
+				t.Errorf("got message %q, want %q", err.Error(), tt.want)
+			}
+		})
+	}
+	if got := s.CurrentRV(); got != 1 {
+		t.Errorf("failed writes moved the RV: got %d, want 1", got)
+	}
+	if _, err := s.Get(pods, "ns", "a"); err != nil {
+		t.Errorf("a failed write lost the object: %v", err)
+	}
+}
+
+func TestWritesHonourCancelledContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s := newTestStore(t, 0)
+	if _, err := s.Create(ctx, pods, newPod("ns", "a", nil, "")); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
+	}
+}
+
+func TestUpdateStaleRVConflict(t *testing.T) {
+	s := newTestStore(t, 0)
+	first := mustCreate(t, s, pods, newPod("ns", "x", nil, ""))
+	mustUpdate(t, s, pods, "ns", "x", func(p *corev1.Pod) { p.Spec.NodeName = "n1" })
+
+	stale := first.Copy() // carries RV 1, the object is now at RV 2
+	stale.SetLabels(map[string]string{"a": "b"})
+	_, err := s.Update(context.Background(), pods, "ns", "x", func(Object) (Object, error) { return stale, nil })
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("got %v, want a Conflict", err)
+	}
+	const want = `Operation cannot be fulfilled on pods "x": the object has been modified; please apply your changes to the latest version and try again`
+	if err.Error() != want {
+		t.Errorf("got message %q, want %q", err.Error(), want)
+	}
+	if got := s.CurrentRV(); got != 2 {
+		t.Errorf("got RV %d after a conflict, want 2", got)
+	}
+}
+
+func TestUpdateWithCurrentRVSucceeds(t *testing.T) {
+	s := newTestStore(t, 0)
+	mustCreate(t, s, pods, newPod("ns", "x", nil, ""))
+	st, err := s.Update(context.Background(), pods, "ns", "x", func(cur Object) (Object, error) {
+		if cur.GetResourceVersion() != "1" {
+			return nil, fmt.Errorf("mutate got RV %q, want 1", cur.GetResourceVersion())
+		}
+		cur.SetLabels(map[string]string{"a": "b"})
+		return cur, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.RV() != 2 || st.Object().GetLabels()["a"] != "b" {
+		t.Errorf("got RV %d labels %v, want RV 2 with a=b", st.RV(), st.Object().GetLabels())
+	}
+}
+
+func TestNoopUpdateKeepsRV(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(cur Object) (Object, error)
+	}{
+		{"unchanged copy", func(cur Object) (Object, error) { return cur, nil }},
+		{"resourceVersion cleared", func(cur Object) (Object, error) { cur.SetResourceVersion(""); return cur, nil }},
+		{"same value rewritten", func(cur Object) (Object, error) {
+			cur.(*corev1.Pod).Spec.NodeName = "n1"
+			return cur, nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t, 0)
+			orig := mustCreate(t, s, pods, newPod("ns", "x", nil, "n1"))
+			w := mustWatch(t, s, pods, WatchOptions{})
+			st, err := s.Update(context.Background(), pods, "ns", "x", tt.mutate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st != orig || s.CurrentRV() != 1 {
+				t.Errorf("got RV %d (same Stored: %v), want the unchanged RV 1", s.CurrentRV(), st == orig)
+			}
+			// The next real write must be the watcher's first event.
+			mustDelete(t, s, pods, "ns", "x")
+			if ev := nextEvent(t, w); ev.Type != "DELETED" || ev.RV != 2 {
+				t.Errorf("got %s at RV %d, want DELETED at 2: the no-op emitted an event", ev.Type, ev.RV)
+			}
+		})
+	}
+}
+
+func TestUpdateRetriesMutateWhenRaced(t *testing.T) {
+	s := newTestStore(t, 0)
+	mustCreate(t, s, pods, newPod("ns", "x", nil, ""))
+	calls := 0
+	st, err := s.Update(context.Background(), pods, "ns", "x", func(cur Object) (Object, error) {
+		calls++
+		if calls == 1 { // another writer wins between the read and the commit
+			mustUpdate(t, s, pods, "ns", "x", func(p *corev1.Pod) { p.Labels = map[string]string{"other": "1"} })
+		}
+		cur.(*corev1.Pod).Spec.NodeName = "n1"
+		return cur, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := st.Object().(*corev1.Pod)
+	if calls != 2 || pod.Spec.NodeName != "n1" || pod.Labels["other"] != "1" || st.RV() != 3 {
+		t.Errorf("got calls=%d node=%q labels=%v RV=%d; want 2 calls, both changes, RV 3",
+			calls, pod.Spec.NodeName, pod.Labels, st.RV())
+	}
+}
+
+func TestConcurrentUpdatesAreNotLost(t *testing.T) {
+	s := newTestStore(t, 0)
+	mustCreate(t, s, pods, newPod("ns", "x", map[string]string{}, ""))
+	const writers, each = 4, 50
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range each {
+				mustUpdate(t, s, pods, "ns", "x", func(p *corev1.Pod) { p.Labels[fmt.Sprintf("w%d-%d", g, i)] = "1" })
+			}
+		})
+	}
+	wg.Wait()
+	st, err := s.Get(pods, "ns", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(st.Object().GetLabels()); got != writers*each {
+		t.Errorf("got %d labels, want %d", got, writers*each)
+	}
+	if got := s.CurrentRV(); got != 1+writers*each {
+		t.Errorf("got RV %d, want %d", got, 1+writers*each)
+	}
+}
+
+func TestDeleteReturnsTheObjectAtTheDeletionRV(t *testing.T) {
+	s := newTestStore(t, 0)
+	created := mustCreate(t, s, pods, newPod("ns", "x", map[string]string{"app": "a"}, ""))
+	var seen string
+	st, err := s.Delete(context.Background(), pods, "ns", "x", func(cur Object) error {
+		seen = cur.GetResourceVersion()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != "1" {
+		t.Errorf("precondition saw RV %q, want 1", seen)
+	}
+	if st.RV() != 2 || st.Object().GetResourceVersion() != "2" || st.Object().GetLabels()["app"] != "a" {
+		t.Errorf("got RV %d/%q labels %v, want the object at RV 2", st.RV(), st.Object().GetResourceVersion(), st.Object().GetLabels())
+	}
+	if created.Object().GetResourceVersion() != "1" {
+		t.Errorf("deleting mutated the shared stored object: RV %q", created.Object().GetResourceVersion())
+	}
+	if _, err := s.Get(pods, "ns", "x"); !apierrors.IsNotFound(err) {
+		t.Errorf("got %v after delete, want NotFound", err)
+	}
+}
+
+func TestMemoryBoundedByHistory(t *testing.T) {
+	const history, writes = 1000, 100_000
+	s := newTestStore(t, history)
+	ctx := context.Background()
+	for i := range writes / 2 {
+		name := "p" + strconv.Itoa(i%7)
+		if _, err := s.Create(ctx, pods, newPod("ns", name, nil, "")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Delete(ctx, pods, "ns", name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.CurrentRV(); got != writes {
+		t.Fatalf("got RV %d, want %d", got, writes)
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if got := len(s.log.ring); got > history {
+		t.Errorf("history holds %d records, want at most %d", got, history)
+	}
+	if got := len(s.objects); got != 0 {
+		t.Errorf("store still has %d resource tables, want 0", got)
+	}
+	if got, want := s.log.compacted(), uint64(writes-history); got != want {
+		t.Errorf("got compacted RV %d, want %d", got, want)
+	}
+}
+
+func TestEncodedComputedOncePerFormat(t *testing.T) {
+	s := newTestStore(t, 0)
+	st := mustCreate(t, s, pods, newPod("ns", "x", nil, ""))
+	var mu sync.Mutex
+	calls := map[string]int{}
+	encode := func(format string) func(Object) ([]byte, error) {
+		return func(obj Object) ([]byte, error) {
+			mu.Lock()
+			calls[format]++
+			mu.Unlock()
+			return []byte(format + ":" + obj.GetName()), nil
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range 40 {
+		format := []string{"json", "protobuf"}[i%2]
+		wg.Go(func() {
+			b, err := st.Encoded(format, encode(format))
+			if err != nil || string(b) != format+":x" {
+				t.Errorf("got %q, %v; want %q", b, err, format+":x")
+			}
+		})
+	}
+	wg.Wait()
+	for _, format := range []string{"json", "protobuf"} {
+		if calls[format] != 1 {
+			t.Errorf("format %s encoded %d times, want once", format, calls[format])
+		}
+	}
+}
+
+func TestEncodedErrorIsNotRemembered(t *testing.T) {
+	st := NewStored(newPod("ns", "x", nil, ""))
+	boom := errors.New("boom")
+	if _, err := st.Encoded("json", func(Object) ([]byte, error) { return nil, boom }); err != boom {
+		t.Fatalf("got %v, want the encoder's error", err)
+	}
+	b, err := st.Encoded("json", func(Object) ([]byte, error) { return []byte("ok"), nil })
+	if err != nil || string(b) != "ok" {
+		t.Errorf("got %q, %v after a failure; want a fresh encode", b, err)
+	}
+}
+
+func TestNewStoredReadsTheObjectRV(t *testing.T) {
+	tests := []struct {
+		rv   string
+		want uint64
+	}{{"", 0}, {"42", 42}, {"junk", 0}}
+	for _, tt := range tests {
+		t.Run(tt.rv, func(t *testing.T) {
+			pod := newPod("ns", "x", nil, "")
+			pod.ResourceVersion = tt.rv
+			if got := NewStored(pod).RV(); got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFieldSetAlwaysHasMetadataFields(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   FieldsFunc
+		want []string
+	}{
+		{"default", nil, []string{"metadata.name", "metadata.namespace"}},
+		{"pods", podFields, []string{"metadata.name", "metadata.namespace", "spec.nodeName", "status.phase"}},
+		{"nil set", func(schema.GroupResource, runtime.Object) fields.Set { return nil }, []string{"metadata.name", "metadata.namespace"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := NewStored(newPod("ns", "x", nil, "n1"))
+			set := st.fieldSet(pods, tt.fn)
+			var got []string
+			for k := range set {
+				got = append(got, k)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got fields %v, want %v", got, tt.want)
+			}
+			if set["metadata.name"] != "x" || set["metadata.namespace"] != "ns" {
+				t.Errorf("got %v, want name x namespace ns", set)
+			}
+		})
+	}
+}

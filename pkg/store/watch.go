@@ -1,0 +1,331 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
+)
+
+// WatchOptions select the events of a Watch.
+type WatchOptions struct {
+	Namespace string          // "" watches every namespace
+	Label     labels.Selector // nil or empty: no filter
+	Field     fields.Selector // nil or empty: no filter
+	// ResourceVersion: deliver the events after this RV (410 Gone if older
+	// than the history; an RV in the future waits for it). 0 without
+	// SendInitialEvents starts at the current RV.
+	ResourceVersion uint64
+	// SendInitialEvents first sends an ADDED event for every matching object
+	// (a snapshot at the current RV, in key order), then a Bookmark with
+	// InitialEventsEnd at the snapshot's RV, then the changes after it.
+	// ResourceVersion is then a lower bound for the snapshot.
+	SendInitialEvents bool
+	// BookmarkInterval: when > 0, a watcher that is idle and caught up sends a
+	// Bookmark at the current RV every interval.
+	BookmarkInterval time.Duration
+}
+
+// Event is one watch event.
+type Event struct {
+	Type watch.EventType // Added, Modified, Deleted, Bookmark or Error
+	// Object is the object after the write; for Deleted, the object as
+	// deleted (or, when it stopped matching the selectors, as modified).
+	// Nil for Bookmark and Error.
+	Object *Stored
+	RV     uint64
+	// InitialEventsEnd marks the Bookmark that ends the initial events.
+	InitialEventsEnd bool
+	// Err is the reason of an Error event: 410 Expired when the watcher fell
+	// behind the history.
+	Err error
+}
+
+const (
+	watchBuffer = 128 // events a watcher queues ahead of its consumer
+	readBatch   = 256 // records a watcher copies from the history at once
+)
+
+// errStopped ends a watcher stopped by its consumer.
+var errStopped = errors.New("store: watcher stopped")
+
+// Watcher streams the events of one watch. Each watcher has a goroutine that
+// follows the history at its own pace: writers never wait for it. A watcher
+// whose consumer falls so far behind that the history drops events it has not
+// sent gets an Error event (410 Expired) and ends; the consumer re-lists.
+type Watcher struct {
+	store  *Store
+	gr     schema.GroupResource
+	ns     string
+	pred   predicate
+	ticker clock.Ticker // nil without bookmarks
+
+	initial     []*Stored // the snapshot to send first
+	initialRV   uint64
+	sendInitial bool
+	cursor      uint64 // the next RV to read from the history
+
+	out      chan Event
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+// Watch starts a watch of gr. It fails with 410 Expired when
+// opts.ResourceVersion is older than the history. The watcher runs until
+// Stop, ctx's end, or falling behind the history.
+func (s *Store) Watch(ctx context.Context, gr schema.GroupResource, opts WatchOptions) (*Watcher, error) {
+	w := &Watcher{
+		store: s,
+		gr:    gr,
+		ns:    opts.Namespace,
+		pred:  newPredicate(gr, opts.Label, opts.Field, s.fields),
+		out:   make(chan Event, watchBuffer),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	if err := w.position(opts); err != nil {
+		return nil, err
+	}
+	if opts.BookmarkInterval > 0 {
+		w.ticker = s.clock.NewTicker(opts.BookmarkInterval)
+	}
+	s.liveWatchers.Add(1)
+	go w.run(ctx)
+	return w, nil
+}
+
+// position sets where the watcher starts, taking the initial snapshot if asked.
+func (w *Watcher) position(opts WatchOptions) error {
+	s := w.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	current := s.log.last
+	switch {
+	case opts.SendInitialEvents:
+		if opts.ResourceVersion > current {
+			return tooLarge(opts.ResourceVersion, current)
+		}
+		s.scanLocked(w.gr, current, w.ns, nil, func(_ key, st *Stored) bool {
+			if w.pred.matches(st) {
+				w.initial = append(w.initial, st)
+			}
+			return true
+		})
+		w.sendInitial, w.initialRV, w.cursor = true, current, current+1
+	case opts.ResourceVersion == 0:
+		w.cursor = current + 1
+	default:
+		if c := s.log.compacted(); opts.ResourceVersion < c {
+			return tooOld(opts.ResourceVersion, c)
+		}
+		w.cursor = opts.ResourceVersion + 1
+	}
+	return nil
+}
+
+// Events returns the stream of events. It is closed when the watcher ends.
+func (w *Watcher) Events() <-chan Event { return w.out }
+
+// Stop ends the watcher and waits for its goroutine to exit. It is safe to
+// call more than once and from any goroutine.
+func (w *Watcher) Stop() {
+	w.stopOnce.Do(func() { close(w.stop) })
+	<-w.done
+}
+
+// Err tells why the watcher ended once Events is closed: nil after Stop, the
+// context's error, or the 410 Expired also sent as an Error event.
+func (w *Watcher) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *Watcher) run(ctx context.Context) {
+	defer close(w.done) // last: Stop returns once everything else is done
+	defer w.store.liveWatchers.Add(-1)
+	if w.ticker != nil {
+		defer w.ticker.Stop()
+	}
+	err := w.stream(ctx)
+	if apierrors.IsResourceExpired(err) {
+		// The consumer must re-list anyway: drop what it has not read so the
+		// error is delivered at once, without waiting for it.
+		w.drain()
+		w.out <- Event{Type: watch.Error, Err: err} // the only sender: there is room now
+	}
+	if errors.Is(err, errStopped) {
+		err = nil
+	}
+	w.mu.Lock()
+	w.err = err
+	w.mu.Unlock()
+	close(w.out)
+}
+
+// drain drops the events the consumer has not read, without blocking (the
+// consumer may be reading concurrently).
+func (w *Watcher) drain() {
+	for {
+		select {
+		case <-w.out:
+		default:
+			return
+		}
+	}
+}
+
+// stream sends events until the watcher must end, and says why.
+func (w *Watcher) stream(ctx context.Context) error {
+	if w.sendInitial {
+		for i, st := range w.initial {
+			if err := w.send(ctx, Event{Type: watch.Added, Object: st, RV: st.rv}); err != nil {
+				return err
+			}
+			w.initial[i] = nil
+		}
+		w.initial = nil
+		if err := w.send(ctx, Event{Type: watch.Bookmark, RV: w.initialRV, InitialEventsEnd: true}); err != nil {
+			return err
+		}
+	}
+	buf := make([]record, 0, readBatch)
+	for {
+		var wake <-chan struct{}
+		var err error
+		buf, wake, err = w.store.readFrom(w.cursor, buf[:0])
+		if err != nil {
+			return err
+		}
+		if len(buf) > 0 {
+			w.cursor = buf[len(buf)-1].rv + 1
+		}
+		for i := range buf {
+			if ev, ok := w.eventFor(&buf[i]); ok {
+				if err := w.send(ctx, ev); err != nil {
+					return err
+				}
+			}
+		}
+		clear(buf) // drop references to objects the history may forget
+		if wake != nil {
+			if err := w.wait(ctx, wake); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// readFrom copies the records from RV `from` on into buf (up to its
+// capacity). When there are none yet it returns a channel closed by the next
+// write; when `from` has left the history, a 410 Expired.
+func (s *Store) readFrom(from uint64, buf []record) ([]record, <-chan struct{}, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if c := s.log.compacted(); from-1 < c {
+		return buf, nil, tooOld(from-1, c)
+	}
+	if from > s.log.last {
+		s.changedTaken.Store(true)
+		return buf, *s.changed.Load(), nil
+	}
+	end := min(s.log.last, from+uint64(cap(buf))-1)
+	for rv := from; rv <= end; rv++ {
+		buf = append(buf, *s.log.at(rv))
+	}
+	return buf, nil, nil
+}
+
+// eventFor turns a record into the event this watcher sends, if any. A write
+// that makes an object match the selectors is an Added, one that makes it
+// stop matching a Deleted.
+func (w *Watcher) eventFor(r *record) (Event, bool) {
+	if r.gr != w.gr || (w.ns != "" && r.key.namespace != w.ns) {
+		return Event{}, false
+	}
+	typ := r.typ
+	switch r.typ {
+	case watch.Added:
+		if !w.pred.matches(r.obj) {
+			return Event{}, false
+		}
+	case watch.Deleted:
+		if !w.pred.matches(r.prev) { // same content as r.obj, fields already computed
+			return Event{}, false
+		}
+	case watch.Modified:
+		now, was := w.pred.matches(r.obj), w.pred.matches(r.prev)
+		switch {
+		case now && !was:
+			typ = watch.Added
+		case was && !now:
+			typ = watch.Deleted
+		case !now:
+			return Event{}, false
+		}
+	}
+	return Event{Type: typ, Object: r.obj, RV: r.rv}, true
+}
+
+// send delivers ev, waiting for the consumer; it gives up with 410 Expired if
+// the history drops the records the watcher has yet to read meanwhile.
+func (w *Watcher) send(ctx context.Context, ev Event) error {
+	select {
+	case w.out <- ev:
+		return nil
+	default:
+	}
+	s := w.store
+	for {
+		lapped := *s.lapped.Load() // before reading the RV, so no lap is missed
+		if c := compactedAt(s.rv.Load(), s.log.size()); w.cursor-1 < c {
+			return tooOld(w.cursor-1, c)
+		}
+		select {
+		case w.out <- ev:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.stop:
+			return errStopped
+		case <-lapped:
+		}
+	}
+}
+
+// wait blocks until the next write, sending bookmarks meanwhile.
+func (w *Watcher) wait(ctx context.Context, wake <-chan struct{}) error {
+	var tick <-chan time.Time
+	if w.ticker != nil {
+		tick = w.ticker.C()
+	}
+	for {
+		select {
+		case <-wake:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.stop:
+			return errStopped
+		case <-tick:
+			rv := w.cursor - 1
+			if rv > w.store.CurrentRV() { // watching from a future RV
+				continue
+			}
+			if err := w.send(ctx, Event{Type: watch.Bookmark, RV: rv}); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package translate
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	kjson "sigs.k8s.io/json"
+)
+
+// Job is a Batsim job with its profile, as JOB_SUBMITTED and
+// SIMULATION_BEGINS describe them.
+type Job struct {
+	ID       string  // "workload!id"
+	Res      int     // number of hosts asked for
+	Walltime float64 // seconds; <= 0 means none
+	// Fields are the job's JSON fields (including user-defined ones).
+	Fields map[string]json.RawMessage
+	// Profile is the profile object of the job.
+	Profile map[string]json.RawMessage
+}
+
+// PodOptions are the defaults of the pods of jobs.
+type PodOptions struct {
+	Namespace     string // default "default"
+	SchedulerName string // used when the job names none; default "default-scheduler"
+	Image         string // container image; default "batkube/job"
+}
+
+// profile fields read by the translation (the 2020 prototype's vocabulary).
+type profileFields struct {
+	CPU       *json.RawMessage `json:"cpu"`
+	Memory    *json.RawMessage `json:"memory"`
+	Scheduler string           `json:"scheduler"`
+}
+
+// Pods returns the pods of a job: one for res <= 1, else res pods that share
+// the JobLabel.
+func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
+	if opts.Namespace == "" {
+		opts.Namespace = metav1.NamespaceDefault
+	}
+	if opts.Image == "" {
+		opts.Image = "batkube/job"
+	}
+	base, err := podTemplate(job)
+	if err != nil {
+		return nil, err
+	}
+	name := PodName(job.ID)
+	pf, err := readProfileFields(job.Profile)
+	if err != nil {
+		return nil, fmt.Errorf("translate: job %s: %w", job.ID, err)
+	}
+	requests, err := profileRequests(pf)
+	if err != nil {
+		return nil, fmt.Errorf("translate: job %s: %w", job.ID, err)
+	}
+	base.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	base.Namespace = opts.Namespace
+	if base.Labels == nil {
+		base.Labels = map[string]string{}
+	}
+	base.Labels[JobLabel] = name
+	if base.Annotations == nil {
+		base.Annotations = map[string]string{}
+	}
+	base.Annotations[JobIDKey] = job.ID
+	if base.Spec.SchedulerName == "" {
+		base.Spec.SchedulerName = pf.Scheduler
+	}
+	if base.Spec.SchedulerName == "" {
+		base.Spec.SchedulerName = opts.SchedulerName
+	}
+	if len(base.Spec.Containers) == 0 {
+		base.Spec.Containers = []corev1.Container{{Name: "job", Image: opts.Image}}
+	}
+	c := &base.Spec.Containers[0]
+	if c.Image == "" {
+		c.Image = opts.Image
+	}
+	for k, v := range requests {
+		if c.Resources.Requests == nil {
+			c.Resources.Requests = corev1.ResourceList{}
+		}
+		if _, set := c.Resources.Requests[k]; !set {
+			c.Resources.Requests[k] = v
+		}
+	}
+	if job.Walltime > 0 {
+		secs := int64(math.Ceil(job.Walltime))
+		base.Spec.ActiveDeadlineSeconds = &secs
+	}
+	if base.Spec.RestartPolicy == "" {
+		base.Spec.RestartPolicy = corev1.RestartPolicyNever
+	}
+	n := max(job.Res, 1)
+	if n == 1 {
+		base.Name = name
+		return []*corev1.Pod{base}, nil
+	}
+	pods := make([]*corev1.Pod, n)
+	for i := range pods {
+		p := base.DeepCopy()
+		p.Name = fmt.Sprintf("%s-%d", name, i)
+		p.Annotations[GroupSizeKey] = strconv.Itoa(n)
+		p.Annotations[GroupIndexKey] = strconv.Itoa(i)
+		pods[i] = p
+	}
+	return pods, nil
+}
+
+// podTemplate decodes the job's or the profile's pod_template (the job's wins).
+func podTemplate(job Job) (*corev1.Pod, error) {
+	raw, ok := job.Fields["pod_template"]
+	where := "job"
+	if !ok {
+		raw, ok = job.Profile["pod_template"]
+		where = "profile"
+	}
+	pod := &corev1.Pod{}
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return pod, nil
+	}
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, pod); err != nil {
+		return nil, fmt.Errorf("translate: job %s: the %s's pod_template is not a pod: %w", job.ID, where, err)
+	}
+	return pod, nil
+}
+
+func readProfileFields(profile map[string]json.RawMessage) (profileFields, error) {
+	var pf profileFields
+	if v, ok := profile["cpu"]; ok {
+		pf.CPU = &v
+	}
+	if v, ok := profile["memory"]; ok {
+		pf.Memory = &v
+	}
+	if v, ok := profile["scheduler"]; ok {
+		if err := json.Unmarshal(v, &pf.Scheduler); err != nil {
+			return pf, fmt.Errorf("profile field scheduler: want a string: %w", err)
+		}
+	}
+	return pf, nil
+}
+
+// profileRequests reads cpu (cores) and memory of a delay profile. A
+// parallel_homogeneous profile's "cpu" is flops, not cores: it is ignored
+// unless it is a string quantity.
+func profileRequests(pf profileFields) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	if pf.CPU != nil {
+		q, err := quantity(*pf.CPU)
+		if err != nil {
+			return nil, fmt.Errorf("profile field cpu: %w", err)
+		}
+		out[corev1.ResourceCPU] = q
+	}
+	if pf.Memory != nil {
+		q, err := quantity(*pf.Memory)
+		if err != nil {
+			return nil, fmt.Errorf("profile field memory: %w", err)
+		}
+		out[corev1.ResourceMemory] = q
+	}
+	return out, nil
+}
+
+// quantity reads a JSON number or string as a resource quantity.
+func quantity(raw json.RawMessage) (resource.Quantity, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return resource.ParseQuantity(s)
+	}
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return resource.Quantity{}, fmt.Errorf("want a number or a quantity string, got %s", raw)
+	}
+	if f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return resource.Quantity{}, fmt.Errorf("invalid amount %v", f)
+	}
+	return resource.ParseQuantity(strconv.FormatFloat(f, 'f', -1, 64))
+}
+
+// PodName returns the pod name of a Batsim job id: the DNS-1123 form of
+// "workload-id", with a short hash of the id appended when characters had to
+// change, so that distinct ids give distinct names.
+func PodName(jobID string) string {
+	var b strings.Builder
+	changed := false
+	for _, r := range strings.ToLower(jobID) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+			b.WriteRune(r)
+		case r == '!':
+			b.WriteByte('-')
+		default:
+			b.WriteByte('-')
+			changed = true
+		}
+	}
+	if strings.ToLower(jobID) != jobID {
+		changed = true
+	}
+	name := strings.Trim(b.String(), "-.")
+	if name == "" {
+		name = "job"
+		changed = true
+	}
+	if name != strings.ReplaceAll(strings.ToLower(jobID), "!", "-") {
+		changed = true
+	}
+	const maxLen = validation.DNS1123SubdomainMaxLength - 16 // room for "-<group index>" and a hash
+	if len(name) > maxLen {
+		name = strings.TrimRight(name[:maxLen], "-.")
+		changed = true
+	}
+	if changed {
+		sum := sha256.Sum256([]byte(jobID))
+		name += "-" + hex.EncodeToString(sum[:4])
+	}
+	return name
+}

@@ -1,0 +1,128 @@
+package translate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func TestNodeFromHost(t *testing.T) {
+	h := Host{ID: 7, Name: "node7",
+		Properties: map[string]string{"role": "", "core": "6", "memory": "4Gi", "nvidia.com/gpu": "2",
+			"label:disktype": "ssd", "taint:dedicated": "gpu:NoSchedule", "speed-note": "fast"},
+		ZoneProperties: map[string]string{"site": "nancy"}}
+	n, err := Node(h, NodeOptions{DefaultCPU: resource.MustParse("1"), DefaultMemory: resource.MustParse("1Gi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity := n.Status.Capacity
+	for _, ck := range []struct {
+		name corev1.ResourceName
+		want string
+	}{{"cpu", "6"}, {"memory", "4Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "2"}} {
+		q := capacity[ck.name]
+		if q.String() != ck.want {
+			t.Errorf("capacity %s: got %s, want %s", ck.name, q.String(), ck.want)
+		}
+	}
+	if n.Labels["disktype"] != "ssd" || n.Labels["batkube.io/zone-site"] != "nancy" || n.Labels[corev1.LabelHostname] != "node7" {
+		t.Errorf("labels: got %v", n.Labels)
+	}
+	if len(n.Spec.Taints) != 1 || n.Spec.Taints[0] != (corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}) {
+		t.Errorf("taints: got %v", n.Spec.Taints)
+	}
+	if id, err := ResourceID(n); err != nil || id != 7 {
+		t.Errorf("ResourceID: got %d, %v; want 7", id, err)
+	}
+}
+
+func TestNodeErrors(t *testing.T) {
+	for name, h := range map[string]Host{
+		"bad core":   {Name: "n", Properties: map[string]string{"core": "many"}},
+		"bad taint":  {Name: "n", Properties: map[string]string{"taint:x": "NoSchedule"}},
+		"bad effect": {Name: "n", Properties: map[string]string{"taint:x": "v:Sometimes"}},
+		"bad name":   {Name: "Node_1"},
+	} {
+		if _, err := Node(h, NodeOptions{}); err == nil {
+			t.Errorf("%s: got no error", name)
+		}
+	}
+	if !IsMaster(Host{Properties: map[string]string{"role": "master"}}) || IsMaster(Host{Properties: map[string]string{"role": ""}}) {
+		t.Error("IsMaster misreads the role property")
+	}
+}
+
+func raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+func TestPodsFromJob(t *testing.T) {
+	job := Job{ID: "w0!12", Res: 1, Walltime: 99.5,
+		Profile: map[string]json.RawMessage{"type": raw(`"delay"`), "delay": raw(`10`), "cpu": raw(`0.5`), "memory": raw(`"1Gi"`), "scheduler": raw(`"my-sched"`)}}
+	pods, err := Pods(job, PodOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pods[0]
+	if p.Name != "w0-12" || p.Namespace != "default" || p.Annotations[JobIDKey] != "w0!12" || p.Spec.SchedulerName != "my-sched" {
+		t.Errorf("got %s/%s annotations %v scheduler %s", p.Namespace, p.Name, p.Annotations, p.Spec.SchedulerName)
+	}
+	req := p.Spec.Containers[0].Resources.Requests
+	if req.Cpu().String() != "500m" || req.Memory().String() != "1Gi" {
+		t.Errorf("requests: got %v", req)
+	}
+	if p.Spec.ActiveDeadlineSeconds == nil || *p.Spec.ActiveDeadlineSeconds != 100 {
+		t.Errorf("activeDeadlineSeconds: got %v, want 100", p.Spec.ActiveDeadlineSeconds)
+	}
+}
+
+func TestPodTemplateAndGroups(t *testing.T) {
+	job := Job{ID: "w1!7", Res: 3,
+		Fields:  map[string]json.RawMessage{"pod_template": raw(`{"metadata":{"labels":{"team":"a"}},"spec":{"priorityClassName":"high","containers":[{"name":"main","image":"x","resources":{"requests":{"cpu":"2"}}}]}}`)},
+		Profile: map[string]json.RawMessage{"type": raw(`"delay"`), "cpu": raw(`1`), "memory": raw(`"2Gi"`)}}
+	pods, err := Pods(job, PodOptions{SchedulerName: "default-scheduler"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods) != 3 {
+		t.Fatalf("got %d pods, want 3", len(pods))
+	}
+	for i, p := range pods {
+		req := p.Spec.Containers[0].Resources.Requests
+		if p.Labels["team"] != "a" || p.Labels[JobLabel] != "w1-7" || p.Spec.PriorityClassName != "high" ||
+			req.Cpu().String() != "2" || req.Memory().String() != "2Gi" || p.Annotations[GroupSizeKey] != "3" {
+			t.Errorf("pod %d: %s labels %v priority %q requests %v annotations %v", i, p.Name, p.Labels, p.Spec.PriorityClassName, req, p.Annotations)
+		}
+	}
+	bad := Job{ID: "w!1", Fields: map[string]json.RawMessage{"pod_template": raw(`[1]`)}}
+	if _, err := Pods(bad, PodOptions{}); err == nil || !strings.Contains(err.Error(), "pod_template") {
+		t.Errorf("a malformed pod_template: got %v", err)
+	}
+}
+
+func TestPodNameIsValidAndDistinct(t *testing.T) {
+	ids := []string{"w0!1", "w0!a_b", "w0!a-b", "W0!1", "w0!" + strings.Repeat("x", 300), "!", "w!ü"}
+	seen := map[string]string{}
+	for _, id := range ids {
+		n := PodName(id)
+		if errs := validation.IsDNS1123Subdomain(n + "-99"); len(errs) > 0 {
+			t.Errorf("PodName(%q) = %q: %v", id, n, errs)
+		}
+		if other, dup := seen[n]; dup {
+			t.Errorf("PodName(%q) = PodName(%q) = %q", id, other, n)
+		}
+		seen[n] = id
+	}
+}
+
+func FuzzPodName(f *testing.F) {
+	f.Add("w0!1")
+	f.Add("a_b!C")
+	f.Fuzz(func(t *testing.T, id string) {
+		if errs := validation.IsDNS1123Subdomain(PodName(id) + "-99"); len(errs) > 0 {
+			t.Fatalf("PodName(%q) = %q: %v", id, PodName(id), errs)
+		}
+	})
+}
