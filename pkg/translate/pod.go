@@ -139,7 +139,14 @@ func podTemplate(job Job) (*corev1.Pod, error) {
 
 func readProfileFields(profile map[string]json.RawMessage) (profileFields, error) {
 	var pf profileFields
-	if v, ok := profile["cpu"]; ok {
+	var typ string
+	if v, ok := profile["type"]; ok {
+		if err := json.Unmarshal(v, &typ); err != nil {
+			return pf, fmt.Errorf("profile field type: want a string: %w", err)
+		}
+	}
+	// In computing profiles (parallel_homogeneous, ...) "cpu" is flops, not cores.
+	if v, ok := profile["cpu"]; ok && (typ == "" || typ == "delay") {
 		pf.CPU = &v
 	}
 	if v, ok := profile["memory"]; ok {
@@ -153,9 +160,7 @@ func readProfileFields(profile map[string]json.RawMessage) (profileFields, error
 	return pf, nil
 }
 
-// profileRequests reads cpu (cores) and memory of a delay profile. A
-// parallel_homogeneous profile's "cpu" is flops, not cores: it is ignored
-// unless it is a string quantity.
+// profileRequests turns the cpu (cores) and memory fields into requests.
 func profileRequests(pf profileFields) (corev1.ResourceList, error) {
 	out := corev1.ResourceList{}
 	if pf.CPU != nil {

@@ -126,3 +126,15 @@ func FuzzPodName(f *testing.F) {
 		}
 	})
 }
+
+func TestComputingProfileCPUIsFlopsNotCores(t *testing.T) {
+	job := Job{ID: "w!1", Profile: map[string]json.RawMessage{"type": raw(`"parallel_homogeneous"`), "cpu": raw(`1e10`), "com": raw(`0`), "memory": raw(`"1Gi"`)}}
+	pods, err := Pods(job, PodOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := pods[0].Spec.Containers[0].Resources.Requests
+	if _, hasCPU := req[corev1.ResourceCPU]; hasCPU || req.Memory().String() != "1Gi" {
+		t.Errorf("got requests %v, want memory only", req)
+	}
+}

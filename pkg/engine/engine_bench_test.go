@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// delayJobs is a workload of n single-host delay jobs of 10 s, one every
+// spacing seconds.
+func delayJobs(n int, spacing float64) *Workload {
+	w := &Workload{Name: "w", NbRes: 1, Profiles: map[string]*Profile{
+		"d10": {Name: "d10", Type: ProfileDelay, Delay: 10},
+	}}
+	w.Jobs = make([]*Job, n)
+	for i := range w.Jobs {
+		name := strconv.Itoa(i)
+		w.Jobs[i] = &Job{ID: "w!" + name, Name: name, Workload: "w", Subtime: float64(i) * spacing, Res: 1, Profile: "d10", Walltime: -1}
+	}
+	return w
+}
+
+// firstFit is a trivial decision process: it starts waiting jobs, in
+// submission order, on the free hosts (lowest id first).
+type firstFit struct {
+	free    []int // a stack of free host ids
+	waiting []string
+	head    int
+	ds      []Decision
+	done    int // jobs completed
+}
+
+func newFirstFit(hosts int) *firstFit {
+	f := &firstFit{}
+	for h := hosts - 1; h >= 0; h-- {
+		f.free = append(f.free, h)
+	}
+	return f
+}
+
+func (f *firstFit) decide(msg Message) (float64, []Decision) {
+	for _, ev := range msg.Events {
+		switch ev := ev.(type) {
+		case JobSubmitted:
+			f.waiting = append(f.waiting, ev.Job.ID)
+		case JobCompleted:
+			f.free = append(f.free, ev.Alloc[0])
+			f.done++
+		}
+	}
+	f.ds = f.ds[:0]
+	for f.head < len(f.waiting) && len(f.free) > 0 {
+		h := f.free[len(f.free)-1]
+		f.free = f.free[:len(f.free)-1]
+		f.ds = append(f.ds, ExecuteJob{Timestamp: msg.Now, JobID: f.waiting[f.head], Alloc: []int{h}})
+		f.head++
+	}
+	if f.head == len(f.waiting) { // keep the queue from growing with finished jobs
+		f.waiting, f.head = f.waiting[:0], 0
+	}
+	return msg.Now, f.ds
+}
+
+func homogeneous(n int) *Platform {
+	speeds := make([]float64, n)
+	for i := range speeds {
+		speeds[i] = 1e9
+	}
+	return hostsPlatform(speeds)
+}
+
+// BenchmarkDelayJobs runs 100,000 delay jobs on 1,000 hosts with a
+// first-fit decision loop; ns/job includes the decision loop.
+func BenchmarkDelayJobs(b *testing.B) {
+	const jobs, hosts = 100_000, 1000
+	w := delayJobs(jobs, 0.012) // about 830 jobs at a time
+	p := homogeneous(hosts)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	for b.Loop() {
+		e, err := New(p, []*Workload{w}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		f := newFirstFit(hosts)
+		if err := loop(e, f.decide); err != nil {
+			b.Fatal(err)
+		}
+		if f.done != jobs {
+			b.Fatalf("got %d jobs completed, want %d", f.done, jobs)
+		}
+	}
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	n := float64(b.N) * jobs
+	b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/job")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/job")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/job")
+}
+
+// BenchmarkSharedComputations runs 10,000 computations of 3 s on 100
+// four-core hosts, one new job per host per second (3 at a time on average,
+// often more than 4), so starts and ends change the pace of the others.
+func BenchmarkSharedComputations(b *testing.B) {
+	const jobs, hosts = 10_000, 100
+	w := &Workload{Name: "w", NbRes: 1, Profiles: map[string]*Profile{
+		"c": {Name: "c", Type: ProfileParallelHomogeneous, CPU: 3e9},
+	}}
+	for i := range jobs {
+		name := strconv.Itoa(i)
+		w.Jobs = append(w.Jobs, &Job{ID: "w!" + name, Name: name, Workload: "w", Subtime: float64(i) * 0.01, Res: 1, Profile: "c", Walltime: -1})
+	}
+	p := homogeneous(hosts)
+	for i := range p.Resources {
+		p.Resources[i].Cores = 4
+	}
+	for b.Loop() {
+		e, err := New(p, []*Workload{w}, Options{ComputeSharing: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		next := 0
+		err = loop(e, func(msg Message) (float64, []Decision) {
+			var ds []Decision
+			for _, ev := range msg.Events {
+				if s, ok := ev.(JobSubmitted); ok {
+					ds = append(ds, ExecuteJob{Timestamp: msg.Now, JobID: s.Job.ID, Alloc: []int{next % hosts}})
+					next++
+				}
+			}
+			return msg.Now, ds
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*jobs), "ns/job")
+}
+
+// TestMemoryDoesNotGrowWithFinishedJobs checks that what the engine keeps
+// while it runs does not grow with the jobs already finished: everything
+// but the input is released when a job ends.
+func TestMemoryDoesNotGrowWithFinishedJobs(t *testing.T) {
+	const jobs, hosts = 40_000, 1000
+	w := delayJobs(jobs, 0.012)
+	e, err := New(homogeneous(hosts), []*Workload{w}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFirstFit(hosts)
+	var early, late uint64
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	if err := loop(e, func(msg Message) (float64, []Decision) {
+		now, ds := f.decide(msg)
+		switch {
+		case early == 0 && f.done >= jobs/5:
+			early = heap()
+		case late == 0 && f.done >= jobs-2*hosts:
+			late = heap()
+		}
+		return now, ds
+	}); err != nil {
+		t.Fatal(err)
+	}
+	finished := float64(jobs - 2*hosts - jobs/5)
+	perJob := (float64(late) - float64(early)) / finished
+	t.Logf("heap: %d B after %d jobs, %d B after %d jobs: %+.2f B per finished job", early, jobs/5, late, jobs-2*hosts, perJob)
+	if perJob > 8 {
+		t.Errorf("heap grew by %.1f B per finished job (from %d to %d B), want no growth", perJob, early, late)
+	}
+	busy := 0
+	for _, r := range e.runs {
+		if r != nil {
+			busy++
+		}
+	}
+	if busy != 0 || len(e.timers) != 0 || len(e.meta) != 0 || len(e.freeRuns) > hosts || e.nbRunning != 0 {
+		t.Errorf("after the end: got %d runs, %d timers, %d metadata, %d pooled runs, %d running; want 0, 0, 0, <= %d, 0",
+			busy, len(e.timers), len(e.meta), len(e.freeRuns), e.nbRunning, hosts)
+	}
+}

@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzParsePlatform checks that any input gives a platform or an error,
+// never a panic, and that what it gives is consistent.
+func FuzzParsePlatform(f *testing.F) {
+	f.Add([]byte(testPlatform))
+	f.Add([]byte(`<platform version="4.1"><zone id="z" routing="Full"><host id="master_host" speed="1f"/><host id="a" speed="1Gf,2Gf" pstate="1" core="2"><prop id="k" value="v"/></host></zone></platform>`))
+	f.Add([]byte(`<platform><AS id="z" routing="Full"><host id="master_host" speed="1f"/><cluster id="c" prefix="n" suffix="" radical="0-3,7" speed="1Mf" bw="1Bps" lat="0"><prop id="x" value="y"/></cluster></AS></platform>`))
+	f.Add([]byte(`<platform><zone id="z"><cabinet id="c" prefix="n" suffix="" radical="1-2" speed="1" bw="1Bps" lat="0"/></zone></platform>`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParsePlatform(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for i, r := range p.Resources {
+			if r.ID != i || !(r.Speed > 0) || r.Cores < 1 || r.Properties == nil || r.ZoneProperties == nil {
+				t.Fatalf("resource %d: got %+v", i, r)
+			}
+			if _, ok := r.Properties["role"]; !ok {
+				t.Fatalf("resource %d: no role property", i)
+			}
+			if i > 0 && p.Resources[i-1].Name >= r.Name {
+				t.Fatalf("resources not sorted by name: %q then %q", p.Resources[i-1].Name, r.Name)
+			}
+		}
+		if p.Master == "" {
+			t.Fatal("no master")
+		}
+		if _, err := New(p, nil, Options{}); err != nil {
+			t.Fatalf("New on a parsed platform: %v", err)
+		}
+	})
+}
+
+// FuzzParseWorkload checks that any input gives a workload or an error,
+// never a panic, and that a parsed workload is accepted by New.
+func FuzzParseWorkload(f *testing.F) {
+	f.Add([]byte(`{"nb_res": 1, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d", "walltime": 5, "x": [1]}], "profiles": {"d": {"type": "delay", "delay": 1}}}`))
+	f.Add([]byte(`{"nb_res": 2, "jobs": [{"id": "w!a", "subtime": 1.5, "res": 2, "profile": "c"}], "profiles": {"c": {"type": "composed", "repeat": 2, "seq": ["p", "t"]},
+		"p": {"type": "parallel", "cpu": [1, 2], "com": [0, 0, 0, 0]}, "t": {"type": "parallel_homogeneous_total", "cpu": 1e9, "com": 0}, "h": {"type": "parallel_homogeneous", "cpu": 1, "ret": 2}}}`))
+	f.Add([]byte(`{"nb_res": 1, "jobs": [], "profiles": {"a": {"type": "composed", "seq": ["a"]}}}`))
+	f.Add([]byte(`{"nb_res": 1, "jobs": [{"id": null}], "profiles": {}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w, err := ParseWorkload(bytes.NewReader(data), "w")
+		if err != nil {
+			return
+		}
+		for _, j := range w.Jobs {
+			if w.Profiles[j.Profile] == nil || j.ID != "w!"+j.Name {
+				t.Fatalf("job %+v: inconsistent", j)
+			}
+			if _, err := j.Description(); err != nil {
+				t.Fatalf("job %s: Description: %v", j.ID, err)
+			}
+		}
+		if _, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{}); err != nil {
+			t.Fatalf("New on a parsed workload: %v", err)
+		}
+	})
+}

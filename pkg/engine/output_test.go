@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOutputsGolden runs a tiny scenario with every final state and compares
+// both outputs with Batsim 4.2.1's format, byte for byte.
+func TestOutputsGolden(t *testing.T) {
+	w := mustWorkload(t, "w", `{"nb_res": 2,
+		"profiles": {"d10": {"type": "delay", "delay": 10}, "d5fail": {"type": "delay", "delay": 5, "ret": 1},
+		             "c2": {"type": "parallel_homogeneous", "cpu": 2e9, "com": 0}},
+		"jobs": [
+			{"id": 1, "subtime": 0, "res": 1, "profile": "d10", "walltime": 100},
+			{"id": 2, "subtime": 0.5, "res": 2, "profile": "c2", "walltime": 1.5},
+			{"id": 3, "subtime": 2, "res": 1, "profile": "d5fail"},
+			{"id": 4, "subtime": 3, "res": 1, "profile": "d10"},
+			{"id": 5, "subtime": 4, "res": 1, "profile": "d10"}
+		]}`)
+	var jobs bytes.Buffer
+	e, err := New(hostsPlatform([]float64{1e9, 1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
+		now := msg.Now
+		var ds []Decision
+		for _, ev := range msg.Events {
+			switch ev := ev.(type) {
+			case JobSubmitted:
+				switch ev.Job.ID {
+				case "w!1":
+					now = 1
+					ds = append(ds, ExecuteJob{Timestamp: 1, JobID: "w!1", Alloc: []int{0}})
+				case "w!3":
+					ds = append(ds, ExecuteJob{Timestamp: now, JobID: "w!3", Alloc: []int{1}})
+				case "w!4":
+					ds = append(ds, RejectJob{Timestamp: now, JobID: "w!4"})
+				}
+			case JobCompleted:
+				switch ev.JobID {
+				case "w!3":
+					ds = append(ds, ExecuteJob{Timestamp: now, JobID: "w!5", Alloc: []int{1}}, CallMeLater{Timestamp: now, When: 9})
+				case "w!1":
+					ds = append(ds, ExecuteJob{Timestamp: now, JobID: "w!2", Alloc: []int{1, 0}})
+				}
+			case RequestedCall:
+				ds = append(ds, KillJob{Timestamp: now, JobIDs: []string{"w!5"}})
+			}
+		}
+		return now, ds
+	})
+	if err != nil {
+		t.Fatalf("drive: %v\n%s", err, trace(msgs))
+	}
+	wantJobs := jobsHeader +
+		"4,w,d10,3.000000,1,-1.000000,0,REJECTED,,,,,,,,,\"\"\n" +
+		"3,w,d5fail,2.000000,1,-1.000000,0,COMPLETED_FAILED,2.000000,5.000000,7.000000,0.000000,5.000000,1.000000,1,-1.000000,\"\"\n" +
+		"5,w,d10,4.000000,1,-1.000000,0,COMPLETED_KILLED,7.000000,2.000000,9.000000,3.000000,5.000000,2.500000,1,-1.000000,\"\"\n" +
+		"1,w,d10,0.000000,1,100.000000,1,COMPLETED_SUCCESSFULLY,1.000000,10.000000,11.000000,1.000000,11.000000,1.100000,0,-1.000000,\"\"\n" +
+		"2,w,c2,0.500000,2,1.500000,0,COMPLETED_WALLTIME_REACHED,11.000000,1.500000,12.500000,10.500000,12.000000,8.000000,0-1,-1.000000,\"\"\n"
+	if got := jobs.String(); got != wantJobs {
+		t.Errorf("got _jobs.csv\n%s\nwant\n%s\ntrace:\n%s", got, wantJobs, trace(msgs))
+	}
+	var sched bytes.Buffer
+	if err := e.Schedule(1500*time.Millisecond, 2250*time.Millisecond).WriteCSV(&sched); err != nil {
+		t.Fatal(err)
+	}
+	wantSched := "batsim_version,consumed_joules,makespan,max_slowdown,max_turnaround_time,max_waiting_time,mean_slowdown," +
+		"mean_turnaround_time,mean_waiting_time,nb_computing_machines,nb_grouped_switches,nb_jobs,nb_jobs_finished," +
+		"nb_jobs_killed,nb_jobs_rejected,nb_jobs_success,nb_machine_switches,scheduling_time,simulation_time,success_rate," +
+		"time_computing,time_idle,time_sleeping,time_switching_off,time_switching_on,time_unavailable\n" +
+		"batkube-engine,0.000000,12.500000,8.000000,12.000000,10.500000,2.520000,6.600000,2.900000,2,0,5,4,3,1,1,0," +
+		"1.500000,2.250000,0.200000,20.000000,5.000000,0.000000,0.000000,0.000000,0.000000\n"
+	if got := sched.String(); got != wantSched {
+		t.Errorf("got _schedule.csv\n%s\nwant\n%s", got, wantSched)
+	}
+}
+
+func TestNullRuntimeAndEmptySchedule(t *testing.T) {
+	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"z": {"type": "parallel_homogeneous", "cpu": 0}},
+		"jobs": [{"id": "z", "subtime": 1, "res": 1, "profile": "z"}]}`)
+	var jobs bytes.Buffer
+	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drive(e, placer(nil, []int{0})); err != nil {
+		t.Fatal(err)
+	}
+	want := "z,w,z,1.000000,1,-1.000000,1,COMPLETED_SUCCESSFULLY,1.000000,0.000010,1.000010,0.000000,0.000010,1.000000,0,-1.000000,\"\"\n"
+	if got := strings.TrimPrefix(jobs.String(), jobsHeader); got != want {
+		t.Errorf("got row %q, want %q", got, want)
+	}
+
+	empty, err := New(hostsPlatform([]float64{1e9}), nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := empty.Schedule(0, 0)
+	if !math.IsNaN(s.MeanWaitingTime) || !math.IsNaN(s.SuccessRate) {
+		t.Errorf("no jobs: got mean waiting time %g and success rate %g, want NaN (0/0, as Batsim)", s.MeanWaitingTime, s.SuccessRate)
+	}
+	var b bytes.Buffer
+	if err := s.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ",-nan,") {
+		t.Errorf("no jobs: got %q, want -nan as glibc writes 0/0", b.String())
+	}
+}
+
+type failingWriter struct{ after int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.after == 0 {
+		return 0, errors.New("disk full")
+	}
+	w.after--
+	return len(p), nil
+}
+
+func TestJobsOutputErrors(t *testing.T) {
+	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"d": {"type": "delay", "delay": 1}},
+		"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}]}`)
+	if _, err := New(hostsPlatform([]float64{1}), []*Workload{w}, Options{JobsOutput: &failingWriter{}}); err == nil {
+		t.Error("header write failure: got no error")
+	}
+	e, err := New(hostsPlatform([]float64{1}), []*Workload{w}, Options{JobsOutput: &failingWriter{after: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drive(e, placer(nil, []int{0})); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("row write failure: got %v, want the writer's error", err)
+	}
+}

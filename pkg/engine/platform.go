@@ -1,0 +1,410 @@
+package engine
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// DefaultMasterHost is the name of the host Batsim takes as its master when
+// no host has the property role=master (Batsim's --master-host default).
+const DefaultMasterHost = "master_host"
+
+// maxHosts bounds the hosts a platform may declare (clusters expand ranges).
+const maxHosts = 1 << 20
+
+// Platform is what Batsim sees of a SimGrid platform: its compute resources,
+// its storage resources and its master host.
+type Platform struct {
+	// Resources are the compute resources; Resources[i].ID == i.
+	Resources []Resource
+	// Storage are the hosts with role=storage; their ids follow the compute
+	// resources' (Storage[i].ID == len(Resources)+i).
+	Storage []Resource
+	// Master is the name of the master host, which computes nothing.
+	Master string
+}
+
+// Resource is one host of the platform as Batsim describes it in
+// SIMULATION_BEGINS, plus the computing power the engine simulates.
+type Resource struct {
+	ID   int
+	Name string
+	// Speed is the speed of one core in flops per second, in the host's
+	// initial power state (its pstate attribute, 0 by default).
+	Speed float64
+	// Cores is the host's core attribute (1 by default).
+	Cores int
+	// Properties are the host's <prop>s as strings; "role" is always present
+	// (empty for compute resources), as Batsim adds it.
+	Properties map[string]string
+	// ZoneProperties are the properties of the zones around the host, merged
+	// from the outermost zone inwards (inner zones win).
+	ZoneProperties map[string]string
+}
+
+// ReadPlatformFile reads a SimGrid platform file.
+func ReadPlatformFile(path string) (*Platform, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("engine: platform: %w", err)
+	}
+	defer f.Close()
+	p, err := ParsePlatform(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, path)
+	}
+	return p, nil
+}
+
+// zoneNode is a zone (or a cluster, which is a zone) of the platform.
+type zoneNode struct {
+	parent *zoneNode
+	props  map[string]string
+}
+
+// hostNode is a host being parsed.
+type hostNode struct {
+	name  string
+	speed float64
+	cores int
+	zone  *zoneNode
+	props map[string]string
+}
+
+type frameKind int
+
+const (
+	frameOther frameKind = iota
+	framePlatform
+	frameZone
+	frameHost
+)
+
+type frame struct {
+	kind frameKind
+	zone *zoneNode // frameZone: the zone; others: the enclosing zone
+	host *hostNode // frameHost
+}
+
+// ParsePlatform reads a SimGrid platform (XML, version 4.1 as Batsim uses
+// it): zones (and the older AS) with their properties, hosts, clusters and
+// cabinets. Links, routes and everything about the network are ignored.
+func ParsePlatform(r io.Reader) (*Platform, error) {
+	p, err := parsePlatform(r)
+	if err != nil {
+		return nil, fmt.Errorf("engine: platform: %w", err)
+	}
+	return p, nil
+}
+
+func parsePlatform(r io.Reader) (*Platform, error) {
+	d := xml.NewDecoder(r)
+	var (
+		stack []frame
+		hosts []*hostNode
+		names = map[string]bool{}
+		root  bool
+	)
+	addHost := func(h *hostNode) error {
+		if names[h.name] {
+			return fmt.Errorf("host %q is declared twice", h.name)
+		}
+		if len(hosts) >= maxHosts {
+			return fmt.Errorf("more than %d hosts", maxHosts)
+		}
+		names[h.name] = true
+		hosts = append(hosts, h)
+		return nil
+	}
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			var top frame
+			if len(stack) > 0 {
+				top = stack[len(stack)-1]
+			}
+			if len(stack) == 0 {
+				if t.Name.Local != "platform" || root {
+					return nil, fmt.Errorf("the root element is <%s>, want <platform>", t.Name.Local)
+				}
+				root = true
+				stack = append(stack, frame{kind: framePlatform})
+				continue
+			}
+			f := frame{kind: frameOther, zone: top.zone}
+			switch t.Name.Local {
+			case "zone", "AS":
+				f = frame{kind: frameZone, zone: &zoneNode{parent: top.zone, props: map[string]string{}}}
+			case "host":
+				h, err := parseHost(t, top.zone)
+				if err != nil {
+					return nil, err
+				}
+				if err := addHost(h); err != nil {
+					return nil, err
+				}
+				f = frame{kind: frameHost, zone: top.zone, host: h}
+			case "cluster", "cabinet":
+				zone := top.zone
+				if t.Name.Local == "cluster" {
+					// A cluster is a zone of its own; its <prop>s are the zone's.
+					zone = &zoneNode{parent: top.zone, props: map[string]string{}}
+					f = frame{kind: frameZone, zone: zone}
+				}
+				expanded, err := expandCluster(t, zone, len(hosts))
+				if err != nil {
+					return nil, err
+				}
+				for _, h := range expanded {
+					if err := addHost(h); err != nil {
+						return nil, err
+					}
+				}
+			case "prop":
+				id, value := attr(t, "id"), attr(t, "value")
+				if id == "" {
+					return nil, errors.New("a <prop> has no id")
+				}
+				switch top.kind {
+				case frameZone:
+					top.zone.props[id] = value
+				case frameHost:
+					top.host.props[id] = value
+				}
+			}
+			stack = append(stack, f)
+		case xml.EndElement:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	if !root {
+		return nil, errors.New("no <platform> element")
+	}
+	return buildPlatform(hosts)
+}
+
+func attr(e xml.StartElement, name string) string {
+	for _, a := range e.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func hasAttr(e xml.StartElement, name string) bool {
+	for _, a := range e.Attr {
+		if a.Name.Local == name {
+			return true
+		}
+	}
+	return false
+}
+
+func parseHost(e xml.StartElement, zone *zoneNode) (*hostNode, error) {
+	name := attr(e, "id")
+	if name == "" {
+		return nil, errors.New("a <host> has no id")
+	}
+	if zone == nil {
+		return nil, fmt.Errorf("host %q is outside of any zone", name)
+	}
+	speed, err := hostSpeed(e)
+	if err != nil {
+		return nil, fmt.Errorf("host %q: %w", name, err)
+	}
+	cores, err := coreCount(e)
+	if err != nil {
+		return nil, fmt.Errorf("host %q: %w", name, err)
+	}
+	return &hostNode{name: name, speed: speed, cores: cores, zone: zone, props: map[string]string{}}, nil
+}
+
+// hostSpeed is the speed of the host's initial pstate.
+func hostSpeed(e xml.StartElement) (float64, error) {
+	if !hasAttr(e, "speed") {
+		return 0, errors.New("no speed attribute")
+	}
+	speeds, err := parseSpeeds(attr(e, "speed"))
+	if err != nil {
+		return 0, err
+	}
+	pstate := 0
+	if s := strings.TrimSpace(attr(e, "pstate")); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 || v >= float64(len(speeds)) || math.IsNaN(v) {
+			return 0, fmt.Errorf("pstate %q: want an index into the %d speeds", s, len(speeds))
+		}
+		pstate = int(v)
+	}
+	return speeds[pstate], nil
+}
+
+func coreCount(e xml.StartElement) (int, error) {
+	s := strings.TrimSpace(attr(e, "core"))
+	if s == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("core %q: want a positive integer", s)
+	}
+	return n, nil
+}
+
+// expandCluster returns the hosts prefix+i+suffix of a <cluster> or
+// <cabinet>, i ranging over its radical ("0-15", "1-4,6,9-11").
+func expandCluster(e xml.StartElement, zone *zoneNode, already int) ([]*hostNode, error) {
+	id := attr(e, "id")
+	if zone == nil {
+		return nil, fmt.Errorf("<%s> %q is outside of any zone", e.Name.Local, id)
+	}
+	speed, err := hostSpeed(e)
+	if err != nil {
+		return nil, fmt.Errorf("<%s> %q: %w", e.Name.Local, id, err)
+	}
+	cores := 1
+	if e.Name.Local == "cluster" {
+		if cores, err = coreCount(e); err != nil {
+			return nil, fmt.Errorf("<%s> %q: %w", e.Name.Local, id, err)
+		}
+	}
+	radicals, err := parseRadical(attr(e, "radical"), maxHosts-already)
+	if err != nil {
+		return nil, fmt.Errorf("<%s> %q: %w", e.Name.Local, id, err)
+	}
+	prefix, suffix := attr(e, "prefix"), attr(e, "suffix")
+	hosts := make([]*hostNode, 0, len(radicals))
+	for _, i := range radicals {
+		hosts = append(hosts, &hostNode{
+			name:  prefix + strconv.Itoa(i) + suffix,
+			speed: speed,
+			cores: cores,
+			zone:  zone,
+			props: map[string]string{},
+		})
+	}
+	return hosts, nil
+}
+
+// parseRadical expands "1-4,6,9-11" into 1 2 3 4 6 9 10 11, refusing more
+// than limit numbers.
+func parseRadical(s string, limit int) ([]int, error) {
+	var out []int
+	for _, group := range strings.Split(s, ",") {
+		ends := strings.Split(group, "-")
+		if len(ends) > 2 {
+			return nil, fmt.Errorf("radical %q: malformed group %q", s, group)
+		}
+		start, err := strconv.Atoi(strings.TrimSpace(ends[0]))
+		if err != nil {
+			return nil, fmt.Errorf("radical %q: %w", s, err)
+		}
+		end := start
+		if len(ends) == 2 {
+			if end, err = strconv.Atoi(strings.TrimSpace(ends[1])); err != nil {
+				return nil, fmt.Errorf("radical %q: %w", s, err)
+			}
+		}
+		if end >= start && end-start >= limit-len(out) {
+			return nil, fmt.Errorf("radical %q: more than %d hosts", s, maxHosts)
+		}
+		for i := start; i <= end; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}
+
+// buildPlatform sorts the hosts into compute, storage and master, and numbers
+// the resources as Batsim does: by host name.
+func buildPlatform(hosts []*hostNode) (*Platform, error) {
+	p := &Platform{}
+	var compute, storage []*hostNode
+	for _, h := range hosts {
+		role, hasRole := h.props["role"]
+		if !hasRole {
+			h.props["role"] = ""
+		}
+		if h.name == DefaultMasterHost && role != "" {
+			// Batsim appends "master" to the role of the host named like
+			// its --master-host: "master,master" is no role it knows.
+			return nil, fmt.Errorf("host %q has the role %q: Batsim would make it %q and abort; drop the role property (the name makes it the master)",
+				h.name, role, role+",master")
+		}
+		switch {
+		case role == "master" || h.name == DefaultMasterHost:
+			if p.Master != "" {
+				return nil, fmt.Errorf("two master hosts: %q and %q", p.Master, h.name)
+			}
+			p.Master = h.name
+		case role == "" || role == "compute_node":
+			if h.speed <= 0 {
+				return nil, fmt.Errorf("host %q is a compute node but its speed is not positive", h.name)
+			}
+			compute = append(compute, h)
+		case role == "storage":
+			storage = append(storage, h)
+		default:
+			return nil, fmt.Errorf("host %q: unknown role %q (want master, compute_node or storage)", h.name, role)
+		}
+	}
+	if p.Master == "" {
+		return nil, fmt.Errorf("no master host: Batsim needs a host named %s or with <prop id=\"role\" value=\"master\"/>", DefaultMasterHost)
+	}
+	byName := func(hs []*hostNode) {
+		sort.Slice(hs, func(i, j int) bool { return hs[i].name < hs[j].name })
+	}
+	byName(compute)
+	byName(storage)
+	for _, h := range compute {
+		p.Resources = append(p.Resources, h.resource(len(p.Resources)))
+	}
+	for _, h := range storage {
+		p.Storage = append(p.Storage, h.resource(len(p.Resources)+len(p.Storage)))
+	}
+	return p, nil
+}
+
+func (h *hostNode) resource(id int) Resource {
+	return Resource{
+		ID:             id,
+		Name:           h.name,
+		Speed:          h.speed,
+		Cores:          h.cores,
+		Properties:     h.props,
+		ZoneProperties: h.zone.merged(),
+	}
+}
+
+// merged returns the properties of the zone and its ancestors, inner zones
+// winning.
+func (z *zoneNode) merged() map[string]string {
+	var chain []*zoneNode
+	for ; z != nil; z = z.parent {
+		chain = append(chain, z)
+	}
+	out := map[string]string{}
+	for i := len(chain) - 1; i >= 0; i-- {
+		for k, v := range chain[i].props {
+			out[k] = v
+		}
+	}
+	return out
+}

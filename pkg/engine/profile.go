@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ProfileType is the type of a Batsim profile.
+type ProfileType string
+
+// The profile types the engine simulates.
+const (
+	// ProfileDelay lasts Delay seconds, whatever runs beside it.
+	ProfileDelay ProfileType = "delay"
+	// ProfileParallel computes CPUs[i] flops on executor i.
+	ProfileParallel ProfileType = "parallel"
+	// ProfileParallelHomogeneous computes CPU flops on each executor.
+	ProfileParallelHomogeneous ProfileType = "parallel_homogeneous"
+	// ProfileParallelHomogeneousTotal computes CPU flops in all, split evenly
+	// over the executors.
+	ProfileParallelHomogeneousTotal ProfileType = "parallel_homogeneous_total"
+	// ProfileComposed runs the profiles of Seq in order, Repeat times.
+	ProfileComposed ProfileType = "composed"
+)
+
+// unsupportedProfileTypes are Batsim profile types the engine does not
+// simulate (they need SimGrid's network, storage or MPI models).
+var unsupportedProfileTypes = map[string]bool{
+	"parallel_homogeneous_pfs": true, "data_staging": true, "send": true, "recv": true,
+	"smpi": true, "usage_trace": true,
+}
+
+// Profile is a Batsim profile: how a job runs.
+type Profile struct {
+	Name string
+	Type ProfileType
+	// Ret is the profile's return code ("ret", default 0); non-zero means the
+	// job fails.
+	Ret int
+	// Delay is the duration of a delay profile, in seconds.
+	Delay float64
+	// CPU is the flops of a parallel_homogeneous profile (per executor) or of
+	// a parallel_homogeneous_total one (in all).
+	CPU float64
+	// CPUs are the flops of each executor of a parallel profile.
+	CPUs []float64
+	// Seq and Repeat describe a composed profile.
+	Seq    []string
+	Repeat int
+	// Raw is the profile's JSON object as written, user fields included.
+	Raw json.RawMessage
+}
+
+// ParseProfile reads one profile object (as in a workload's "profiles", or
+// in REGISTER_PROFILE). A composed profile's steps are checked when the
+// profile is added to a workload.
+func ParseProfile(name string, raw json.RawMessage) (*Profile, error) {
+	p, err := parseProfile(name, raw)
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: %w", name, err)
+	}
+	return p, nil
+}
+
+func parseProfile(name string, raw json.RawMessage) (*Profile, error) {
+	fields, err := objectFields(raw)
+	if err != nil {
+		return nil, err
+	}
+	p := &Profile{Name: name, Raw: append(json.RawMessage(nil), raw...)}
+	typ, err := stringField(fields, "type", true)
+	if err != nil {
+		return nil, err
+	}
+	p.Type = ProfileType(typ)
+	if _, ok := fields["ret"]; ok {
+		if p.Ret, err = intField(fields, "ret"); err != nil {
+			return nil, err
+		}
+		if p.Ret < 0 {
+			return nil, fmt.Errorf("ret is %d, want a return code >= 0", p.Ret)
+		}
+	}
+	switch p.Type {
+	case ProfileDelay:
+		if p.Delay, err = numberField(fields, "delay"); err != nil {
+			return nil, err
+		}
+		if !(p.Delay > 0) || p.Delay > maxSeconds {
+			return nil, fmt.Errorf("delay is %g, want a positive number of seconds", p.Delay)
+		}
+	case ProfileParallelHomogeneous, ProfileParallelHomogeneousTotal:
+		if p.CPU, err = numberField(fields, "cpu"); err != nil {
+			return nil, err
+		}
+		if p.CPU < 0 {
+			return nil, fmt.Errorf("cpu is %g, want flops >= 0", p.CPU)
+		}
+	case ProfileParallel:
+		v, ok := fields["cpu"]
+		if !ok {
+			return nil, errors.New("no cpu field")
+		}
+		if err := json.Unmarshal(v, &p.CPUs); err != nil || len(p.CPUs) == 0 {
+			return nil, errors.New("cpu is not a non-empty array of numbers")
+		}
+		for _, c := range p.CPUs {
+			if c < 0 || math.IsInf(c, 0) {
+				return nil, fmt.Errorf("cpu holds %g, want flops >= 0", c)
+			}
+		}
+	case ProfileComposed:
+		p.Repeat = 1
+		if _, ok := fields["repeat"]; ok {
+			if p.Repeat, err = intField(fields, "repeat"); err != nil {
+				return nil, err
+			}
+			if p.Repeat < 1 {
+				return nil, fmt.Errorf("repeat is %d, want > 0", p.Repeat)
+			}
+		}
+		v, ok := fields["seq"]
+		if !ok {
+			return nil, errors.New("no seq field")
+		}
+		if err := json.Unmarshal(v, &p.Seq); err != nil || len(p.Seq) == 0 {
+			return nil, errors.New("seq is not a non-empty array of profile names")
+		}
+	default:
+		if unsupportedProfileTypes[typ] {
+			return nil, fmt.Errorf("type %q is not simulated by the embedded engine (it needs SimGrid's network or MPI models: use real Batsim)", typ)
+		}
+		return nil, fmt.Errorf("unknown type %q (want delay, parallel, parallel_homogeneous, parallel_homogeneous_total or composed)", typ)
+	}
+	return p, nil
+}
+
+// checkComposed checks that the steps of every composed profile exist and
+// that no composed profile contains itself.
+func checkComposed(profiles map[string]*Profile) error {
+	const (
+		unseen = iota
+		visiting
+		done
+	)
+	state := map[string]int{}
+	var visit func(p *Profile) error
+	visit = func(p *Profile) error {
+		switch state[p.Name] {
+		case visiting:
+			return fmt.Errorf("profile %q: composed profiles form a cycle", p.Name)
+		case done:
+			return nil
+		}
+		state[p.Name] = visiting
+		for _, step := range p.Seq {
+			sub, ok := profiles[step]
+			if !ok {
+				return fmt.Errorf("profile %q: step %q does not exist", p.Name, step)
+			}
+			if err := visit(sub); err != nil {
+				return err
+			}
+		}
+		state[p.Name] = done
+		return nil
+	}
+	for _, name := range sortedKeys(profiles) {
+		if err := visit(profiles[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// anySize reports whether a job with this profile may run on any number of
+// resources (Batsim: parallel_homogeneous_total, or a composed profile whose
+// steps all are).
+func anySize(p *Profile, profiles map[string]*Profile) bool {
+	switch p.Type {
+	case ProfileParallelHomogeneousTotal:
+		return true
+	case ProfileComposed:
+		for _, step := range p.Seq {
+			if sub := profiles[step]; sub == nil || sub.Type != ProfileParallelHomogeneousTotal {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// checkExecutors checks that every parallel profile reachable from p has one
+// flops amount per executor.
+func checkExecutors(p *Profile, profiles map[string]*Profile, executors int) error {
+	if p.Type != ProfileComposed && p.Type != ProfileParallel {
+		return nil
+	}
+	seen := map[string]bool{}
+	var check func(p *Profile) error
+	check = func(p *Profile) error {
+		if seen[p.Name] {
+			return nil
+		}
+		seen[p.Name] = true
+		switch p.Type {
+		case ProfileParallel:
+			if len(p.CPUs) != executors {
+				return fmt.Errorf("profile %q computes on %d executors but the allocation has %d", p.Name, len(p.CPUs), executors)
+			}
+		case ProfileComposed:
+			for _, step := range p.Seq {
+				if err := check(profiles[step]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return check(p)
+}

@@ -1,0 +1,441 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// run is a running job.
+type run struct {
+	job       int32
+	start     time.Duration
+	deadline  time.Duration // start + walltime, or -1
+	alloc     []int         // sorted resource ids
+	executors []int         // the resource of each executor
+	profiles  map[string]*Profile
+	timer     timer
+
+	// where the job is in its profile: the composed profiles it is inside
+	// (outermost first) and the running leaf
+	steps     []step
+	leaf      *Profile
+	leafStart time.Duration
+	act       *activity // the leaf's computation, if it computes
+}
+
+// step is a composed profile being run: pos counts the sub-profiles started
+// (over all repetitions), Batsim's current_task_index.
+type step struct {
+	p   *Profile
+	pos int
+}
+
+func (e *Engine) newRun() *run {
+	if n := len(e.freeRuns); n > 0 {
+		r := e.freeRuns[n-1]
+		e.freeRuns = e.freeRuns[:n-1]
+		return r
+	}
+	r := &run{}
+	r.timer.run = r
+	r.timer.index = -1
+	return r
+}
+
+func (e *Engine) freeRun(r *run) {
+	r.alloc, r.profiles, r.leaf, r.act = nil, nil, nil, nil
+	r.executors = r.executors[:0]
+	r.steps = r.steps[:0]
+	e.freeRuns = append(e.freeRuns, r)
+}
+
+// execute starts a job: EXECUTE_JOB.
+func (e *Engine) execute(d ExecuteJob) error {
+	idx, err := e.lookup(d.JobID)
+	if err != nil {
+		return err
+	}
+	if s := e.status[idx] & statusMask; s != statusSubmitted {
+		return fmt.Errorf("job %q is %s: only a job waiting to start can be executed", d.JobID, s)
+	}
+	job := e.jobs[idx]
+	profiles := e.wstate[job.Workload].profiles
+	prof := profiles[job.Profile]
+	alloc, err := e.checkAlloc(d)
+	if err != nil {
+		return err
+	}
+	executors := len(alloc)
+	for i, m := range d.Mapping {
+		if m < 0 || m >= len(alloc) {
+			return fmt.Errorf("job %q: executor %d is mapped to the %d-th resource of an allocation of %d", d.JobID, i, m, len(alloc))
+		}
+	}
+	if len(d.Mapping) > 0 {
+		executors = len(d.Mapping)
+	}
+	if !anySize(prof, profiles) {
+		if len(d.Mapping) > 0 && len(d.Mapping) != job.Res {
+			return fmt.Errorf("job %q asks for %d resources but its mapping has %d executors", d.JobID, job.Res, len(d.Mapping))
+		}
+		if len(d.Mapping) == 0 && len(alloc) != job.Res {
+			return fmt.Errorf("job %q asks for %d resources but was given %d (%s)", d.JobID, job.Res, len(alloc), formatIDs(alloc))
+		}
+	}
+	if err := checkExecutors(prof, profiles, executors); err != nil {
+		return fmt.Errorf("job %q: %w", d.JobID, err)
+	}
+	if !e.opts.ComputeSharing {
+		for _, h := range alloc {
+			if jobs := e.hosts[h].jobs; len(jobs) > 0 {
+				return fmt.Errorf("job %q: resource %d (%s) is running job %q and compute sharing is off",
+					d.JobID, h, e.platform.Resources[h].Name, e.jobs[jobs[0]].ID)
+			}
+		}
+	}
+
+	r := e.newRun()
+	r.job, r.start, r.alloc, r.profiles = idx, e.now, alloc, profiles
+	r.deadline = -1
+	if job.Walltime > 0 {
+		wall, _ := toDuration(job.Walltime)
+		r.deadline = e.now + wall
+	}
+	if len(d.Mapping) > 0 {
+		for _, m := range d.Mapping {
+			r.executors = append(r.executors, alloc[m])
+		}
+	} else {
+		r.executors = append(r.executors, alloc...)
+	}
+	e.runs[idx] = r
+	e.status[idx] = statusRunning | e.status[idx]&killAsked
+	e.nbRunning++
+	for _, h := range alloc {
+		e.hostJobStart(h, idx)
+	}
+	e.enter(r, prof)
+	return nil
+}
+
+// checkAlloc returns the sorted, duplicate-free allocation of an EXECUTE_JOB.
+func (e *Engine) checkAlloc(d ExecuteJob) ([]int, error) {
+	if len(d.Alloc) == 0 {
+		return nil, fmt.Errorf("job %q: empty allocation", d.JobID)
+	}
+	alloc := slices.Clone(d.Alloc)
+	slices.Sort(alloc)
+	alloc = slices.Compact(alloc)
+	n := len(e.platform.Resources)
+	for _, id := range alloc {
+		switch {
+		case id >= n && id < n+len(e.platform.Storage):
+			return nil, fmt.Errorf("job %q: resource %d (%s) is a storage resource, not a compute one", d.JobID, id, e.platform.Storage[id-n].Name)
+		case id < 0 || id >= n:
+			return nil, fmt.Errorf("job %q: resource %d does not exist (the platform has %d compute resources, 0-%d)", d.JobID, id, n, n-1)
+		}
+	}
+	return alloc, nil
+}
+
+func (e *Engine) hostJobStart(h int, job int32) {
+	hs := &e.hosts[h]
+	hs.account(e.now)
+	hs.computing = true
+	hs.jobs = append(hs.jobs, job)
+}
+
+func (e *Engine) hostJobEnd(h int, job int32) {
+	hs := &e.hosts[h]
+	if i := slices.Index(hs.jobs, job); i >= 0 {
+		hs.jobs = slices.Delete(hs.jobs, i, i+1)
+	}
+	if len(hs.jobs) == 0 {
+		hs.account(e.now)
+		hs.computing = false
+	}
+}
+
+// account adds the time since the last change of state to that state, as
+// Batsim's Machine::update_machine_state does.
+func (h *host) account(now time.Duration) {
+	if h.computing {
+		h.working += now - h.last
+	} else {
+		h.idle += now - h.last
+	}
+	h.last = now
+}
+
+// enter runs the job from profile p on: it descends into composed profiles
+// and starts the first leaf that takes time, finishing the leaves that take
+// none (and the job, if nothing is left).
+func (e *Engine) enter(r *run, p *Profile) {
+	for {
+		for p.Type == ProfileComposed {
+			r.steps = append(r.steps, step{p: p})
+			p = r.profiles[p.Seq[0]]
+		}
+		if e.startLeaf(r, p) {
+			return
+		}
+		next, ret, done := r.afterLeaf(p)
+		if done {
+			e.finishRun(r, stateOf(ret), ret)
+			return
+		}
+		p = next
+	}
+}
+
+func stateOf(ret int) JobState {
+	if ret == 0 {
+		return CompletedSuccessfully
+	}
+	return CompletedFailed
+}
+
+// afterLeaf moves on once the leaf is done: it returns the next leaf or
+// composed profile to enter, or the job's return code when it is over.
+func (r *run) afterLeaf(leaf *Profile) (next *Profile, ret int, done bool) {
+	if leaf.Ret != 0 {
+		return nil, leaf.Ret, true
+	}
+	for len(r.steps) > 0 {
+		top := &r.steps[len(r.steps)-1]
+		top.pos++
+		if top.pos < top.p.Repeat*len(top.p.Seq) {
+			return r.profiles[top.p.Seq[top.pos%len(top.p.Seq)]], 0, false
+		}
+		composed := top.p
+		r.steps = r.steps[:len(r.steps)-1]
+		if composed.Ret != 0 {
+			return nil, composed.Ret, true
+		}
+	}
+	return nil, 0, true
+}
+
+// startLeaf starts a delay or a computation, and reports whether it takes
+// time (if not, it is already done).
+func (e *Engine) startLeaf(r *run, p *Profile) bool {
+	r.leaf, r.leafStart = p, e.now
+	if p.Type == ProfileDelay {
+		d := durationOf(p.Delay)
+		if d == 0 {
+			return false
+		}
+		e.scheduleRun(r, e.now+d)
+		return true
+	}
+	a := e.newActivity(r, p)
+	if a == nil {
+		return false
+	}
+	r.act = a
+	e.reschedule(e.sharer.add(a, e.now))
+	return true
+}
+
+// newActivity builds the computation of a leaf on the run's executors, or
+// returns nil if it computes nothing.
+func (e *Engine) newActivity(r *run, p *Profile) *activity {
+	n := len(r.executors)
+	if cap(e.scratch) < len(r.alloc) {
+		e.scratch = make([]float64, len(r.alloc))
+	}
+	perResource := e.scratch[:len(r.alloc)]
+	clear(perResource)
+	bound := math.Inf(1)
+	for i, h := range r.executors {
+		var flops float64
+		switch p.Type {
+		case ProfileParallelHomogeneous:
+			flops = p.CPU
+		case ProfileParallelHomogeneousTotal:
+			flops = p.CPU / float64(n)
+		case ProfileParallel:
+			flops = p.CPUs[i]
+		}
+		if flops > 0 {
+			k, _ := slices.BinarySearch(r.alloc, h)
+			perResource[k] += flops
+			bound = math.Min(bound, e.platform.Resources[h].Speed/flops)
+		}
+	}
+	if math.IsInf(bound, 1) {
+		return nil
+	}
+	var a *activity
+	if n := len(e.freeActs); n > 0 {
+		a = e.freeActs[n-1]
+		e.freeActs = e.freeActs[:n-1]
+	} else {
+		a = &activity{}
+	}
+	a.run, a.bound = r, bound
+	a.hosts, a.coef = a.hosts[:0], a.coef[:0]
+	for k, flops := range perResource {
+		if flops > 0 {
+			a.hosts = append(a.hosts, r.alloc[k])
+			a.coef = append(a.coef, flops)
+		}
+	}
+	return a
+}
+
+// reschedule moves the timers of the runs whose computation changed pace.
+func (e *Engine) reschedule(changed []*activity) {
+	for _, a := range changed {
+		left := math.Inf(1)
+		if a.rate > 0 {
+			left = a.remaining / a.rate
+		}
+		e.scheduleRun(a.run, e.now+durationOf(left))
+	}
+}
+
+// scheduleRun sets the run's timer to the end of its leaf, or to its
+// walltime if that comes first.
+func (e *Engine) scheduleRun(r *run, leafEnd time.Duration) {
+	at := leafEnd
+	if r.deadline >= 0 && r.deadline < at {
+		at = r.deadline
+	}
+	e.seq++
+	e.timers.schedule(&r.timer, at, e.seq)
+}
+
+// stopActivity ends the run's computation and lets the others speed up.
+func (e *Engine) stopActivity(r *run) {
+	a := r.act
+	r.act = nil
+	e.reschedule(e.sharer.remove(a, e.now))
+	a.run = nil
+	e.freeActs = append(e.freeActs, a)
+}
+
+// onRunTimer handles the end of a run's leaf, or its walltime.
+func (e *Engine) onRunTimer(r *run) {
+	if r.deadline >= 0 && e.now >= r.deadline {
+		e.finishRun(r, CompletedWalltimeReached, -1)
+		return
+	}
+	leaf := r.leaf
+	if r.act != nil {
+		e.stopActivity(r)
+	}
+	next, ret, done := r.afterLeaf(leaf)
+	if done {
+		e.finishRun(r, stateOf(ret), ret)
+		return
+	}
+	e.enter(r, next)
+}
+
+// finishRun ends a job now: JOB_COMPLETED, and its row in the jobs output.
+func (e *Engine) finishRun(r *run, state JobState, ret int) {
+	e.timers.cancel(&r.timer)
+	if r.act != nil {
+		e.stopActivity(r)
+	}
+	for _, h := range r.alloc {
+		e.hostJobEnd(h, r.job)
+	}
+	idx := r.job
+	e.outbox = append(e.outbox, JobCompleted{
+		Timestamp:  e.now.Seconds(),
+		JobID:      e.jobs[idx].ID,
+		State:      state,
+		ReturnCode: ret,
+		Alloc:      r.alloc,
+	})
+	e.status[idx] = statusOf(state) | e.status[idx]&killAsked
+	e.runs[idx] = nil
+	e.nbRunning--
+	e.nbDone++
+	e.record(idx, state, r.start, e.now-r.start, r.alloc)
+	e.freeRun(r)
+}
+
+// kill kills jobs: KILL_JOB.
+func (e *Engine) kill(d KillJob) error {
+	if len(d.JobIDs) == 0 {
+		return errors.New("no job to kill")
+	}
+	var ids []string
+	var progress map[string]*Progress
+	for _, id := range d.JobIDs {
+		idx, err := e.lookup(id)
+		if err != nil {
+			return err
+		}
+		s := e.status[idx]
+		if s&killAsked != 0 {
+			continue
+		}
+		switch {
+		case s&statusMask == statusRunning:
+			if progress == nil {
+				progress = map[string]*Progress{}
+			}
+			r := e.runs[idx]
+			progress[id] = e.progress(r)
+			e.finishRun(r, CompletedKilled, -1)
+		case !s.finished():
+			return fmt.Errorf("job %q is %s: only a running or finished job can be killed", id, s&statusMask)
+		}
+		e.status[idx] |= killAsked
+		ids = append(ids, id)
+	}
+	if len(ids) > 0 {
+		e.outbox = append(e.outbox, JobKilled{Timestamp: e.now.Seconds(), JobIDs: ids, Progress: progress})
+	}
+	return nil
+}
+
+// progress describes how far a run has gone, as Batsim's task tree.
+func (e *Engine) progress(r *run) *Progress {
+	leaf := &Progress{Profile: r.leaf.Name}
+	switch {
+	case r.act != nil:
+		r.act.settle(e.now)
+		leaf.Progress = 1 - r.act.remaining
+	case r.leaf.Type == ProfileDelay && r.leaf.Delay > 0:
+		leaf.Progress = (e.now - r.leafStart).Seconds() / r.leaf.Delay
+	}
+	leaf.Progress = math.Min(1, math.Max(0, leaf.Progress))
+	p := leaf
+	for i := len(r.steps) - 1; i >= 0; i-- {
+		p = &Progress{Profile: r.steps[i].p.Name, CurrentTaskIndex: r.steps[i].pos, CurrentTask: p}
+	}
+	return p
+}
+
+// formatIDs writes resource ids as a Batsim interval set: "0-3 7".
+func formatIDs(ids []int) string {
+	return string(appendIDs(nil, ids))
+}
+
+// appendIDs appends sorted, distinct ids as a Batsim interval set.
+func appendIDs(b []byte, ids []int) []byte {
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = appendInt(b, ids[i])
+		if j > i {
+			b = append(b, '-')
+			b = appendInt(b, ids[j])
+		}
+		i = j + 1
+	}
+	return b
+}

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// speedUnits are SimGrid's speed units: f and flops with their decimal
+// prefixes (abbreviated for f, spelled out for flops).
+var speedUnits = func() map[string]float64 {
+	units := map[string]float64{"": 1, "f": 1, "flops": 1}
+	abbrev := []string{"k", "M", "G", "T", "P", "E", "Z", "Y"}
+	long := []string{"kilo", "mega", "giga", "tera", "peta", "exa", "zeta", "yotta"}
+	scale := 1.0
+	for i := range abbrev {
+		scale *= 1000
+		units[abbrev[i]+"f"] = scale
+		units[long[i]+"flops"] = scale
+	}
+	return units
+}()
+
+// parseSpeeds reads a SimGrid speed attribute: one speed per pstate,
+// comma-separated, each a number with an optional unit ("1Gf", "1.5e9f",
+// "100Mf,50Mf", "2 gigaflops").
+func parseSpeeds(s string) ([]float64, error) {
+	parts := strings.Split(s, ",")
+	speeds := make([]float64, 0, len(parts))
+	for _, part := range parts {
+		v, err := parseSpeed(strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		speeds = append(speeds, v)
+	}
+	return speeds, nil
+}
+
+func parseSpeed(s string) (float64, error) {
+	n := numberPrefix(s)
+	if n == 0 {
+		return 0, fmt.Errorf("speed %q: not a number", s)
+	}
+	v, err := strconv.ParseFloat(s[:n], 64)
+	if err != nil {
+		return 0, fmt.Errorf("speed %q: %w", s, err)
+	}
+	scale, ok := speedUnits[strings.TrimSpace(s[n:])]
+	if !ok {
+		return 0, fmt.Errorf("speed %q: unknown unit %q (want f, kf, Mf, Gf, ... or flops, kiloflops, ...)", s, s[n:])
+	}
+	v *= scale
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("speed %q: want a finite, non-negative number", s)
+	}
+	return v, nil
+}
+
+// numberPrefix returns the length of the longest prefix of s that is a
+// decimal floating-point number (sign, digits, fraction, exponent), like C's
+// strtod does for such numbers.
+func numberPrefix(s string) int {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for i < len(s) && isDigit(s[i]) {
+		i++
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for i < len(s) && isDigit(s[i]) {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if j < len(s) && isDigit(s[j]) {
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+			i = j
+		}
+	}
+	return i
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
