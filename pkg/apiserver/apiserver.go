@@ -44,6 +44,8 @@ type Options struct {
 	// Terminator decides when a terminating pod bound to a node is removed
 	// (the kubelet's part); nil removes it at once.
 	Terminator Terminator
+	// Admitter, when set, may refuse the creations clients send.
+	Admitter Admitter
 	// BearerToken, when set, is required in every request's Authorization header.
 	BearerToken string
 	// Logger receives request logs at Verbosity >= 2 and errors always.
@@ -70,6 +72,12 @@ type Terminator interface {
 	PodTerminating(pod *corev1.Pod)
 }
 
+// Admitter decides whether a client may create an object (admission
+// control). A simulation uses it to refuse pods it cannot turn into jobs.
+type Admitter interface {
+	AdmitCreate(gvr schema.GroupVersionResource, obj k8sruntime.Object) error
+}
+
 // Server implements endpoint.Handler.
 type Server struct {
 	opts     Options
@@ -77,8 +85,12 @@ type Server struct {
 	catalog  *catalog
 	scheme   *k8sruntime.Scheme
 	protobuf *protobuf.Serializer
+	params   k8sruntime.ParameterCodec
 	clock    clock.PassiveClock
 	log      *slog.Logger
+
+	watchMu  sync.Mutex
+	watchers map[schema.GroupResource]int // open watches per storage, for liveness checks
 
 	randMu sync.Mutex
 	rand   *rand.Rand
@@ -116,9 +128,11 @@ func New(opts Options) (*Server, error) {
 		catalog:  cat,
 		scheme:   opts.Scheme,
 		protobuf: protobuf.NewSerializer(opts.Scheme, opts.Scheme),
+		params:   k8sruntime.NewParameterCodec(opts.Scheme),
 		clock:    opts.Clock,
 		log:      opts.Logger,
 		rand:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		watchers: map[schema.GroupResource]int{},
 	}
 	if err := s.createSystemNamespaces(context.Background()); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
@@ -187,4 +201,28 @@ func (s *Server) watchTimeout() time.Duration {
 	defer s.randMu.Unlock()
 	min := s.opts.MinWatchTimeout
 	return min + time.Duration(s.rand.Int64N(int64(min)))
+}
+
+// Create stores an object as a client's POST would (defaults, generated
+// metadata, validation) but without admission: the simulation's own objects.
+func (s *Server) Create(ctx context.Context, gvr schema.GroupVersionResource, obj store.Object) (*store.Stored, error) {
+	r, ok := s.catalog.byGVR[gvr]
+	if !ok {
+		return nil, fmt.Errorf("apiserver: %s is not served", gvr)
+	}
+	return s.create(ctx, r, obj, false)
+}
+
+// ActiveWatches returns the number of open HTTP watches on a resource: a
+// scheduler that runs keeps one on pods.
+func (s *Server) ActiveWatches(gr schema.GroupResource) int {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	return s.watchers[gr]
+}
+
+func (s *Server) countWatch(gr schema.GroupResource, delta int) {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	s.watchers[gr] += delta
 }

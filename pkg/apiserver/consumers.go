@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-openapi/runtime"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/batkube/batkube/pkg/endpoint"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -61,6 +63,10 @@ func consumeJSON(r io.Reader, target any) error {
 	if err != nil {
 		return err
 	}
+	if pb, ok := target.(*endpoint.PatchBody); ok {
+		*pb = data // a PATCH with a non-patch media type: refused (415) by the handler
+		return nil
+	}
 	return decodeJSON(data, target)
 }
 
@@ -77,6 +83,10 @@ func consumeYAML(r io.Reader, target any) error {
 	data, err := readBody(r)
 	if err != nil {
 		return err
+	}
+	if pb, ok := target.(*endpoint.PatchBody); ok {
+		*pb = data
+		return nil
 	}
 	doc, err := yaml.YAMLToJSON(data)
 	if err != nil {
@@ -107,6 +117,8 @@ func consumeRaw(r io.Reader, target any) error {
 		return err
 	}
 	switch t := target.(type) {
+	case *endpoint.PatchBody:
+		*t = data
 	case *json.RawMessage:
 		*t = data
 	case *[]byte:

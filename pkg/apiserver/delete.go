@@ -23,7 +23,7 @@ func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
 		return opts, nil
 	}
 	opts := &metav1.DeleteOptions{}
-	if err := metav1.ParameterCodec.DecodeParameters(q.http.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+	if err := q.server.params.DecodeParameters(q.http.URL.Query(), corev1.SchemeGroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	return opts, nil

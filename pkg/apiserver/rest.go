@@ -92,7 +92,7 @@ func (q *request) notFoundAs(err error) error {
 // listOptions decodes the query of a list or watch request.
 func (q *request) listOptions() (*metav1.ListOptions, labels.Selector, fields.Selector, error) {
 	var opts metav1.ListOptions
-	if err := metav1.ParameterCodec.DecodeParameters(q.http.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
+	if err := q.server.params.DecodeParameters(q.http.URL.Query(), corev1.SchemeGroupVersion, &opts); err != nil {
 		return nil, nil, nil, apierrors.NewBadRequest(err.Error())
 	}
 	ls, err := labels.Parse(opts.LabelSelector)
@@ -240,6 +240,12 @@ func (q *request) createOp(ctx context.Context, w http.ResponseWriter) {
 	if err := q.checkNamespace(obj); err != nil {
 		q.fail(w, err)
 		return
+	}
+	if a := q.server.opts.Admitter; a != nil {
+		if err := a.AdmitCreate(q.res.gvr, obj); err != nil {
+			q.fail(w, err)
+			return
+		}
 	}
 	if q.res.storage == podsResource.GroupResource() || q.res.gvr.Resource == "bindings" {
 		if b, ok := obj.(*corev1.Binding); ok {

@@ -98,6 +98,8 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 		return
 	}
 	defer watcher.Stop()
+	s.countWatch(q.res.storage, 1)
+	defer s.countWatch(q.res.storage, -1)
 	if !flush() {
 		return
 	}

@@ -56,7 +56,7 @@ type Args struct {
 	// Body is the decoded request body (nil when there is none).
 	Body k8sruntime.Object
 	// Patch is the raw body of a PATCH operation; its Content-Type tells the patch type.
-	Patch []byte
+	Patch PatchBody
 }
 
 // Handler serves the Kubernetes API behind the generated router.
@@ -72,3 +72,7 @@ type Handler interface {
 	// paths outside the spec, content negotiation, authentication, logging.
 	Wrap(router http.Handler) http.Handler
 }
+
+// PatchBody is the Go type of the spec's Patch definition: the raw body of a
+// PATCH, whatever its patch type.
+type PatchBody []byte

@@ -1,0 +1,198 @@
+package broker_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/server"
+	"github.com/batkube/batkube/pkg/server/servertest"
+	"github.com/batkube/batkube/pkg/simclock"
+)
+
+// harness is a broker behind a real API server, answering a scripted Batsim
+// over real ZeroMQ sockets, with a tiny client-go scheduler that binds every
+// pending pod to node0.
+type harness struct {
+	t      *testing.T
+	ctx    context.Context
+	client *batsim.Client
+	cs     kubernetes.Interface
+	done   chan error
+}
+
+func start(t *testing.T, opts broker.Options) *harness {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	clk := simclock.New(simclock.DefaultEpoch)
+	opts.Clock = clk
+	b, err := broker.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := servertest.Start(t, server.Options{Clock: clk, Terminator: b, Admitter: b})
+	conn, err := batsim.Listen("tcp://127.0.0.1:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := &harness{t: t, ctx: ctx, done: make(chan error, 1)}
+	go func() { h.done <- b.Run(ctx, conn, ts.API, ts.Store) }()
+	if h.client, err = batsim.Dial(conn.Endpoint()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.client.Close() })
+	if h.cs, err = kubernetes.NewForConfig(ts.Config()); err != nil {
+		t.Fatal(err)
+	}
+	go bindAll(ctx, h.cs, "node0")
+	return h
+}
+
+// bindAll is a trivial scheduler: it binds every pending pod to node.
+func bindAll(ctx context.Context, cs kubernetes.Interface, node string) {
+	w, err := cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok || ev.Type != watch.Added || p.Spec.NodeName != "" {
+			continue
+		}
+		_ = cs.CoreV1().Pods(p.Namespace).Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name},
+			Target: corev1.ObjectReference{Kind: "Node", Name: node}}, metav1.CreateOptions{})
+	}
+}
+
+func (h *harness) send(now float64, data ...batsim.EventData) batsim.Message {
+	h.t.Helper()
+	m := batsim.Message{Now: now}
+	for _, d := range data {
+		m.Events = append(m.Events, batsim.Event{Timestamp: now, Data: d})
+	}
+	reply, err := h.client.Request(h.ctx, m)
+	if err != nil {
+		h.t.Fatalf("request at %g: %v", now, err)
+	}
+	if reply.Now < now {
+		h.t.Fatalf("reply now %g before request now %g", reply.Now, now)
+	}
+	return reply
+}
+
+func begins(hosts ...string) batsim.SimulationBegins {
+	d := batsim.SimulationBegins{NbResources: len(hosts), NbComputeResources: len(hosts), AllowComputeSharing: true,
+		Workloads: map[string]string{"w": "w.json"},
+		Profiles: map[string]map[string]batsim.Profile{"w": {"d10": {Type: "delay",
+			Fields: map[string]json.RawMessage{"delay": json.RawMessage(`10`), "cpu": json.RawMessage(`1`)}}}}}
+	for i, h := range hosts {
+		d.ComputeResources = append(d.ComputeResources, batsim.Resource{ID: i, Name: h, State: batsim.ResourceIdle,
+			Properties: map[string]string{"role": "", "core": "4", "memory": "8Gi"}})
+	}
+	return d
+}
+
+func submitted(id string) batsim.JobSubmitted {
+	return batsim.JobSubmitted{JobID: batsim.JobID(id), Job: batsim.Job{ID: batsim.JobID(id), Res: 1, Profile: "d10", Walltime: -1}}
+}
+
+func TestJobLifecycleBecomesPodPhases(t *testing.T) {
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
+	if r := h.send(0, begins("node0", "node1")); len(r.Events) != 0 {
+		t.Fatalf("reply to SIMULATION_BEGINS: got %v, want no event", r.Events)
+	}
+	nodes, err := h.cs.CoreV1().Nodes().List(h.ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 2 {
+		t.Fatalf("nodes: %v, %d, want 2", err, len(nodes.Items))
+	}
+
+	r := h.send(1, submitted("w!1"))
+	if len(r.Events) != 1 {
+		t.Fatalf("reply to JOB_SUBMITTED: got %+v, want one EXECUTE_JOB", r.Events)
+	}
+	exec, ok := r.Events[0].Data.(batsim.ExecuteJob)
+	if !ok || exec.JobID != "w!1" || exec.Alloc.String() != "0" {
+		t.Fatalf("got %+v, want EXECUTE_JOB w!1 on resource 0", r.Events[0].Data)
+	}
+	pod, err := h.cs.CoreV1().Pods("default").Get(h.ctx, "w-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStart := simclock.DefaultEpoch.Add(time.Second)
+	if pod.Status.Phase != corev1.PodRunning || pod.Status.StartTime == nil || !pod.Status.StartTime.Time.Equal(wantStart) {
+		t.Errorf("after EXECUTE_JOB: phase %s start %v, want Running at %v", pod.Status.Phase, pod.Status.StartTime, wantStart)
+	}
+	if !pod.CreationTimestamp.Time.Equal(wantStart) {
+		t.Errorf("creationTimestamp %v, want the simulated %v", pod.CreationTimestamp, wantStart)
+	}
+
+	h.send(11, batsim.JobCompleted{JobID: "w!1", JobState: batsim.JobStateCompletedSuccessfully, Alloc: exec.Alloc})
+	pod, err = h.cs.CoreV1().Pods("default").Get(h.ctx, "w-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Status.Phase != corev1.PodSucceeded || pod.Status.ContainerStatuses[0].State.Terminated == nil {
+		t.Errorf("after JOB_COMPLETED: phase %s statuses %+v, want Succeeded and terminated", pod.Status.Phase, pod.Status.ContainerStatuses)
+	}
+	h.send(12, batsim.RequestedCall{})
+	if _, err := h.cs.CoreV1().Pods("default").Get(h.ctx, "w-1", metav1.GetOptions{}); err == nil {
+		t.Error("the finished pod is still there after the next step")
+	}
+	h.send(13, batsim.SimulationEnds{})
+	if err := <-h.done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+func TestDeletingPodsBecomesKillAndReject(t *testing.T) {
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
+	h.send(0, begins("node0"))
+	r := h.send(1, submitted("w!1"))
+	if len(r.Events) != 1 {
+		t.Fatalf("got %+v, want EXECUTE_JOB", r.Events)
+	}
+	if err := h.cs.CoreV1().Pods("default").Delete(h.ctx, "w-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r = h.send(2, batsim.RequestedCall{})
+	if len(r.Events) != 1 {
+		t.Fatalf("after deleting a running pod: got %+v, want KILL_JOB", r.Events)
+	}
+	if k, ok := r.Events[0].Data.(batsim.KillJob); !ok || len(k.JobIDs) != 1 || k.JobIDs[0] != "w!1" {
+		t.Fatalf("got %+v, want KILL_JOB w!1", r.Events[0].Data)
+	}
+	h.send(3, batsim.JobCompleted{JobID: "w!1", JobState: batsim.JobStateCompletedKilled, ReturnCode: -1},
+		batsim.JobKilled{JobIDs: []batsim.JobID{"w!1"}})
+	if _, err := h.cs.CoreV1().Pods("default").Get(h.ctx, "w-1", metav1.GetOptions{}); err == nil {
+		t.Error("the killed pod is still there")
+	}
+	h.send(14, batsim.SimulationEnds{})
+	if err := <-h.done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+func TestPodsFromClientsAreRefusedWithoutDynamicJobs(t *testing.T) {
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
+	h.send(0, begins("node0"))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+	_, err := h.cs.CoreV1().Pods("default").Create(h.ctx, pod, metav1.CreateOptions{})
+	if err == nil {
+		t.Fatal("a pod created through the API was accepted though Batsim has no dynamic jobs")
+	}
+	h.send(1, batsim.SimulationEnds{})
+	if err := <-h.done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}

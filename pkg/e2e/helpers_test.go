@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/batkube/batkube/pkg/server"
+	"github.com/batkube/batkube/pkg/server/servertest"
+)
+
+// binary returns the path of an upstream binary built by `make upstream`.
+func binary(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv("BATKUBE_BIN")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "bin")
+	}
+	path := filepath.Join(dir, name)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s not found (%v): run `make upstream` (or `make test`, which builds it)", path, err)
+	}
+	return path
+}
+
+// cluster is a Batkube server with a kubeconfig pointing at it.
+type cluster struct {
+	*servertest.Server
+	kubeconfig string
+	client     kubernetes.Interface
+	dir        string
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	ts := servertest.Start(t, server.Options{})
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	content := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: batkube
+  cluster:
+    server: %s
+contexts:
+- name: batkube
+  context:
+    cluster: batkube
+    user: batkube
+current-context: batkube
+users:
+- name: batkube
+  user: {}
+`, ts.URL)
+	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(ts.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{Server: ts, kubeconfig: kubeconfig, client: cs, dir: dir}
+}
+
+// testContext returns a context that ends with the test or after d.
+func testContext(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// command prepares an upstream binary with its output kept in a log file.
+func command(ctx context.Context, t *testing.T, logPath, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}

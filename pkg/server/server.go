@@ -1,0 +1,185 @@
+// Package server assembles the Batkube API server: the store, the REST
+// semantics of pkg/apiserver, discovery and OpenAPI, and the router generated
+// by go-swagger.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-openapi/loads"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/utils/clock"
+
+	"github.com/batkube/batkube/pkg/apiserver"
+	"github.com/batkube/batkube/pkg/discovery"
+	"github.com/batkube/batkube/pkg/openapi"
+	"github.com/batkube/batkube/pkg/registry"
+	"github.com/batkube/batkube/pkg/scheme"
+	"github.com/batkube/batkube/pkg/store"
+	"github.com/batkube/batkube/restapi"
+	"github.com/batkube/batkube/restapi/operations"
+)
+
+// KubernetesVersion is the version of the API Batkube emulates.
+var KubernetesVersion = version.Info{
+	Major:      "1",
+	Minor:      "37",
+	GitVersion: "v1.37.2",
+	GoVersion:  "go1.26",
+	Compiler:   "gc",
+	Platform:   "linux/amd64",
+}
+
+// Options configure a Server. The zero value of every field is a sensible default.
+type Options struct {
+	// WatchHistory is the number of past events kept for watches that resume.
+	WatchHistory int
+	// BearerToken, when set, is required from every client.
+	BearerToken string
+	// Clock gives object timestamps (simulated time in a simulation).
+	Clock clock.PassiveClock
+	// Terminator plays the kubelet's part in pod deletion (nil: at once).
+	Terminator apiserver.Terminator
+	// Admitter may refuse creations (a simulation refuses pods it cannot run).
+	Admitter apiserver.Admitter
+	// MinWatchTimeout bounds the timeout of watches that ask for none.
+	MinWatchTimeout time.Duration
+	// BookmarkInterval is how often idle watches get a bookmark.
+	BookmarkInterval time.Duration
+	Logger           *slog.Logger
+	Verbosity        int
+}
+
+// Server is a ready-to-serve Batkube API server.
+type Server struct {
+	Store   *store.Store
+	API     *apiserver.Server
+	handler http.Handler
+	log     *slog.Logger
+}
+
+// New builds a Server.
+func New(opts Options) (*Server, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	sch, err := scheme.New()
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(store.Options{HistorySize: opts.WatchHistory, Fields: registry.StoreFields})
+	spec, err := routingSpec()
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.New(restapi.Operations, KubernetesVersion)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	oapi, err := openapi.New(restapi.SwaggerJSON)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	api, err := apiserver.New(apiserver.Options{
+		Store:            st,
+		Scheme:           sch,
+		Operations:       restapi.Operations,
+		NonResource:      apiserver.NonResourceHandlers{disc, oapi},
+		Clock:            opts.Clock,
+		Terminator:       opts.Terminator,
+		Admitter:         opts.Admitter,
+		BearerToken:      opts.BearerToken,
+		Logger:           opts.Logger,
+		Verbosity:        opts.Verbosity,
+		MinWatchTimeout:  opts.MinWatchTimeout,
+		BookmarkInterval: opts.BookmarkInterval,
+	})
+	if err != nil {
+		return nil, err
+	}
+	router := operations.NewKubernetesAPI(spec)
+	return &Server{Store: st, API: api, handler: restapi.Configure(router, api), log: opts.Logger}, nil
+}
+
+// Handler returns the HTTP handler of the whole API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves the API on l until ctx is cancelled, then shuts down,
+// giving open requests (watches) a moment to end.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("server: shutting down: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}
+
+// routingSpec returns the spec the generated router is built from: the
+// embedded spec without descriptions and with the schemas of the definitions
+// left empty. The generated binders decode bodies into the Kubernetes Go
+// types and validate nothing, but the router would still expand every body
+// schema into a validator it never uses, and parse kilobytes of prose per
+// operation: with them, building the router takes about nine seconds; without,
+// two. It is computed once per process and only read afterwards. (/openapi/v2
+// serves the full spec.)
+var routingSpec = sync.OnceValues(func() (*loads.Document, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(restapi.SwaggerJSON, &doc); err != nil {
+		return nil, fmt.Errorf("server: reading the embedded spec: %w", err)
+	}
+	if defs, ok := doc["definitions"].(map[string]any); ok {
+		for name := range defs {
+			defs[name] = map[string]any{}
+		}
+	}
+	dropDescriptions(doc["paths"])
+	dropDescriptions(doc["parameters"])
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := loads.Analyzed(data, "2.0")
+	if err != nil {
+		return nil, fmt.Errorf("server: loading the embedded spec: %w", err)
+	}
+	return spec, nil
+})
+
+func dropDescriptions(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		delete(t, "description")
+		for _, e := range t {
+			dropDescriptions(e)
+		}
+	case []any:
+		for _, e := range t {
+			dropDescriptions(e)
+		}
+	}
+}
