@@ -54,16 +54,16 @@ func start(t *testing.T, opts broker.Options) *harness {
 	if h.cs, err = kubernetes.NewForConfig(ts.Config()); err != nil {
 		t.Fatal(err)
 	}
-	go bindAll(ctx, h.cs, "node0")
+	w, err := h.cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go bindAll(ctx, h.cs, w, "node0")
 	return h
 }
 
 // bindAll is a trivial scheduler: it binds every pending pod to node.
-func bindAll(ctx context.Context, cs kubernetes.Interface, node string) {
-	w, err := cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
-	}
+func bindAll(ctx context.Context, cs kubernetes.Interface, w watch.Interface, node string) {
 	defer w.Stop()
 	for ev := range w.ResultChan() {
 		p, ok := ev.Object.(*corev1.Pod)
@@ -108,7 +108,7 @@ func submitted(id string) batsim.JobSubmitted {
 }
 
 func TestJobLifecycleBecomesPodPhases(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
+	h := start(t, broker.Options{Quiet: 50 * time.Millisecond})
 	if r := h.send(0, begins("node0", "node1")); len(r.Events) != 0 {
 		t.Fatalf("reply to SIMULATION_BEGINS: got %v, want no event", r.Events)
 	}
@@ -156,7 +156,7 @@ func TestJobLifecycleBecomesPodPhases(t *testing.T) {
 }
 
 func TestDeletingPodsBecomesKillAndReject(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
+	h := start(t, broker.Options{Quiet: 50 * time.Millisecond})
 	h.send(0, begins("node0"))
 	r := h.send(1, submitted("w!1"))
 	if len(r.Events) != 1 {
@@ -184,7 +184,7 @@ func TestDeletingPodsBecomesKillAndReject(t *testing.T) {
 }
 
 func TestPodsFromClientsAreRefusedWithoutDynamicJobs(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
+	h := start(t, broker.Options{Quiet: 50 * time.Millisecond})
 	h.send(0, begins("node0"))
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
 	_, err := h.cs.CoreV1().Pods("default").Create(h.ctx, pod, metav1.CreateOptions{})

@@ -52,6 +52,9 @@ func (s *step) handle(ctx context.Context, msg batsim.Message) (batsim.Message, 
 	now := msg.Now
 	s.opts.Clock.Set(now)
 	s.decisions, s.toStart, s.progress = s.decisions[:0], s.toStart[:0], false
+	// Pods that finished in earlier steps go first, so that a pod finished
+	// now stays visible at least until the next step.
+	s.removeDueFinishedPods(ctx, now)
 	for i, ev := range msg.Events {
 		var err error
 		switch d := ev.Data.(type) {
@@ -82,8 +85,6 @@ func (s *step) handle(ctx context.Context, msg batsim.Message) (batsim.Message, 
 			return batsim.Message{}, false, fmt.Errorf("broker: event %d (%s) at %g: %w", i, ev.Type(), ev.Timestamp, err)
 		}
 	}
-	s.removeDueFinishedPods(ctx, now)
-
 	start := time.Now()
 	if err := s.settle(ctx, now); err != nil {
 		return batsim.Message{}, false, err
@@ -198,6 +199,12 @@ func (s *step) settle(ctx context.Context, now float64) error {
 				resetQuiet()
 			}
 		case <-quiet.C:
+			if s.api.ActiveWatches(podsGVR.GroupResource()) == 0 {
+				// Nobody watches pods yet (the scheduler is starting):
+				// silence means nothing; checkScheduler bounds the wait.
+				resetQuiet()
+				continue
+			}
 			return nil
 		case <-deadline.C:
 			return nil
