@@ -49,6 +49,9 @@ var expectedSchedulerErrors = regexp.MustCompile(strings.Join([]string{
 	`error retrieving resource lock .*context canceled`,
 	`Failed to update lock`,
 	`http: Server closed`,
+	`The manifest file is empty, ignoring`, // kube-scheduler 1.37 at start, with no component manifest
+	`broadcaster already stopped`,          // events recorded while the scheduler stops
+
 }, "|"))
 
 func TestKubeScheduler137BindsEveryPod(t *testing.T) { testSchedulerBindsEveryPod(t, "kube-scheduler") }
