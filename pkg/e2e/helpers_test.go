@@ -17,7 +17,7 @@ import (
 )
 
 // binary returns the path of an upstream binary built by `make upstream`.
-func binary(t *testing.T, name string) string {
+func binary(t testing.TB, name string) string {
 	t.Helper()
 	dir := os.Getenv("BATKUBE_BIN")
 	if dir == "" {
@@ -39,7 +39,7 @@ type cluster struct {
 	dir        string
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t testing.TB) *cluster {
 	t.Helper()
 	ts := servertest.Start(t, server.Options{})
 	dir := t.TempDir()
@@ -78,7 +78,7 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 }
 
 // command prepares an upstream binary with its output kept in a log file.
-func command(ctx context.Context, t *testing.T, logPath, bin string, args ...string) *exec.Cmd {
+func command(ctx context.Context, t testing.TB, logPath, bin string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	f, err := os.Create(logPath)
