@@ -1316,7 +1316,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[0], a)
 	})
 	api.CoreV1ConnectCoreV1DeleteNamespacedPodProxyWithPathHandler = core_v1.ConnectCoreV1DeleteNamespacedPodProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1DeleteNamespacedPodProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[1], a)
 	})
 	api.CoreV1ConnectCoreV1DeleteNamespacedServiceProxyHandler = core_v1.ConnectCoreV1DeleteNamespacedServiceProxyHandlerFunc(func(p core_v1.ConnectCoreV1DeleteNamespacedServiceProxyParams) middleware.Responder {
@@ -1324,7 +1324,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[2], a)
 	})
 	api.CoreV1ConnectCoreV1DeleteNamespacedServiceProxyWithPathHandler = core_v1.ConnectCoreV1DeleteNamespacedServiceProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1DeleteNamespacedServiceProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[3], a)
 	})
 	api.CoreV1ConnectCoreV1DeleteNodeProxyHandler = core_v1.ConnectCoreV1DeleteNodeProxyHandlerFunc(func(p core_v1.ConnectCoreV1DeleteNodeProxyParams) middleware.Responder {
@@ -1332,7 +1332,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[4], a)
 	})
 	api.CoreV1ConnectCoreV1DeleteNodeProxyWithPathHandler = core_v1.ConnectCoreV1DeleteNodeProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1DeleteNodeProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[5], a)
 	})
 	api.CoreV1ConnectCoreV1GetNamespacedPodAttachHandler = core_v1.ConnectCoreV1GetNamespacedPodAttachHandlerFunc(func(p core_v1.ConnectCoreV1GetNamespacedPodAttachParams) middleware.Responder {
@@ -1352,7 +1352,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[9], a)
 	})
 	api.CoreV1ConnectCoreV1GetNamespacedPodProxyWithPathHandler = core_v1.ConnectCoreV1GetNamespacedPodProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1GetNamespacedPodProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[10], a)
 	})
 	api.CoreV1ConnectCoreV1GetNamespacedServiceProxyHandler = core_v1.ConnectCoreV1GetNamespacedServiceProxyHandlerFunc(func(p core_v1.ConnectCoreV1GetNamespacedServiceProxyParams) middleware.Responder {
@@ -1360,7 +1360,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[11], a)
 	})
 	api.CoreV1ConnectCoreV1GetNamespacedServiceProxyWithPathHandler = core_v1.ConnectCoreV1GetNamespacedServiceProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1GetNamespacedServiceProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[12], a)
 	})
 	api.CoreV1ConnectCoreV1GetNodeProxyHandler = core_v1.ConnectCoreV1GetNodeProxyHandlerFunc(func(p core_v1.ConnectCoreV1GetNodeProxyParams) middleware.Responder {
@@ -1368,7 +1368,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[13], a)
 	})
 	api.CoreV1ConnectCoreV1GetNodeProxyWithPathHandler = core_v1.ConnectCoreV1GetNodeProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1GetNodeProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[14], a)
 	})
 	api.CoreV1ConnectCoreV1HeadNamespacedPodProxyHandler = core_v1.ConnectCoreV1HeadNamespacedPodProxyHandlerFunc(func(p core_v1.ConnectCoreV1HeadNamespacedPodProxyParams) middleware.Responder {
@@ -1376,7 +1376,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[15], a)
 	})
 	api.CoreV1ConnectCoreV1HeadNamespacedPodProxyWithPathHandler = core_v1.ConnectCoreV1HeadNamespacedPodProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1HeadNamespacedPodProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[16], a)
 	})
 	api.CoreV1ConnectCoreV1HeadNamespacedServiceProxyHandler = core_v1.ConnectCoreV1HeadNamespacedServiceProxyHandlerFunc(func(p core_v1.ConnectCoreV1HeadNamespacedServiceProxyParams) middleware.Responder {
@@ -1384,7 +1384,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[17], a)
 	})
 	api.CoreV1ConnectCoreV1HeadNamespacedServiceProxyWithPathHandler = core_v1.ConnectCoreV1HeadNamespacedServiceProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1HeadNamespacedServiceProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[18], a)
 	})
 	api.CoreV1ConnectCoreV1HeadNodeProxyHandler = core_v1.ConnectCoreV1HeadNodeProxyHandlerFunc(func(p core_v1.ConnectCoreV1HeadNodeProxyParams) middleware.Responder {
@@ -1392,7 +1392,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[19], a)
 	})
 	api.CoreV1ConnectCoreV1HeadNodeProxyWithPathHandler = core_v1.ConnectCoreV1HeadNodeProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1HeadNodeProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[20], a)
 	})
 	api.CoreV1ConnectCoreV1OptionsNamespacedPodProxyHandler = core_v1.ConnectCoreV1OptionsNamespacedPodProxyHandlerFunc(func(p core_v1.ConnectCoreV1OptionsNamespacedPodProxyParams) middleware.Responder {
@@ -1400,7 +1400,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[21], a)
 	})
 	api.CoreV1ConnectCoreV1OptionsNamespacedPodProxyWithPathHandler = core_v1.ConnectCoreV1OptionsNamespacedPodProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1OptionsNamespacedPodProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[22], a)
 	})
 	api.CoreV1ConnectCoreV1OptionsNamespacedServiceProxyHandler = core_v1.ConnectCoreV1OptionsNamespacedServiceProxyHandlerFunc(func(p core_v1.ConnectCoreV1OptionsNamespacedServiceProxyParams) middleware.Responder {
@@ -1408,7 +1408,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[23], a)
 	})
 	api.CoreV1ConnectCoreV1OptionsNamespacedServiceProxyWithPathHandler = core_v1.ConnectCoreV1OptionsNamespacedServiceProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1OptionsNamespacedServiceProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[24], a)
 	})
 	api.CoreV1ConnectCoreV1OptionsNodeProxyHandler = core_v1.ConnectCoreV1OptionsNodeProxyHandlerFunc(func(p core_v1.ConnectCoreV1OptionsNodeProxyParams) middleware.Responder {
@@ -1416,7 +1416,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[25], a)
 	})
 	api.CoreV1ConnectCoreV1OptionsNodeProxyWithPathHandler = core_v1.ConnectCoreV1OptionsNodeProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1OptionsNodeProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[26], a)
 	})
 	api.CoreV1ConnectCoreV1PatchNamespacedPodProxyHandler = core_v1.ConnectCoreV1PatchNamespacedPodProxyHandlerFunc(func(p core_v1.ConnectCoreV1PatchNamespacedPodProxyParams) middleware.Responder {
@@ -1424,7 +1424,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[27], a)
 	})
 	api.CoreV1ConnectCoreV1PatchNamespacedPodProxyWithPathHandler = core_v1.ConnectCoreV1PatchNamespacedPodProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1PatchNamespacedPodProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[28], a)
 	})
 	api.CoreV1ConnectCoreV1PatchNamespacedServiceProxyHandler = core_v1.ConnectCoreV1PatchNamespacedServiceProxyHandlerFunc(func(p core_v1.ConnectCoreV1PatchNamespacedServiceProxyParams) middleware.Responder {
@@ -1432,7 +1432,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[29], a)
 	})
 	api.CoreV1ConnectCoreV1PatchNamespacedServiceProxyWithPathHandler = core_v1.ConnectCoreV1PatchNamespacedServiceProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1PatchNamespacedServiceProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[30], a)
 	})
 	api.CoreV1ConnectCoreV1PatchNodeProxyHandler = core_v1.ConnectCoreV1PatchNodeProxyHandlerFunc(func(p core_v1.ConnectCoreV1PatchNodeProxyParams) middleware.Responder {
@@ -1440,7 +1440,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[31], a)
 	})
 	api.CoreV1ConnectCoreV1PatchNodeProxyWithPathHandler = core_v1.ConnectCoreV1PatchNodeProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1PatchNodeProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[32], a)
 	})
 	api.CoreV1ConnectCoreV1PostNamespacedPodAttachHandler = core_v1.ConnectCoreV1PostNamespacedPodAttachHandlerFunc(func(p core_v1.ConnectCoreV1PostNamespacedPodAttachParams) middleware.Responder {
@@ -1460,7 +1460,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[36], a)
 	})
 	api.CoreV1ConnectCoreV1PostNamespacedPodProxyWithPathHandler = core_v1.ConnectCoreV1PostNamespacedPodProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1PostNamespacedPodProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[37], a)
 	})
 	api.CoreV1ConnectCoreV1PostNamespacedServiceProxyHandler = core_v1.ConnectCoreV1PostNamespacedServiceProxyHandlerFunc(func(p core_v1.ConnectCoreV1PostNamespacedServiceProxyParams) middleware.Responder {
@@ -1468,7 +1468,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[38], a)
 	})
 	api.CoreV1ConnectCoreV1PostNamespacedServiceProxyWithPathHandler = core_v1.ConnectCoreV1PostNamespacedServiceProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1PostNamespacedServiceProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[39], a)
 	})
 	api.CoreV1ConnectCoreV1PostNodeProxyHandler = core_v1.ConnectCoreV1PostNodeProxyHandlerFunc(func(p core_v1.ConnectCoreV1PostNodeProxyParams) middleware.Responder {
@@ -1476,7 +1476,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[40], a)
 	})
 	api.CoreV1ConnectCoreV1PostNodeProxyWithPathHandler = core_v1.ConnectCoreV1PostNodeProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1PostNodeProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[41], a)
 	})
 	api.CoreV1ConnectCoreV1PutNamespacedPodProxyHandler = core_v1.ConnectCoreV1PutNamespacedPodProxyHandlerFunc(func(p core_v1.ConnectCoreV1PutNamespacedPodProxyParams) middleware.Responder {
@@ -1484,7 +1484,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[42], a)
 	})
 	api.CoreV1ConnectCoreV1PutNamespacedPodProxyWithPathHandler = core_v1.ConnectCoreV1PutNamespacedPodProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1PutNamespacedPodProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[43], a)
 	})
 	api.CoreV1ConnectCoreV1PutNamespacedServiceProxyHandler = core_v1.ConnectCoreV1PutNamespacedServiceProxyHandlerFunc(func(p core_v1.ConnectCoreV1PutNamespacedServiceProxyParams) middleware.Responder {
@@ -1492,7 +1492,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[44], a)
 	})
 	api.CoreV1ConnectCoreV1PutNamespacedServiceProxyWithPathHandler = core_v1.ConnectCoreV1PutNamespacedServiceProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1PutNamespacedServiceProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Namespace: p.Namespace, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[45], a)
 	})
 	api.CoreV1ConnectCoreV1PutNodeProxyHandler = core_v1.ConnectCoreV1PutNodeProxyHandlerFunc(func(p core_v1.ConnectCoreV1PutNodeProxyParams) middleware.Responder {
@@ -1500,7 +1500,7 @@ func wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {
 		return h.Serve(&Operations[46], a)
 	})
 	api.CoreV1ConnectCoreV1PutNodeProxyWithPathHandler = core_v1.ConnectCoreV1PutNodeProxyWithPathHandlerFunc(func(p core_v1.ConnectCoreV1PutNodeProxyWithPathParams) middleware.Responder {
-		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name}
+		a := endpoint.Args{Request: p.HTTPRequest, Name: p.Name, Path: p.Path}
 		return h.Serve(&Operations[47], a)
 	})
 	api.AdmissionregistrationV1CreateAdmissionregistrationV1MutatingAdmissionPolicyHandler = admissionregistration_v1.CreateAdmissionregistrationV1MutatingAdmissionPolicyHandlerFunc(func(p admissionregistration_v1.CreateAdmissionregistrationV1MutatingAdmissionPolicyParams) middleware.Responder {

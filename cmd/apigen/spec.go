@@ -67,6 +67,7 @@ func runSpec(args []string) error {
 		return err
 	}
 	fixMediaTypes(cur)
+	dropShadowedQueryParams(cur)
 	delete(cur, "security")
 	delete(cur, "securityDefinitions")
 	cur["schemes"] = []any{"http"}
@@ -301,4 +302,50 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// dropShadowedQueryParams removes the "path" query parameter of the proxy
+// operations that also have a {path} path parameter. go-swagger orders
+// parameters by name, so two parameters named "path" come out in a random
+// order and the generated code differs from run to run; the query one is
+// meaningless next to the path one, and Batkube serves no proxy anyway.
+func dropShadowedQueryParams(spec object) {
+	global, _ := spec["parameters"].(object)
+	isQueryPath := func(p any) bool {
+		o, _ := p.(object)
+		if ref, ok := o["$ref"].(string); ok {
+			o, _ = global[strings.TrimPrefix(ref, "#/parameters/")].(object)
+		}
+		return o["in"] == "query" && o["name"] == "path"
+	}
+	filter := func(ps any) any {
+		list, ok := ps.([]any)
+		if !ok {
+			return ps
+		}
+		out := list[:0:0]
+		for _, p := range list {
+			if !isQueryPath(p) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for path, item := range spec["paths"].(object) {
+		if !strings.Contains(path, "{path}") {
+			continue
+		}
+		it := item.(object)
+		for key, v := range it {
+			if key == "parameters" {
+				it[key] = filter(v)
+				continue
+			}
+			if op, ok := v.(object); ok {
+				if ps, ok := op["parameters"]; ok {
+					op["parameters"] = filter(ps)
+				}
+			}
+		}
+	}
 }

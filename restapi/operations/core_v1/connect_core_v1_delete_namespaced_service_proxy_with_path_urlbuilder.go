@@ -13,9 +13,7 @@ import (
 type ConnectCoreV1DeleteNamespacedServiceProxyWithPathURL struct {
 	Name      string
 	Namespace string
-	PathPath  string
-
-	QueryPath *string
+	Path      string
 
 	_basePath string
 	// avoid unkeyed usage
@@ -57,27 +55,15 @@ func (o *ConnectCoreV1DeleteNamespacedServiceProxyWithPathURL) Build() (*url.URL
 		return nil, errors.New("namespace is required on ConnectCoreV1DeleteNamespacedServiceProxyWithPathURL")
 	}
 
-	pathPath := o.PathPath
-	if pathPath != "" {
-		_path = strings.ReplaceAll(_path, "{path}", pathPath)
+	path := o.Path
+	if path != "" {
+		_path = strings.ReplaceAll(_path, "{path}", path)
 	} else {
-		return nil, errors.New("pathPath is required on ConnectCoreV1DeleteNamespacedServiceProxyWithPathURL")
+		return nil, errors.New("path is required on ConnectCoreV1DeleteNamespacedServiceProxyWithPathURL")
 	}
 
 	_basePath := o._basePath
 	_result.Path = golangswaggerpaths.Join(_basePath, _path)
-
-	qs := make(url.Values)
-
-	var queryPathQ string
-	if o.QueryPath != nil {
-		queryPathQ = *o.QueryPath
-	}
-	if queryPathQ != "" {
-		qs.Set("path", queryPathQ)
-	}
-
-	_result.RawQuery = qs.Encode()
 
 	return &_result, nil
 }

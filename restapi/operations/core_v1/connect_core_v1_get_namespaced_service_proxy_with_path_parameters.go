@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/errors"
-	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 )
@@ -37,10 +36,7 @@ type ConnectCoreV1GetNamespacedServiceProxyWithPathParams struct {
 	// path to the resource
 	// Required: true
 	// In: path
-	PathPath string
-	// Path is the part of URLs that include service endpoints, suffixes, and parameters to use for the current proxy request to service. For example, the whole request URL is http://localhost/api/v1/namespaces/kube-system/services/elasticsearch-logging/_search?q=user:kimchy. Path is _search?q=user:kimchy.
-	// In: query
-	QueryPath *string
+	Path string
 }
 
 // BindRequest both binds and validates a request, it assumes that complex things implement a Validatable(strfmt.Registry) error interface
@@ -51,7 +47,6 @@ func (o *ConnectCoreV1GetNamespacedServiceProxyWithPathParams) BindRequest(r *ht
 	var res []error
 
 	o.HTTPRequest = r
-	qs := runtime.Values(r.URL.Query())
 
 	rName, rhkName, _ := route.Params.GetOK("name")
 	if err := o.bindName(rName, rhkName, route.Formats); err != nil {
@@ -64,12 +59,7 @@ func (o *ConnectCoreV1GetNamespacedServiceProxyWithPathParams) BindRequest(r *ht
 	}
 
 	rPath, rhkPath, _ := route.Params.GetOK("path")
-	if err := o.bindPathPath(rPath, rhkPath, route.Formats); err != nil {
-		res = append(res, err)
-	}
-
-	qPath, qhkPath, _ := qs.GetOK("path")
-	if err := o.bindQueryPath(qPath, qhkPath, route.Formats); err != nil {
+	if err := o.bindPath(rPath, rhkPath, route.Formats); err != nil {
 		res = append(res, err)
 	}
 	if len(res) > 0 {
@@ -106,8 +96,8 @@ func (o *ConnectCoreV1GetNamespacedServiceProxyWithPathParams) bindNamespace(raw
 	return nil
 }
 
-// bindPathPath binds and validates parameter PathPath from path.
-func (o *ConnectCoreV1GetNamespacedServiceProxyWithPathParams) bindPathPath(rawData []string, hasKey bool, formats strfmt.Registry) error {
+// bindPath binds and validates parameter Path from path.
+func (o *ConnectCoreV1GetNamespacedServiceProxyWithPathParams) bindPath(rawData []string, hasKey bool, formats strfmt.Registry) error {
 	var raw string
 	if len(rawData) > 0 {
 		raw = rawData[len(rawData)-1]
@@ -115,25 +105,7 @@ func (o *ConnectCoreV1GetNamespacedServiceProxyWithPathParams) bindPathPath(rawD
 
 	// Required: true
 	// Parameter is provided by construction from the route
-	o.PathPath = raw
-
-	return nil
-}
-
-// bindQueryPath binds and validates parameter QueryPath from query.
-func (o *ConnectCoreV1GetNamespacedServiceProxyWithPathParams) bindQueryPath(rawData []string, hasKey bool, formats strfmt.Registry) error {
-	var raw string
-	if len(rawData) > 0 {
-		raw = rawData[len(rawData)-1]
-	}
-
-	// Required: false
-	// AllowEmptyValue: false
-
-	if raw == "" { // empty values pass all other validations
-		return nil
-	}
-	o.QueryPath = &raw
+	o.Path = raw
 
 	return nil
 }

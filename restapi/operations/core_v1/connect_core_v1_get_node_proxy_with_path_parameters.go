@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/go-openapi/errors"
-	"github.com/go-openapi/runtime"
 	"github.com/go-openapi/runtime/middleware"
 	"github.com/go-openapi/strfmt"
 )
@@ -33,10 +32,7 @@ type ConnectCoreV1GetNodeProxyWithPathParams struct {
 	// path to the resource
 	// Required: true
 	// In: path
-	PathPath string
-	// Path is the URL path to use for the current proxy request to node.
-	// In: query
-	QueryPath *string
+	Path string
 }
 
 // BindRequest both binds and validates a request, it assumes that complex things implement a Validatable(strfmt.Registry) error interface
@@ -47,7 +43,6 @@ func (o *ConnectCoreV1GetNodeProxyWithPathParams) BindRequest(r *http.Request, r
 	var res []error
 
 	o.HTTPRequest = r
-	qs := runtime.Values(r.URL.Query())
 
 	rName, rhkName, _ := route.Params.GetOK("name")
 	if err := o.bindName(rName, rhkName, route.Formats); err != nil {
@@ -55,12 +50,7 @@ func (o *ConnectCoreV1GetNodeProxyWithPathParams) BindRequest(r *http.Request, r
 	}
 
 	rPath, rhkPath, _ := route.Params.GetOK("path")
-	if err := o.bindPathPath(rPath, rhkPath, route.Formats); err != nil {
-		res = append(res, err)
-	}
-
-	qPath, qhkPath, _ := qs.GetOK("path")
-	if err := o.bindQueryPath(qPath, qhkPath, route.Formats); err != nil {
+	if err := o.bindPath(rPath, rhkPath, route.Formats); err != nil {
 		res = append(res, err)
 	}
 	if len(res) > 0 {
@@ -83,8 +73,8 @@ func (o *ConnectCoreV1GetNodeProxyWithPathParams) bindName(rawData []string, has
 	return nil
 }
 
-// bindPathPath binds and validates parameter PathPath from path.
-func (o *ConnectCoreV1GetNodeProxyWithPathParams) bindPathPath(rawData []string, hasKey bool, formats strfmt.Registry) error {
+// bindPath binds and validates parameter Path from path.
+func (o *ConnectCoreV1GetNodeProxyWithPathParams) bindPath(rawData []string, hasKey bool, formats strfmt.Registry) error {
 	var raw string
 	if len(rawData) > 0 {
 		raw = rawData[len(rawData)-1]
@@ -92,25 +82,7 @@ func (o *ConnectCoreV1GetNodeProxyWithPathParams) bindPathPath(rawData []string,
 
 	// Required: true
 	// Parameter is provided by construction from the route
-	o.PathPath = raw
-
-	return nil
-}
-
-// bindQueryPath binds and validates parameter QueryPath from query.
-func (o *ConnectCoreV1GetNodeProxyWithPathParams) bindQueryPath(rawData []string, hasKey bool, formats strfmt.Registry) error {
-	var raw string
-	if len(rawData) > 0 {
-		raw = rawData[len(rawData)-1]
-	}
-
-	// Required: false
-	// AllowEmptyValue: false
-
-	if raw == "" { // empty values pass all other validations
-		return nil
-	}
-	o.QueryPath = &raw
+	o.Path = raw
 
 	return nil
 }

@@ -11,10 +11,8 @@ import (
 
 // ConnectCoreV1HeadNodeProxyWithPathURL generates an URL for the connect core v1 head node proxy with path operation
 type ConnectCoreV1HeadNodeProxyWithPathURL struct {
-	Name     string
-	PathPath string
-
-	QueryPath *string
+	Name string
+	Path string
 
 	_basePath string
 	// avoid unkeyed usage
@@ -49,27 +47,15 @@ func (o *ConnectCoreV1HeadNodeProxyWithPathURL) Build() (*url.URL, error) {
 		return nil, errors.New("name is required on ConnectCoreV1HeadNodeProxyWithPathURL")
 	}
 
-	pathPath := o.PathPath
-	if pathPath != "" {
-		_path = strings.ReplaceAll(_path, "{path}", pathPath)
+	path := o.Path
+	if path != "" {
+		_path = strings.ReplaceAll(_path, "{path}", path)
 	} else {
-		return nil, errors.New("pathPath is required on ConnectCoreV1HeadNodeProxyWithPathURL")
+		return nil, errors.New("path is required on ConnectCoreV1HeadNodeProxyWithPathURL")
 	}
 
 	_basePath := o._basePath
 	_result.Path = golangswaggerpaths.Join(_basePath, _path)
-
-	qs := make(url.Values)
-
-	var queryPathQ string
-	if o.QueryPath != nil {
-		queryPathQ = *o.QueryPath
-	}
-	if queryPathQ != "" {
-		qs.Set("path", queryPathQ)
-	}
-
-	_result.RawQuery = qs.Encode()
 
 	return &_result, nil
 }

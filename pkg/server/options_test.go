@@ -1,0 +1,50 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/batkube/batkube/pkg/server"
+	"github.com/batkube/batkube/pkg/server/servertest"
+)
+
+func TestBearerTokenIsRequiredWhenSet(t *testing.T) {
+	ts := servertest.Start(t, server.Options{BearerToken: "s3cret"})
+	for _, tt := range []struct {
+		auth string
+		want int
+	}{{"", 401}, {"Bearer wrong", 401}, {"Bearer s3cret", 200}} {
+		req, _ := http.NewRequest("GET", ts.URL+"/api/v1/namespaces", nil)
+		if tt.auth != "" {
+			req.Header.Set("Authorization", tt.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want || (tt.want == 401 && !strings.Contains(string(body), `"kind":"Status"`)) {
+			t.Errorf("Authorization %q: got %d %s, want %d", tt.auth, resp.StatusCode, body, tt.want)
+		}
+	}
+}
+
+func TestYAMLInAndOut(t *testing.T) {
+	ts := servertest.Start(t, server.Options{})
+	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  key: value\n"
+	req, _ := http.NewRequest("POST", ts.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/yaml")
+	req.Header.Set("Accept", "application/yaml")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || resp.Header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(out), "key: value") || !strings.Contains(string(out), "resourceVersion:") {
+		t.Errorf("got %d %s:\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), out)
+	}
+}
