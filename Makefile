@@ -38,7 +38,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	  done; \
 	done
 
-bench: ## benchmarks: store, REST and client-go throughput
+bench: upstream ## benchmarks: store, REST, client-go and kube-scheduler throughput, engine; prints the figures
 	$(GO) test -run='^$$' -bench=. -benchmem ./pkg/...
 
 generate: ## regenerate swagger.json and the generated server

@@ -87,7 +87,7 @@ func BenchmarkKubeSchedulerThroughput(b *testing.B) {
 		b.ReportMetric(time.Since(start).Seconds(), "s_total")
 		b.ReportMetric(sched.Seconds()/float64(pods)*1e6, "sched_cpu_us/pod")
 		// The test process: Batkube's server plus this benchmark's own watch.
-		own := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano())
+		own := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 		b.ReportMetric(own.Seconds()/float64(pods)*1e6, "batkube_cpu_us/pod")
 	}
 }
