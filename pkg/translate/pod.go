@@ -204,7 +204,7 @@ func PodName(jobID string) string {
 	changed := false
 	for _, r := range strings.ToLower(jobID) {
 		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
 			b.WriteRune(r)
 		case r == '!':
 			b.WriteByte('-')
@@ -216,7 +216,7 @@ func PodName(jobID string) string {
 	if strings.ToLower(jobID) != jobID {
 		changed = true
 	}
-	name := strings.Trim(b.String(), "-.")
+	name := strings.Trim(b.String(), "-")
 	if name == "" {
 		name = "job"
 		changed = true
@@ -226,7 +226,7 @@ func PodName(jobID string) string {
 	}
 	const maxLen = validation.DNS1123SubdomainMaxLength - 16 // room for "-<group index>" and a hash
 	if len(name) > maxLen {
-		name = strings.TrimRight(name[:maxLen], "-.")
+		name = strings.TrimRight(name[:maxLen], "-")
 		changed = true
 	}
 	if changed {
