@@ -32,7 +32,7 @@ import (
 var KubernetesVersion = version.Info{
 	Major:      "1",
 	Minor:      "37",
-	GitVersion: "v1.37.2",
+	GitVersion: "v1.37.1",
 	GoVersion:  "go1.26",
 	Compiler:   "gc",
 	Platform:   "linux/amd64",

@@ -119,7 +119,7 @@ func Node(h Host, opts NodeOptions) (*corev1.Node, error) {
 	}
 	version := opts.KubeletVersion
 	if version == "" {
-		version = "v1.37.2"
+		version = "v1.37.1"
 	}
 	return &corev1.Node{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
