@@ -86,7 +86,7 @@ func TestSchedulerInformersSync(t *testing.T) {
 			}
 			sawWatchList := false
 			for _, r := range ts.Requests() {
-				if strings.Contains(r, "sendInitialEvents=true") {
+				if strings.Contains(r.URI, "sendInitialEvents=true") {
 					sawWatchList = true
 				}
 			}

@@ -21,8 +21,37 @@ type Server struct {
 	URL string
 
 	mu       sync.Mutex
-	requests []string
+	requests []Request
 }
+
+// Request is a request the server answered (watches appear when they end).
+type Request struct {
+	Method, URI string
+	Code        int
+}
+
+// codeRecorder remembers the status code of a response.
+type codeRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *codeRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *codeRecorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the connection (flushes, deadlines).
+func (r *codeRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // Start serves a new Batkube API on a loopback port until the test ends.
 func Start(t testing.TB, opts server.Options) *Server {
@@ -37,10 +66,11 @@ func Start(t testing.TB, opts server.Options) *Server {
 	ts := &Server{Server: srv}
 	h := srv.Handler()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &codeRecorder{ResponseWriter: w}
+		h.ServeHTTP(rec, r)
 		ts.mu.Lock()
-		ts.requests = append(ts.requests, r.Method+" "+r.URL.RequestURI())
+		ts.requests = append(ts.requests, Request{Method: r.Method, URI: r.URL.RequestURI(), Code: rec.code})
 		ts.mu.Unlock()
-		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
@@ -64,9 +94,9 @@ func (s *Server) ProtobufConfig() *rest.Config {
 	return c
 }
 
-// Requests returns the "METHOD URI" of every request served so far.
-func (s *Server) Requests() []string {
+// Requests returns every request answered so far.
+func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.requests...)
+	return append([]Request(nil), s.requests...)
 }
