@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-
 	"flag"
 	"fmt"
 	"go/format"
@@ -153,14 +152,15 @@ func readGenerated(dir string) (map[string]generatedOp, error) {
 		return nil, err
 	}
 	ops := map[string]generatedOp{}
+	params := paramStructs{}
 	for _, m := range handlerLine.FindAllStringSubmatch(string(api), -1) {
 		path := routePath(m[2])
 		g := generatedOp{method: m[1], path: path, pkg: m[3], name: m[4], field: m[5]}
-		params, err := readParams(filepath.Join(dir, "operations", g.pkg), g.name)
+		fields, err := params.fields(filepath.Join(dir, "operations", g.pkg), g.name)
 		if err != nil {
 			return nil, err
 		}
-		g.params = params
+		g.params = fields
 		ops[g.method+" "+g.path] = g
 	}
 	if len(ops) == 0 {
@@ -169,11 +169,13 @@ func readGenerated(dir string) (map[string]generatedOp, error) {
 	return ops, nil
 }
 
-// paramsCache holds the parameter structs of each package, read once.
-var paramsCache = map[string]map[string]map[string]string{}
+// paramStructs holds, per operations package directory, the fields (name →
+// Go type) of each generated XxxParams struct; each package is read once.
+type paramStructs map[string]map[string]map[string]string
 
-func readParams(pkgDir, name string) (map[string]string, error) {
-	structs, ok := paramsCache[pkgDir]
+// fields returns the fields of the <name>Params struct of a package.
+func (ps paramStructs) fields(pkgDir, name string) (map[string]string, error) {
+	structs, ok := ps[pkgDir]
 	if !ok {
 		structs = map[string]map[string]string{}
 		files, err := filepath.Glob(filepath.Join(pkgDir, "*_parameters.go"))
@@ -205,8 +207,11 @@ func readParams(pkgDir, name string) (map[string]string, error) {
 					cur[m[1]] = m[2]
 				}
 			}
+			if err := sc.Err(); err != nil {
+				return nil, fmt.Errorf("reading %s: %w", f, err)
+			}
 		}
-		paramsCache[pkgDir] = structs
+		ps[pkgDir] = structs
 	}
 	p, ok := structs[name]
 	if !ok {

@@ -1,0 +1,127 @@
+// Command batkube-engine runs Batkube's embedded simulation engine in place
+// of Batsim: it takes Batsim's main flags, connects to a decision process
+// over the Batsim 4.x protocol, and writes Batsim's _jobs.csv and
+// _schedule.csv.
+//
+// Exit codes: 0 on success, 1 when the run fails, 2 on a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	flags "github.com/jessevdk/go-flags"
+
+	"github.com/batkube/batkube/pkg/enginerun"
+)
+
+// options are the command's flags, named after Batsim's.
+type options struct {
+	Platform        string        `short:"p" long:"platform" value-name:"FILE" required:"true" description:"The SimGrid platform to simulate"`
+	Workloads       []string      `short:"w" long:"workload" value-name:"FILE" description:"A workload JSON file to simulate (repeatable)"`
+	Export          string        `short:"e" long:"export" value-name:"PREFIX" default:"out/" description:"The prefix of the output files: PREFIX_jobs.csv and PREFIX_schedule.csv (its directory is created if missing)"`
+	Endpoint        string        `short:"s" long:"socket-endpoint" value-name:"ENDPOINT" default:"tcp://localhost:28000" description:"The decision process's socket endpoint (localhost means 127.0.0.1)"`
+	ComputeSharing  bool          `long:"enable-compute-sharing" description:"Let several jobs share a compute resource"`
+	DynamicJobs     bool          `long:"enable-dynamic-jobs" description:"Accept jobs and profiles registered by the decision process"`
+	AckDynamicJobs  bool          `long:"acknowledge-dynamic-jobs" description:"Send a JOB_SUBMITTED for each REGISTER_JOB"`
+	ForwardProfiles bool          `long:"forward-profiles-on-submission" description:"Attach the job's profile to JOB_SUBMITTED"`
+	SchedConfig     string        `long:"sched-cfg" value-name:"STRING" description:"The scheduler configuration string, forwarded in SIMULATION_BEGINS"`
+	WorkloadNames   string        `long:"workload-names" choice:"batsim" choice:"file" default:"batsim" description:"How to name workloads (job ids are NAME!id): w0, w1... as Batsim, or after the file"`
+	Timeout         time.Duration `long:"timeout" value-name:"DURATION" default:"0s" description:"Give up when the decision process does not answer a message within DURATION (0: wait forever, as Batsim)"`
+	Quiet           bool          `short:"q" long:"quiet" description:"Do not print progress"`
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs the command and returns its exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var opts options
+	parser := flags.NewParser(&opts, flags.HelpFlag|flags.PassDoubleDash)
+	parser.Name = "batkube-engine"
+	parser.Usage = "-p PLATFORM [-w WORKLOAD]... [OPTIONS]"
+	parser.LongDescription = "Runs Batkube's embedded simulation engine as Batsim 4.x would run: it connects to the " +
+		"decision process at the socket endpoint, simulates the workloads on the platform, and writes Batsim's " +
+		"PREFIX_jobs.csv and PREFIX_schedule.csv."
+	rest, err := parser.ParseArgs(args)
+	if err != nil {
+		var ferr *flags.Error
+		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+			fmt.Fprintln(stdout, ferr.Message)
+			return 0
+		}
+		return usageError(stderr, err.Error())
+	}
+	if len(rest) > 0 {
+		return usageError(stderr, fmt.Sprintf("unexpected argument %q", rest[0]))
+	}
+	naming, err := enginerun.ParseWorkloadNaming(opts.WorkloadNames)
+	if err != nil {
+		return usageError(stderr, err.Error())
+	}
+	if opts.Timeout < 0 {
+		return usageError(stderr, "--timeout must not be negative")
+	}
+
+	cfg := enginerun.Config{
+		Platform:               opts.Platform,
+		Workloads:              opts.Workloads,
+		WorkloadNaming:         naming,
+		Endpoint:               opts.Endpoint,
+		ExportPrefix:           opts.Export,
+		ComputeSharing:         opts.ComputeSharing,
+		DynamicJobs:            opts.DynamicJobs,
+		AcknowledgeDynamicJobs: opts.AckDynamicJobs,
+		ForwardProfiles:        opts.ForwardProfiles,
+		SchedConfig:            opts.SchedConfig,
+		Timeout:                opts.Timeout,
+	}
+	if !opts.Quiet {
+		fmt.Fprintf(stderr, "batkube-engine: waiting for the decision process at %s\n", enginerun.NormalizeEndpoint(opts.Endpoint))
+		cfg.Progress = func(p enginerun.Progress) { printProgress(stderr, p) }
+	}
+	sum, err := enginerun.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "batkube-engine: %v\n", err)
+		return 1
+	}
+	prefix := opts.Export
+	if prefix == "" {
+		prefix = enginerun.DefaultExportPrefix
+	}
+	printSummary(stdout, sum, prefix)
+	return 0
+}
+
+func usageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "batkube-engine: %s\nRun 'batkube-engine --help' for usage.\n", msg)
+	return 2
+}
+
+func printProgress(w io.Writer, p enginerun.Progress) {
+	fmt.Fprintf(w, "batkube-engine: t=%.1fs simulated, %d/%d jobs finished, %s elapsed\n",
+		p.Now.Seconds(), p.Finished, p.Total, p.Wall.Round(time.Millisecond))
+}
+
+func printSummary(w io.Writer, s enginerun.Summary, prefix string) {
+	fmt.Fprintf(w, "jobs: %d (%d succeeded, %d failed, %d reached their walltime, %d killed, %d rejected)\n",
+		s.Jobs, s.Succeeded, s.Failed, s.WalltimeReached, s.Killed, s.Rejected)
+	fmt.Fprintf(w, "makespan: %.6fs, mean waiting time: %.6fs\n", s.Makespan.Seconds(), s.MeanWaitingTime.Seconds())
+	waiting := 0.0
+	if s.WallTime > 0 {
+		waiting = 100 * s.SchedulingTime.Seconds() / s.WallTime.Seconds()
+	}
+	fmt.Fprintf(w, "simulated %.3fs in %s (%.0fx real time), %d messages, %.0f%% of the time waiting for the decision process\n",
+		s.SimulatedTime.Seconds(), s.WallTime.Round(time.Millisecond), s.SpeedUp(), s.Messages, waiting)
+	fmt.Fprintf(w, "outputs: %s_jobs.csv, %s_schedule.csv\n", prefix, prefix)
+}

@@ -1,0 +1,282 @@
+package enginerun
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/engine"
+)
+
+// Batsim 4.2.1's defaults for the options the engine has no use for; they
+// are sent in SIMULATION_BEGINS' config as real Batsim sends them.
+const (
+	redisHostname = "127.0.0.1"
+	redisPort     = 6379
+	redisPrefix   = "default"
+)
+
+// converter translates the engine's events into protocol events and the
+// decision process's events into engine decisions.
+type converter struct {
+	forwardProfiles bool
+	schedConfig     string
+	// profiles caches the protocol form of the engine's profiles.
+	profiles map[*engine.Profile]batsim.Profile
+}
+
+func newConverter(forwardProfiles bool, schedConfig string) *converter {
+	return &converter{
+		forwardProfiles: forwardProfiles,
+		schedConfig:     schedConfig,
+		profiles:        map[*engine.Profile]batsim.Profile{},
+	}
+}
+
+// request turns a message of the engine into the message Batsim would send.
+func (c *converter) request(m engine.Message) (batsim.Message, error) {
+	out := batsim.Message{Now: m.Now, Events: make([]batsim.Event, 0, len(m.Events))}
+	for i, ev := range m.Events {
+		data, err := c.event(ev)
+		if err != nil {
+			return batsim.Message{}, fmt.Errorf("enginerun: t=%g: event %d (%s): %w", m.Now, i, ev.Type(), err)
+		}
+		out.Events = append(out.Events, batsim.Event{Timestamp: ev.Time(), Data: data})
+	}
+	return out, nil
+}
+
+func (c *converter) event(ev engine.Event) (batsim.EventData, error) {
+	switch ev := ev.(type) {
+	case engine.SimulationBegins:
+		return c.simulationBegins(ev)
+	case engine.JobSubmitted:
+		return c.jobSubmitted(ev)
+	case engine.JobCompleted:
+		alloc, err := batsim.IntervalSetFromIDs(ev.Alloc)
+		if err != nil {
+			return nil, err
+		}
+		return batsim.JobCompleted{
+			JobID:      batsim.JobID(ev.JobID),
+			JobState:   batsim.JobState(ev.State),
+			ReturnCode: ev.ReturnCode,
+			Alloc:      alloc,
+		}, nil
+	case engine.JobKilled:
+		d := batsim.JobKilled{JobIDs: make([]batsim.JobID, len(ev.JobIDs))}
+		for i, id := range ev.JobIDs {
+			d.JobIDs[i] = batsim.JobID(id)
+		}
+		if len(ev.Progress) > 0 {
+			d.Progress = make(map[batsim.JobID]batsim.JobProgress, len(ev.Progress))
+			for id, p := range ev.Progress {
+				if p != nil {
+					d.Progress[batsim.JobID(id)] = jobProgress(p)
+				}
+			}
+		}
+		return d, nil
+	case engine.RequestedCall:
+		return batsim.RequestedCall{}, nil
+	case engine.Notification:
+		return batsim.Notify{Type: batsim.NotifyType(ev.Kind)}, nil
+	case engine.SimulationEnds:
+		return batsim.SimulationEnds{}, nil
+	}
+	return nil, fmt.Errorf("unknown engine event %T", ev)
+}
+
+func jobProgress(p *engine.Progress) batsim.JobProgress {
+	out := batsim.JobProgress{Profile: p.Profile, Progress: p.Progress}
+	if p.CurrentTask != nil {
+		idx := p.CurrentTaskIndex
+		task := jobProgress(p.CurrentTask)
+		out.Progress = 0
+		out.CurrentTaskIndex, out.CurrentTask = &idx, &task
+	}
+	return out
+}
+
+// simulationBegins builds SIMULATION_BEGINS as Batsim 4.2.1 does: every
+// option in config, the workloads' absolute paths, and the profiles that
+// the workloads' jobs use (Batsim drops the others when it loads a
+// workload).
+func (c *converter) simulationBegins(ev engine.SimulationBegins) (batsim.SimulationBegins, error) {
+	p := ev.Platform
+	d := batsim.SimulationBegins{
+		NbResources:         len(p.Resources) + len(p.Storage),
+		NbComputeResources:  len(p.Resources),
+		NbStorageResources:  len(p.Storage),
+		AllowComputeSharing: ev.ComputeSharing,
+		AllowStorageSharing: true, // Batsim's default (--disable-storage-sharing)
+		Config: batsim.Config{
+			RedisHostname:                 redisHostname,
+			RedisPort:                     redisPort,
+			RedisPrefix:                   redisPrefix,
+			ProfilesForwardedOnSubmission: c.forwardProfiles,
+			DynamicJobsEnabled:            ev.DynamicJobs,
+			DynamicJobsAcknowledged:       ev.AcknowledgeDynamicJobs,
+			SchedConfig:                   c.schedConfig,
+		},
+		ComputeResources: resources(p.Resources),
+		StorageResources: resources(p.Storage),
+		Workloads:        make(map[string]string, len(ev.Workloads)),
+		Profiles:         make(map[string]map[string]batsim.Profile, len(ev.Workloads)),
+	}
+	for _, w := range ev.Workloads {
+		d.Workloads[w.Name] = w.Path
+		profiles := map[string]batsim.Profile{}
+		for _, prof := range usedProfiles(w) {
+			bp, err := c.profile(prof)
+			if err != nil {
+				return batsim.SimulationBegins{}, fmt.Errorf("workload %q: %w", w.Name, err)
+			}
+			profiles[prof.Name] = bp
+		}
+		d.Profiles[w.Name] = profiles
+	}
+	return d, nil
+}
+
+func resources(rs []engine.Resource) []batsim.Resource {
+	out := make([]batsim.Resource, len(rs))
+	for i, r := range rs {
+		out[i] = batsim.Resource{
+			ID:             r.ID,
+			Name:           r.Name,
+			State:          batsim.ResourceIdle,
+			Properties:     r.Properties,
+			ZoneProperties: r.ZoneProperties,
+		}
+	}
+	return out
+}
+
+// usedProfiles returns the profiles of w that its jobs use, directly or as
+// steps of a composed profile.
+func usedProfiles(w *engine.Workload) []*engine.Profile {
+	seen := map[string]bool{}
+	var out []*engine.Profile
+	var visit func(name string)
+	visit = func(name string) {
+		p := w.Profiles[name]
+		if seen[name] || p == nil {
+			return
+		}
+		seen[name] = true
+		out = append(out, p)
+		for _, step := range p.Seq {
+			visit(step)
+		}
+	}
+	for _, j := range w.Jobs {
+		visit(j.Profile)
+	}
+	return out
+}
+
+// profile returns the profile as written in its workload, user fields
+// included.
+func (c *converter) profile(p *engine.Profile) (batsim.Profile, error) {
+	if bp, ok := c.profiles[p]; ok {
+		return bp, nil
+	}
+	if len(p.Raw) == 0 {
+		return batsim.Profile{}, fmt.Errorf("profile %q has no JSON description", p.Name)
+	}
+	var bp batsim.Profile
+	if err := json.Unmarshal(p.Raw, &bp); err != nil {
+		return batsim.Profile{}, fmt.Errorf("profile %q: %w", p.Name, err)
+	}
+	c.profiles[p] = bp
+	return bp, nil
+}
+
+// jobSubmitted builds JOB_SUBMITTED: the job as written in its workload,
+// user fields included, its id replaced by "workload!id", and its profile
+// when profiles are forwarded.
+func (c *converter) jobSubmitted(ev engine.JobSubmitted) (batsim.JobSubmitted, error) {
+	j := ev.Job
+	d := batsim.JobSubmitted{JobID: batsim.JobID(j.ID)}
+	if len(j.Raw) > 0 {
+		if err := json.Unmarshal(j.Raw, &d.Job); err != nil {
+			return batsim.JobSubmitted{}, fmt.Errorf("job %q: %w", j.ID, err)
+		}
+	} else {
+		d.Job = batsim.Job{Subtime: j.Subtime, Res: j.Res, Profile: j.Profile, Walltime: j.Walltime}
+	}
+	d.Job.ID = batsim.JobID(j.ID)
+	if c.forwardProfiles {
+		if ev.Profile == nil {
+			return batsim.JobSubmitted{}, fmt.Errorf("job %q: no profile to forward", j.ID)
+		}
+		p, err := c.profile(ev.Profile)
+		if err != nil {
+			return batsim.JobSubmitted{}, fmt.Errorf("job %q: %w", j.ID, err)
+		}
+		d.Profile = &p
+	}
+	return d, nil
+}
+
+// decisions turns the decision process's reply into engine decisions.
+func decisions(reply batsim.Message) ([]engine.Decision, error) {
+	out := make([]engine.Decision, 0, len(reply.Events))
+	for i, ev := range reply.Events {
+		d, err := decision(ev)
+		if err != nil {
+			return nil, fmt.Errorf("enginerun: reply at t=%g: event %d (%s): %w", reply.Now, i, ev.Type(), err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func decision(ev batsim.Event) (engine.Decision, error) {
+	ts := ev.Timestamp
+	switch d := ev.Data.(type) {
+	case batsim.ExecuteJob:
+		if len(d.StorageMapping) > 0 {
+			return nil, fmt.Errorf("job %q: storage_mapping is not supported by the embedded engine (it has no storage model)", d.JobID)
+		}
+		var mapping []int
+		if len(d.Mapping) > 0 {
+			mapping = make([]int, len(d.Mapping))
+			for executor, index := range d.Mapping {
+				if executor < 0 || executor >= len(mapping) {
+					return nil, fmt.Errorf("job %q: mapping: executors must be numbered 0..%d, got %d", d.JobID, len(mapping)-1, executor)
+				}
+				mapping[executor] = index
+			}
+		}
+		return engine.ExecuteJob{Timestamp: ts, JobID: string(d.JobID), Alloc: d.Alloc.IDs(), Mapping: mapping}, nil
+	case batsim.RejectJob:
+		return engine.RejectJob{Timestamp: ts, JobID: string(d.JobID)}, nil
+	case batsim.KillJob:
+		ids := make([]string, len(d.JobIDs))
+		for i, id := range d.JobIDs {
+			ids[i] = string(id)
+		}
+		return engine.KillJob{Timestamp: ts, JobIDs: ids}, nil
+	case batsim.CallMeLater:
+		return engine.CallMeLater{Timestamp: ts, When: d.At}, nil
+	case batsim.RegisterJob:
+		raw, err := json.Marshal(d.Job)
+		if err != nil {
+			return nil, err
+		}
+		return engine.RegisterJob{Timestamp: ts, JobID: string(d.JobID), Job: raw}, nil
+	case batsim.RegisterProfile:
+		raw, err := json.Marshal(d.Profile)
+		if err != nil {
+			return nil, err
+		}
+		return engine.RegisterProfile{Timestamp: ts, Workload: d.WorkloadName, Name: d.ProfileName, Profile: raw}, nil
+	case batsim.Notify:
+		return engine.Notify{Timestamp: ts, Kind: engine.NotifyKind(d.Type)}, nil
+	case batsim.SetJobMetadata:
+		return engine.SetJobMetadata{Timestamp: ts, JobID: string(d.JobID), Metadata: d.Metadata}, nil
+	}
+	return nil, fmt.Errorf("%s is not supported by the embedded engine", ev.Type())
+}

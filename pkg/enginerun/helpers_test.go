@@ -1,0 +1,113 @@
+package enginerun_test
+
+import (
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/enginerun/enginetest"
+)
+
+// examples is the repository's examples directory.
+const examples = "../../examples/"
+
+func platform(name string) string { return examples + "platforms/" + name }
+func workload(name string) string { return examples + "workloads/" + name }
+
+// decisionProcess is a decision process served in the background on a free
+// TCP port of the loopback.
+type decisionProcess struct {
+	endpoint string
+	done     chan error // Serve's result, once
+}
+
+// startDecisionProcess serves d. If Serve fails, the socket is closed at
+// once (the decision process dies); otherwise when the test ends.
+func startDecisionProcess(t testing.TB, d enginetest.Decider) *decisionProcess {
+	t.Helper()
+	conn, err := batsim.Listen("tcp://127.0.0.1:*")
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	dp := &decisionProcess{endpoint: conn.Endpoint(), done: make(chan error, 1)}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		err := enginetest.Serve(ctx, conn, d)
+		if err != nil {
+			conn.Close()
+		}
+		dp.done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+		conn.Close()
+	})
+	return dp
+}
+
+// recorder is a Decider that keeps the messages it answers.
+type recorder struct {
+	next enginetest.Decider
+	mu   sync.Mutex
+	msgs []batsim.Message
+}
+
+func (r *recorder) Decide(m batsim.Message) (batsim.Message, error) {
+	r.mu.Lock()
+	r.msgs = append(r.msgs, m)
+	r.mu.Unlock()
+	return r.next.Decide(m)
+}
+
+func (r *recorder) messages() []batsim.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]batsim.Message(nil), r.msgs...)
+}
+
+// readCSV reads a CSV file as records keyed by the header's columns.
+func readCSV(t testing.TB, path string) (header []string, rows []map[string]string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(records) == 0 {
+		t.Fatalf("%s is empty", path)
+	}
+	header = records[0]
+	for _, rec := range records[1:] {
+		row := make(map[string]string, len(header))
+		for i, col := range header {
+			row[col] = rec[i]
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+func number(t testing.TB, row map[string]string, col string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(row[col], 64)
+	if err != nil {
+		t.Fatalf("column %s of job %s: %v", col, row["job_id"], err)
+	}
+	return v
+}
+
+func prefixIn(t testing.TB) string {
+	return filepath.Join(t.TempDir(), "sub", "dir", "run")
+}
