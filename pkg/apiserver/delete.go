@@ -67,12 +67,11 @@ func (q *request) deleteCollection(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, err)
 		return
 	}
-	lopts, ls, fs, err := q.listOptions()
+	_, ls, fs, err := q.listOptions()
 	if err != nil {
 		q.fail(w, err)
 		return
 	}
-	_ = lopts
 	list, err := q.server.store.List(q.res.storage, store.ListOptions{Namespace: q.args.Namespace, Label: ls, Field: fs})
 	if err != nil {
 		q.fail(w, err)

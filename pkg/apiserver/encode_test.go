@@ -110,3 +110,20 @@ func stripKind(list runtime.Object) runtime.Object {
 	list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	return list
 }
+
+// TestWatchFrameIsAMarshalledWatchEvent checks the hand-framed protobuf watch
+// event against metav1.WatchEvent's own encoding, for small and large objects
+// (varint lengths of one and several bytes).
+func TestWatchFrameIsAMarshalledWatchEvent(t *testing.T) {
+	for _, n := range []int{0, 5, 127, 128, 300, 70000} {
+		obj := bytes.Repeat([]byte{0xab}, n)
+		want, err := (&metav1.WatchEvent{Type: "MODIFIED", Object: runtime.RawExtension{Raw: obj}}).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append(watchEventFrameHead("MODIFIED", n), obj...)
+		if size := int(got[0])<<24 | int(got[1])<<16 | int(got[2])<<8 | int(got[3]); size != len(want) || !bytes.Equal(got[4:], want) {
+			t.Errorf("object of %d bytes: frame differs from WatchEvent.Marshal (length prefix %d, want %d)", n, size, len(want))
+		}
+	}
+}

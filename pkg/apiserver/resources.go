@@ -26,6 +26,8 @@ type resource struct {
 	storage    schema.GroupResource
 	storageGVK schema.GroupVersionKind
 	scheme     *runtime.Scheme
+	// memo names this version's encodings in the stored objects' memo.
+	memo struct{ json, proto, protoDoc string }
 }
 
 func (r *resource) hasStatus() bool { return r.subresources["status"] }
@@ -113,6 +115,11 @@ func newCatalog(ops []endpoint.Operation, s *runtime.Scheme) (*catalog, error) {
 		sort.Slice(rs, func(i, j int) bool { return preferred(rs[i], rs[j], gr) })
 		for _, r := range rs {
 			r.storageGVK = rs[0].gvk
+			version := ""
+			if r.gvk != r.storageGVK {
+				version = ":" + r.gvk.String()
+			}
+			r.memo.json, r.memo.proto, r.memo.protoDoc = "json"+version, "proto"+version, "protodoc"+version
 		}
 	}
 	return c, nil

@@ -16,32 +16,40 @@ import (
 	"github.com/batkube/batkube/pkg/table"
 )
 
-// Encoding memo keys of stored objects.
-const (
-	memoJSON  = "json"
-	memoProto = "proto"
-)
-
-// storedBytes returns the encoding of a stored object as served by r, in JSON
-// or raw protobuf, computed once per stored object and format.
+// storedBytes returns the encoding of a stored object as served by r — JSON,
+// or the raw protobuf message (without envelope) that lists embed — computed
+// once per stored object and format and shared by every list and watch.
 func (s *Server) storedBytes(r *resource, st *store.Stored, media string) ([]byte, error) {
-	key := memoJSON
-	encode := encodeJSON
+	key, encode := r.memo.json, encodeJSON
 	if media == mediaProtobuf {
-		key = memoProto
-		encode = encodeProtoRaw
+		key, encode = r.memo.proto, encodeProtoRaw
 	}
-	if r.gvk != r.storageGVK {
-		key += ":" + r.gvk.String()
-		return st.Encoded(key, func(obj store.Object) ([]byte, error) {
-			out, err := s.convert(obj, r.gvk)
-			if err != nil {
-				return nil, err
-			}
-			return encode(out)
-		})
+	if r.gvk == r.storageGVK {
+		return st.Encoded(key, func(obj store.Object) ([]byte, error) { return encode(obj) })
 	}
-	return st.Encoded(key, func(obj store.Object) ([]byte, error) { return encode(obj) })
+	return st.Encoded(key, func(obj store.Object) ([]byte, error) {
+		out, err := s.convert(obj, r.gvk)
+		if err != nil {
+			return nil, err
+		}
+		return encode(out)
+	})
+}
+
+// storedDocument returns a stored object as a whole document (JSON, or
+// protobuf with its envelope), memoised like storedBytes: what a GET answers
+// and what every watch event embeds.
+func (s *Server) storedDocument(r *resource, st *store.Stored, media string) ([]byte, error) {
+	if media != mediaProtobuf {
+		return s.storedBytes(r, st, media)
+	}
+	return st.Encoded(r.memo.protoDoc, func(store.Object) ([]byte, error) {
+		raw, err := s.storedBytes(r, st, mediaProtobuf)
+		if err != nil {
+			return nil, err
+		}
+		return encodeProto(r.gvk, raw), nil
+	})
 }
 
 // servedObject returns a stored object as its served version (a copy the
@@ -61,13 +69,10 @@ func (s *Server) writeStored(w http.ResponseWriter, req *http.Request, f format,
 		s.writeObjectShaped(w, req, f, obj, code, r.gvk)
 		return
 	}
-	b, err := s.storedBytes(r, st, f.media)
+	b, err := s.storedDocument(r, st, f.media)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
-	}
-	if f.media == mediaProtobuf {
-		b = encodeProto(r.gvk, b)
 	}
 	writeBytes(w, f.media, code, b)
 }

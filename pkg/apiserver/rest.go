@@ -247,11 +247,9 @@ func (q *request) createOp(ctx context.Context, w http.ResponseWriter) {
 			return
 		}
 	}
-	if q.res.storage == podsResource.GroupResource() || q.res.gvr.Resource == "bindings" {
-		if b, ok := obj.(*corev1.Binding); ok {
-			q.bind(ctx, w, b)
-			return
-		}
+	if b, ok := obj.(*corev1.Binding); ok && q.res.gvr.Resource == "bindings" {
+		q.bind(ctx, w, b)
+		return
 	}
 	st, err := q.server.create(ctx, q.res, obj, dryRun(q.http))
 	if err != nil {

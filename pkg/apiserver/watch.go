@@ -160,10 +160,7 @@ func (e *watchEncoder) write(out *bufio.Writer, ev store.Event) error {
 	case e.format.shape != shapeObject:
 		obj, err = e.shaped(ev.Object)
 	default:
-		obj, err = e.server.storedBytes(e.res, ev.Object, e.format.media)
-		if err == nil && e.format.media == mediaProtobuf {
-			obj = encodeProto(e.res.gvk, obj)
-		}
+		obj, err = e.server.storedDocument(e.res, ev.Object, e.format.media)
 	}
 	if err != nil {
 		return err
@@ -174,15 +171,8 @@ func (e *watchEncoder) write(out *bufio.Writer, ev store.Event) error {
 // frame writes one event around an encoded object.
 func (e *watchEncoder) frame(out *bufio.Writer, typ string, obj []byte) error {
 	if e.format.media == mediaProtobuf {
-		we := metav1.WatchEvent{Type: typ, Object: k8sruntime.RawExtension{Raw: obj}}
-		b, err := we.Marshal()
-		if err != nil {
-			return err
-		}
-		var size [4]byte
-		binary.BigEndian.PutUint32(size[:], uint32(len(b)))
-		_, _ = out.Write(size[:])
-		_, err = out.Write(b)
+		_, _ = out.Write(watchEventFrameHead(typ, len(obj)))
+		_, err := out.Write(obj)
 		return err
 	}
 	_, _ = out.WriteString(`{"type":"`)
@@ -261,4 +251,21 @@ func (e *watchEncoder) writeError(out *bufio.Writer, err error) error {
 		return encErr
 	}
 	return e.frame(out, string(watch.Error), b)
+}
+
+// watchEventFrameHead returns what precedes an object of n bytes in a
+// protobuf watch stream: the 4-byte frame length, then a metav1.WatchEvent
+// message (type = field 1, object = field 2, a RawExtension whose raw bytes
+// are its field 1) up to the object's bytes. The object, shared by every
+// watcher, is then written as is instead of being copied into each
+// watcher's message.
+func watchEventFrameHead(typ string, n int) []byte {
+	rawExt := len(appendTag(nil, 1, n)) + n
+	head := appendTag(nil, 1, len(typ))
+	head = append(head, typ...)
+	head = appendTag(head, 2, rawExt)
+	head = appendTag(head, 1, n)
+	frame := make([]byte, 4, 4+len(head))
+	binary.BigEndian.PutUint32(frame, uint32(len(head)+n))
+	return append(frame, head...)
 }

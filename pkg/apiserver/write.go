@@ -61,7 +61,7 @@ func (q *request) update(ctx context.Context, w http.ResponseWriter) {
 }
 
 // update replaces an object by what change computes from its current served
-// form, with the real server's rules: optimistic concurrency on
+// form (which change must not modify), with the real server's rules: optimistic concurrency on
 // resourceVersion, server-owned metadata kept, status split, defaults,
 // validation; an object whose last finalizer goes is deleted.
 func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, dry bool,
@@ -72,7 +72,8 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 		if err != nil {
 			return nil, err
 		}
-		obj, err := change(cur.DeepCopyObject().(store.Object))
+		// cur is the store's own copy for this attempt; change must not modify it.
+		obj, err := change(cur)
 		if err != nil {
 			return nil, err
 		}

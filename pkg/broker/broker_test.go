@@ -3,10 +3,12 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -188,8 +190,8 @@ func TestPodsFromClientsAreRefusedWithoutDynamicJobs(t *testing.T) {
 	h.send(0, begins("node0"))
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
 	_, err := h.cs.CoreV1().Pods("default").Create(h.ctx, pod, metav1.CreateOptions{})
-	if err == nil {
-		t.Fatal("a pod created through the API was accepted though Batsim has no dynamic jobs")
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "--enable-dynamic-jobs") {
+		t.Fatalf("a pod created through the API without dynamic jobs: got %v, want 403 naming --enable-dynamic-jobs", err)
 	}
 	h.send(1, batsim.SimulationEnds{})
 	if err := <-h.done; err != nil {

@@ -54,6 +54,7 @@ type state struct {
 	nextCall       float64 // earliest CALL_ME_LATER not yet answered; 0 if none
 
 	submitted, running, done int
+	pending                  int // jobs in jobPending
 }
 
 type finishedPod struct {
@@ -73,6 +74,9 @@ func newState() *state {
 }
 
 func (s *state) pendingJobs() []*job {
+	if s.pending == 0 {
+		return nil
+	}
 	var out []*job
 	for _, j := range s.jobs {
 		if j.phase == jobPending {
@@ -82,13 +86,30 @@ func (s *state) pendingJobs() []*job {
 	return out
 }
 
-func (s *state) hasPending() bool {
-	for _, j := range s.jobs {
-		if j.phase == jobPending {
-			return true
-		}
+// hasPending is asked at every pod event while the scheduler settles, so it
+// reads a count rather than scanning the jobs.
+func (s *state) hasPending() bool { return s.pending > 0 }
+
+// add tracks a new, pending job.
+func (s *state) add(j *job) {
+	j.phase = jobPending
+	s.jobs[j.id] = j
+	for _, p := range j.pods {
+		s.byPod[p] = j
 	}
-	return false
+	s.pending++
+	s.submitted++
+}
+
+// setPhase moves a job to phase p, keeping the pending count.
+func (s *state) setPhase(j *job, p jobPhase) {
+	if j.phase == jobPending {
+		s.pending--
+	}
+	if p == jobPending {
+		s.pending++
+	}
+	j.phase = p
 }
 
 func (s *state) progress(now float64, steps int) Progress {
@@ -101,6 +122,7 @@ func (s *state) progress(now float64, steps int) Progress {
 
 // forget drops a finished job once its pods are gone.
 func (s *state) forget(j *job) {
+	s.setPhase(j, jobFinished)
 	for _, p := range j.pods {
 		delete(s.byPod, p)
 	}

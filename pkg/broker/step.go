@@ -305,7 +305,7 @@ func (s *step) kill(j *job) {
 // reject refuses a job that has not started and removes its pods.
 func (s *step) reject(ctx context.Context, j *job) {
 	s.decisions = append(s.decisions, batsim.RejectJob{JobID: j.id})
-	j.phase = jobFinished
+	s.state.setPhase(j, jobFinished)
 	j.rejected = true
 	s.state.done++
 	s.removeJobPods(ctx, j)
@@ -342,7 +342,7 @@ func (s *step) execute(j *job) error {
 		st.busy[node]++
 	}
 	s.decisions = append(s.decisions, exec)
-	j.phase = jobRunning
+	st.setPhase(j, jobRunning)
 	st.running++
 	s.toStart = append(s.toStart, j)
 	return nil
@@ -402,12 +402,9 @@ func (s *step) submit(ctx context.Context, d batsim.JobSubmitted, now float64) e
 	}
 	j := &job{id: d.JobID, nodes: map[podRef]string{}, pendingSince: now}
 	for _, p := range pods {
-		ref := podRef{p.Namespace, p.Name}
-		j.pods = append(j.pods, ref)
-		st.byPod[ref] = j
+		j.pods = append(j.pods, podRef{p.Namespace, p.Name})
 	}
-	st.jobs[d.JobID] = j
-	st.submitted++
+	st.add(j)
 	for _, p := range pods {
 		if _, err := s.api.Create(ctx, podsGVR, p); err != nil {
 			return fmt.Errorf("creating pod %s/%s of job %s: %w", p.Namespace, p.Name, d.JobID, err)
@@ -442,9 +439,7 @@ func (s *step) registerDynamic(ctx context.Context, pod *corev1.Pod, now float64
 	s.decisions = append(s.decisions, batsim.RegisterJob{JobID: id, Job: batsim.Job{ID: id, Subtime: now, Res: 1, Profile: profileName, Walltime: batsim.NoWalltime}})
 	ref := podRef{pod.Namespace, pod.Name}
 	j := &job{id: id, pods: []podRef{ref}, nodes: map[podRef]string{}, pendingSince: now, dynamic: true}
-	st.jobs[id] = j
-	st.byPod[ref] = j
-	st.submitted++
+	st.add(j)
 	if pod.Spec.NodeName != "" { // created already bound
 		j.nodes[ref] = pod.Spec.NodeName
 		return s.execute(j)
@@ -483,7 +478,7 @@ func (s *step) completed(ctx context.Context, d batsim.JobCompleted, now float64
 			st.busy[node]--
 		}
 	}
-	j.phase = jobFinished
+	st.setPhase(j, jobFinished)
 	if j.killSent || d.JobState == batsim.JobStateRejected {
 		s.removeJobPods(ctx, j)
 		return nil
