@@ -54,8 +54,11 @@ type Options struct {
 	MinWatchTimeout time.Duration
 	// BookmarkInterval is how often idle watches get a bookmark.
 	BookmarkInterval time.Duration
-	Logger           *slog.Logger
-	Verbosity        int
+	// Extensions serve paths of Batkube's own outside the Kubernetes API
+	// (a simulation's progress and clock), tried after discovery and OpenAPI.
+	Extensions []apiserver.NonResourceHandler
+	Logger     *slog.Logger
+	Verbosity  int
 }
 
 // Server is a ready-to-serve Batkube API server.
@@ -92,7 +95,7 @@ func New(opts Options) (*Server, error) {
 		Store:            st,
 		Scheme:           sch,
 		Operations:       restapi.Operations,
-		NonResource:      apiserver.NonResourceHandlers{disc, oapi},
+		NonResource:      append(apiserver.NonResourceHandlers{disc, oapi}, opts.Extensions...),
 		Clock:            opts.Clock,
 		Terminator:       opts.Terminator,
 		Admitter:         opts.Admitter,
