@@ -7,19 +7,37 @@ BIN   := $(CURDIR)/bin
 PKGS  := ./cmd/... ./pkg/...
 FUZZTIME ?= 10s
 
-.PHONY: help build test test-unit vet fuzz bench generate check-generated serve clean
+.PHONY: help build run run-batsim test test-unit vet fuzz bench generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
-build: $(BIN)/kubernetes-server ## build the API server into bin/
+# Batkube's own commands.
+COMMANDS := kubernetes-server batkube-engine batkube-run
+GO_SOURCES := $(shell find cmd pkg restapi -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
-$(BIN)/kubernetes-server: $(shell find cmd pkg restapi -name '*.go' 2>/dev/null) go.mod go.sum
-	$(GO) build -o $@ ./cmd/kubernetes-server
+build: $(addprefix $(BIN)/,$(COMMANDS)) ## build kubernetes-server, batkube-engine and batkube-run into bin/
+
+$(addprefix $(BIN)/,$(COMMANDS)): $(BIN)/%: $(GO_SOURCES)
+	$(GO) build -o $@ ./cmd/$*
+
+# The example of `make run`; override on the command line, e.g.
+# make run PLATFORM=examples/platforms/platform_4.xml WORKLOADS="examples/workloads/delay_10.json examples/workloads/parallel.json"
+PLATFORM  ?= examples/platforms/platform_16.xml
+WORKLOADS ?= examples/workloads/delay_30.json
+OUT       ?= out/run
+RUN_FLAGS ?=
+RUN_ARGS   = -p $(PLATFORM) $(addprefix -w ,$(WORKLOADS)) -o $(OUT) $(RUN_FLAGS)
+
+run: build $(BIN)/kube-scheduler ## a whole simulation: embedded engine + Batkube + kube-scheduler 1.37 (PLATFORM=, WORKLOADS=, OUT=, RUN_FLAGS=)
+	$(BIN)/batkube-run --batsim embedded $(RUN_ARGS)
+
+run-batsim: build $(BIN)/kube-scheduler ## the same with a real batsim 4.x from PATH (BATSIM=path to override)
+	$(BIN)/batkube-run --batsim $(or $(BATSIM),batsim) $(RUN_ARGS)
 
 -include examples/upstream.mk
 
-test: upstream vet ## everything CI runs: vet, unit, integration and e2e tests (race detector on), short fuzzing
+test: build upstream vet ## everything CI runs: vet, unit, integration and e2e tests (race detector on), short fuzzing
 	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=5s
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -16,10 +17,9 @@ import (
 	flags "github.com/jessevdk/go-flags"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/server"
-	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/simulation"
 	"github.com/batkube/batkube/pkg/translate"
 )
 
@@ -32,6 +32,7 @@ type options struct {
 	MinWatchTimeout  time.Duration     `long:"min-watch-timeout" default:"30m" description:"watches that ask for no timeout end after a random time between this and twice this"`
 	BookmarkInterval time.Duration     `long:"bookmark-interval" default:"1m" description:"how often an idle watch that allows bookmarks receives one"`
 	Verbosity        int               `short:"v" long:"verbosity" default:"0" description:"log verbosity: 2 logs every request"`
+	CPUProfile       string            `long:"cpu-profile" value-name:"FILE" description:"write a CPU profile of the whole run to FILE (go tool pprof)"`
 	Simulation       simulationOptions `group:"Simulation" namespace:"" description:"Run a Batsim simulation (the server stays a plain API server without --simulate)"`
 }
 
@@ -50,6 +51,8 @@ type simulationOptions struct {
 	BackoffMax         time.Duration `long:"backoff-max" default:"1m" description:"largest simulated delay of those wake-ups"`
 	PendingTimeout     time.Duration `long:"pending-timeout" default:"1h" description:"simulated time after which pods still pending, with nothing left that could free resources, are rejected"`
 	SchedulerTimeout   time.Duration `long:"scheduler-timeout" default:"10s" description:"pods pending with no client watching pods this long (wall time) means the scheduler is gone: the run fails"`
+	StartTimeout       time.Duration `long:"scheduler-start-timeout" default:"1m" description:"pods pending this long (wall time) before any scheduler binds or examines one means there is no scheduler: the run fails"`
+	DynamicJobDelay    time.Duration `long:"dynamic-job-delay" default:"1m" description:"simulated duration of a pod created through the API during a run (needs Batsim's dynamic jobs); the pod annotation batkube.io/delay (seconds) overrides it"`
 	ChargeDecisionTime bool          `long:"charge-decision-time" description:"add the scheduler's wall-clock decision time to simulated time"`
 	DecisionTimeScale  float64       `long:"decision-time-scale" default:"1" description:"factor applied to the charged decision time"`
 	FinishedPodTTL     time.Duration `long:"finished-pod-ttl" default:"0s" description:"simulated time finished pods stay visible before removal"`
@@ -74,6 +77,17 @@ func main() {
 }
 
 func run(opts options) error {
+	if opts.CPUProfile != "" {
+		f, err := os.Create(opts.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	level := slog.LevelInfo
 	if opts.Verbosity >= 4 {
 		level = slog.LevelDebug
@@ -82,45 +96,6 @@ func run(opts options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	sim := opts.Simulation
-	var (
-		b   *broker.Broker
-		clk *simclock.Clock
-	)
-	if sim.Simulate {
-		epoch, err := time.Parse(time.RFC3339, sim.Epoch)
-		if err != nil {
-			return fmt.Errorf("--epoch: %w", err)
-		}
-		cpu, err := resource.ParseQuantity(sim.DefaultCPU)
-		if err != nil {
-			return fmt.Errorf("--node-default-cpu: %w", err)
-		}
-		mem, err := resource.ParseQuantity(sim.DefaultMemory)
-		if err != nil {
-			return fmt.Errorf("--node-default-memory: %w", err)
-		}
-		clk = simclock.New(epoch)
-		b, err = broker.New(broker.Options{
-			Clock:              clk,
-			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},
-			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName},
-			Quiet:              sim.Quiet,
-			MaxSettle:          sim.MaxSettle,
-			BackoffMin:         sim.BackoffMin,
-			BackoffMax:         sim.BackoffMax,
-			PendingTimeout:     sim.PendingTimeout,
-			SchedulerTimeout:   sim.SchedulerTimeout,
-			ChargeDecisionTime: sim.ChargeDecisionTime,
-			DecisionTimeScale:  sim.DecisionTimeScale,
-			FinishedPodTTL:     sim.FinishedPodTTL,
-			Logger:             logger,
-			Progress:           progressLogger(logger),
-		})
-		if err != nil {
-			return err
-		}
-	}
 	srvOpts := server.Options{
 		WatchHistory:     opts.WatchHistory,
 		BearerToken:      opts.Token,
@@ -129,61 +104,75 @@ func run(opts options) error {
 		Logger:           logger,
 		Verbosity:        opts.Verbosity,
 	}
-	if b != nil {
-		srvOpts.Clock, srvOpts.Terminator, srvOpts.Admitter = clk, b, b
+	addr := net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))
+	if !opts.Simulation.Simulate {
+		srv, err := server.New(srvOpts)
+		if err != nil {
+			return err
+		}
+		l, err := listen(addr, logger)
+		if err != nil {
+			return err
+		}
+		return srv.Serve(ctx, l)
 	}
-	srv, err := server.New(srvOpts)
+	cfg, err := opts.Simulation.config(srvOpts, logger)
 	if err != nil {
 		return err
 	}
-	addr := net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))
+	sim, err := simulation.New(cfg)
+	if err != nil {
+		return err
+	}
+	l, err := listen(addr, logger)
+	if err != nil {
+		return err
+	}
+	return sim.Run(ctx, l)
+}
+
+func listen(addr string, logger *slog.Logger) (net.Listener, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", addr, err)
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	logger.Info("serving the Kubernetes API", "url", "http://"+l.Addr().String())
-	if b == nil {
-		return srv.Serve(ctx, l)
-	}
-	return simulate(ctx, srv, b, l, sim.Endpoint, logger)
+	return l, nil
 }
 
-// simulate serves the API while the broker answers Batsim, and stops both
-// when the simulation ends or fails.
-func simulate(ctx context.Context, srv *server.Server, b *broker.Broker, l net.Listener, endpoint string, logger *slog.Logger) error {
-	conn, err := batsim.Listen(endpoint)
+// config turns the simulation flags into a simulation.Config.
+func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger) (simulation.Config, error) {
+	epoch, err := time.Parse(time.RFC3339, sim.Epoch)
 	if err != nil {
-		return fmt.Errorf("listening for Batsim on %s: %w", endpoint, err)
+		return simulation.Config{}, fmt.Errorf("--epoch: %w", err)
 	}
-	defer conn.Close()
-	logger.Info("waiting for Batsim", "endpoint", conn.Endpoint())
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, l) }()
-	runErr := b.Run(ctx, conn, srv.API, srv.Store)
-	cancel()
-	if err := <-served; err != nil && runErr == nil {
-		runErr = err
+	cpu, err := resource.ParseQuantity(sim.DefaultCPU)
+	if err != nil {
+		return simulation.Config{}, fmt.Errorf("--node-default-cpu: %w", err)
 	}
-	if runErr == nil {
-		logger.Info("simulation ended")
+	mem, err := resource.ParseQuantity(sim.DefaultMemory)
+	if err != nil {
+		return simulation.Config{}, fmt.Errorf("--node-default-memory: %w", err)
 	}
-	return runErr
-}
-
-// progressLogger logs the progress of a run at most every few seconds.
-func progressLogger(logger *slog.Logger) func(broker.Progress) {
-	var last time.Time
-	return func(p broker.Progress) {
-		if time.Since(last) < 2*time.Second {
-			return
-		}
-		last = time.Now()
-		total := "?"
-		if p.Total >= 0 {
-			total = strconv.Itoa(p.Total)
-		}
-		logger.Info("progress", "simulatedTime", p.Now, "jobsDone", p.Done, "jobsTotal", total, "running", p.Running, "steps", p.Steps)
-	}
+	return simulation.Config{
+		Server:         srvOpts,
+		Epoch:          epoch,
+		BatsimEndpoint: sim.Endpoint,
+		Logger:         logger,
+		Broker: broker.Options{
+			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},
+			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName},
+			Quiet:              sim.Quiet,
+			MaxSettle:          sim.MaxSettle,
+			BackoffMin:         sim.BackoffMin,
+			BackoffMax:         sim.BackoffMax,
+			PendingTimeout:     sim.PendingTimeout,
+			SchedulerTimeout:   sim.SchedulerTimeout,
+			StartTimeout:       sim.StartTimeout,
+			ChargeDecisionTime: sim.ChargeDecisionTime,
+			DecisionTimeScale:  sim.DecisionTimeScale,
+			FinishedPodTTL:     sim.FinishedPodTTL,
+			DynamicJobDelay:    sim.DynamicJobDelay,
+		},
+	}, nil
 }

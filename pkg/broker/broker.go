@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,12 @@ type Options struct {
 	// SchedulerTimeout is how long pods may stay pending with no client
 	// watching pods before the scheduler is reported dead (default 10s).
 	SchedulerTimeout time.Duration
+	// StartTimeout is how long pods may stay pending before a scheduler
+	// first acts on one (binds it or marks it unschedulable), after which
+	// the run fails (default 1m). Until then the broker does not take
+	// silence for a settled scheduler: a scheduler that is starting, or
+	// waiting to win its leader election, is not done deciding.
+	StartTimeout time.Duration
 	// ChargeDecisionTime adds the scheduler's wall time, times
 	// DecisionTimeScale (default 1), to simulated time.
 	ChargeDecisionTime bool
@@ -65,9 +72,17 @@ const DelayAnnotation = "batkube.io/delay"
 
 // Progress reports how far a simulation is.
 type Progress struct {
-	Now                             float64 // simulated seconds
-	Submitted, Running, Done, Total int     // jobs; Total is known once Batsim said no more jobs come (else -1)
-	Steps                           int
+	Now float64 `json:"now"` // simulated seconds
+	// Jobs submitted, pending (not all pods bound), running and done
+	// (finished or rejected); Total is known once Batsim has said no more
+	// jobs come (else -1).
+	Submitted int  `json:"submitted"`
+	Pending   int  `json:"pending"`
+	Running   int  `json:"running"`
+	Done      int  `json:"done"`
+	Total     int  `json:"total"`
+	Steps     int  `json:"steps"` // messages answered
+	Ended     bool `json:"ended"` // SIMULATION_ENDS answered
 }
 
 // Broker is the decision process of a simulation.
@@ -77,6 +92,16 @@ type Broker struct {
 	state *state
 	// terminating receives the pods the API server marks terminating.
 	terminating chan *corev1.Pod
+	// last is the progress after the latest step, for other goroutines.
+	last atomic.Pointer[Progress]
+}
+
+// Progress returns where the simulation stood after its latest step.
+func (b *Broker) Progress() Progress {
+	if p := b.last.Load(); p != nil {
+		return *p
+	}
+	return Progress{Total: -1}
 }
 
 var podsGR = schema.GroupResource{Resource: "pods"}
@@ -98,6 +123,7 @@ func New(opts Options) (*Broker, error) {
 	def(&opts.BackoffMax, time.Minute)
 	def(&opts.PendingTimeout, time.Hour)
 	def(&opts.SchedulerTimeout, 10*time.Second)
+	def(&opts.StartTimeout, time.Minute)
 	def(&opts.DynamicJobDelay, time.Minute)
 	if opts.DecisionTimeScale <= 0 {
 		opts.DecisionTimeScale = 1
@@ -141,8 +167,11 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 		if err := conn.Send(reply); err != nil {
 			return fmt.Errorf("broker: replying to Batsim: %w", err)
 		}
+		p := b.state.progress(reply.Now, s.steps)
+		p.Ended = done
+		b.last.Store(&p)
 		if b.opts.Progress != nil {
-			b.opts.Progress(b.state.progress(msg.Now, s.steps))
+			b.opts.Progress(p)
 		}
 		if done {
 			return nil

@@ -117,7 +117,7 @@ func (s *state) progress(now float64, steps int) Progress {
 	if s.noMoreJobs {
 		total = s.submitted
 	}
-	return Progress{Now: now, Submitted: s.submitted, Running: s.running, Done: s.done, Total: total, Steps: steps}
+	return Progress{Now: now, Submitted: s.submitted, Pending: s.pending, Running: s.running, Done: s.done, Total: total, Steps: steps}
 }
 
 // forget drops a finished job once its pods are gone.

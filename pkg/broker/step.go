@@ -38,6 +38,11 @@ type step struct {
 
 	backoff        time.Duration
 	noWatcherSince time.Time
+	// schedulerSeen is set once a scheduler has acted on a pod of the
+	// workload (bound it, or marked it unschedulable); waitingSince is when
+	// pods started waiting for that first sign of life.
+	schedulerSeen bool
+	waitingSince  time.Time
 
 	// Per step.
 	decisions []batsim.EventData
@@ -199,9 +204,10 @@ func (s *step) settle(ctx context.Context, now float64) error {
 				resetQuiet()
 			}
 		case <-quiet.C:
-			if s.api.ActiveWatches(podsGVR.GroupResource()) == 0 {
-				// Nobody watches pods yet (the scheduler is starting):
-				// silence means nothing; checkScheduler bounds the wait.
+			if !s.schedulerSeen || s.api.ActiveWatches(podsGVR.GroupResource()) == 0 {
+				// No scheduler has shown itself yet (it is starting, or
+				// waiting to lead), or nobody watches pods: silence means
+				// nothing; checkScheduler bounds the wait.
 				resetQuiet()
 				continue
 			}
@@ -214,9 +220,18 @@ func (s *step) settle(ctx context.Context, now float64) error {
 	}
 }
 
-// checkScheduler reports a scheduler that is gone: pods are pending and no
-// client has watched pods for SchedulerTimeout.
+// checkScheduler reports a scheduler that is gone or never came: pods are
+// pending and no client has watched pods for SchedulerTimeout, or no
+// scheduler has acted on any pod for StartTimeout since pods first waited.
 func (s *step) checkScheduler() error {
+	if !s.schedulerSeen {
+		if s.waitingSince.IsZero() {
+			s.waitingSince = time.Now()
+		} else if waited := time.Since(s.waitingSince); waited > s.opts.StartTimeout {
+			return fmt.Errorf("broker: pods have been pending for %s and no scheduler has bound or examined any: is a scheduler running, pointed at this server, with the pods' schedulerName (%q by default)?",
+				waited.Round(time.Second), s.opts.Pods.SchedulerName)
+		}
+	}
 	if s.api.ActiveWatches(podsGVR.GroupResource()) > 0 {
 		s.noWatcherSince = time.Time{}
 		return nil
@@ -249,6 +264,9 @@ func (s *step) podEvent(ctx context.Context, ev store.Event, ok bool, now float6
 	st := s.state
 	ref := podRef{pod.Namespace, pod.Name}
 	j := st.byPod[ref]
+	if !s.schedulerSeen && j != nil && hasCondition(pod, corev1.PodScheduled) {
+		s.schedulerSeen = true
+	}
 	switch ev.Type {
 	case watch.Added:
 		if j == nil {
@@ -564,6 +582,18 @@ func (s *step) markRunning(ctx context.Context, j *job) error {
 		}
 	}
 	return nil
+}
+
+// hasCondition reports whether a pod carries a condition of type typ,
+// whatever its status: PodScheduled is set by a binding, or by a scheduler
+// that found no node for the pod.
+func hasCondition(pod *corev1.Pod, typ corev1.PodConditionType) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == typ {
+			return true
+		}
+	}
+	return false
 }
 
 func setCondition(st *corev1.PodStatus, typ corev1.PodConditionType, status corev1.ConditionStatus, at metav1.Time, reason string) {

@@ -1,0 +1,162 @@
+// Command batkube-run runs a whole simulation with one command: Batkube's
+// API server and broker, a scheduler (the bundled kube-scheduler by
+// default), and Batsim — or, when no batsim is installed, Batkube's
+// embedded engine. It shows progress, prints a summary and leaves every
+// output in one folder.
+//
+// Exit codes: 0 when the simulation ran to its end, 1 when it failed, 2 on
+// a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	flags "github.com/jessevdk/go-flags"
+
+	"github.com/batkube/batkube/pkg/launch"
+)
+
+type options struct {
+	Platform         string        `short:"p" long:"platform" value-name:"FILE" required:"true" description:"SimGrid platform file (hosts become nodes)"`
+	Workloads        []string      `short:"w" long:"workload" value-name:"FILE" required:"true" description:"Batsim workload file (jobs become pods); repeat for several workloads"`
+	Out              string        `short:"o" long:"out" value-name:"DIR" default:"out/run" description:"folder of the outputs: _jobs.csv, _schedule.csv, summary.json, every process's log, the kubeconfig"`
+	Batsim           string        `long:"batsim" value-name:"auto|embedded|PATH" default:"auto" description:"the simulator: a batsim 4.x binary (auto: the one on PATH, if any) or Batkube's embedded engine"`
+	SchedulerCommand string        `long:"scheduler-cmd" value-name:"COMMAND" description:"run this shell command as the scheduler instead of the bundled kube-scheduler; {kubeconfig} is replaced by the run's kubeconfig (KUBECONFIG is set too)"`
+	SchedulerConfig  string        `long:"scheduler-config" value-name:"FILE" description:"KubeSchedulerConfiguration for the bundled kube-scheduler (its kubeconfig is replaced by the run's)"`
+	NoScheduler      bool          `long:"no-scheduler" description:"start no scheduler: bring your own, pointed at the kubeconfig printed at start"`
+	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
+	APIPort          int           `long:"port" default:"0" description:"port of the API server on 127.0.0.1 (0: a free one)"`
+	BatsimPort       int           `long:"batsim-port" default:"0" description:"port of the Batsim socket on 127.0.0.1 (0: a free one)"`
+	BinDir           string        `long:"bin-dir" value-name:"DIR" description:"where kubernetes-server, batkube-engine and kube-scheduler are (default: beside this binary)"`
+	ServerArgs       []string      `long:"server-arg" value-name:"ARG" description:"pass ARG to kubernetes-server, e.g. --server-arg=--settle-quiet=100ms (repeatable; see kubernetes-server --help)"`
+	BatsimArgs       []string      `long:"batsim-arg" value-name:"ARG" description:"pass ARG to batsim or batkube-engine (repeatable)"`
+	ProgressInterval time.Duration `long:"progress-interval" default:"1s" description:"how often progress is shown"`
+	Quiet            bool          `short:"q" long:"quiet" description:"show no progress"`
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var opts options
+	parser := flags.NewParser(&opts, flags.HelpFlag|flags.PassDoubleDash)
+	parser.Name = "batkube-run"
+	parser.Usage = "-p PLATFORM -w WORKLOAD [-w WORKLOAD]... [OPTIONS]"
+	parser.LongDescription = "Runs a whole simulation: Batkube's API server and broker, a scheduler (the bundled " +
+		"kube-scheduler unless told otherwise) and Batsim, or Batkube's embedded engine when no batsim is installed. " +
+		"Shows progress, prints a summary and leaves every output in the --out folder."
+	rest, err := parser.ParseArgs(args)
+	if err != nil {
+		var ferr *flags.Error
+		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+			fmt.Fprintln(stdout, ferr.Message)
+			return 0
+		}
+		fmt.Fprintf(stderr, "batkube-run: %v\nRun 'batkube-run --help' for usage.\n", err)
+		return 2
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "batkube-run: unexpected argument %q\nRun 'batkube-run --help' for usage.\n", rest[0])
+		return 2
+	}
+	show := newProgressPrinter(stderr)
+	cfg := launch.Config{
+		Platform:         opts.Platform,
+		Workloads:        opts.Workloads,
+		OutDir:           opts.Out,
+		BinDir:           opts.BinDir,
+		Batsim:           opts.Batsim,
+		SchedulerCommand: opts.SchedulerCommand,
+		SchedulerConfig:  opts.SchedulerConfig,
+		NoScheduler:      opts.NoScheduler,
+		DynamicJobs:      opts.DynamicJobs,
+		APIPort:          opts.APIPort,
+		BatsimPort:       opts.BatsimPort,
+		ServerArgs:       opts.ServerArgs,
+		BatsimArgs:       opts.BatsimArgs,
+		ProgressInterval: opts.ProgressInterval,
+		Logf: func(format string, args ...any) {
+			show.clear()
+			fmt.Fprintf(stderr, "batkube-run: "+format+"\n", args...)
+		},
+		Ready: func(c launch.Cluster) {
+			fmt.Fprintf(stderr, "batkube-run: API server at %s (kubectl --kubeconfig %s ...)\n", c.URL, c.Kubeconfig)
+		},
+	}
+	if !opts.Quiet {
+		cfg.Progress = show.print
+	}
+	sum, err := launch.Run(ctx, cfg)
+	show.clear()
+	if err != nil {
+		fmt.Fprintf(stderr, "batkube-run: %v\n", err)
+		if sum.OutDir != "" {
+			fmt.Fprintf(stderr, "batkube-run: outputs so far in %s\n", sum.OutDir)
+		}
+		return 1
+	}
+	engine := "Batkube's embedded engine"
+	if sum.Engine != launch.BatsimEmbedded {
+		engine = sum.Engine
+	}
+	fmt.Fprintf(stdout, "simulated by:  %s\n", engine)
+	sum.Write(stdout)
+	return 0
+}
+
+// progressPrinter shows progress on one line that it rewrites on a
+// terminal, or as a line every few seconds otherwise (a log, CI).
+type progressPrinter struct {
+	w        io.Writer
+	terminal bool
+	shown    bool
+	last     time.Time
+}
+
+func newProgressPrinter(w io.Writer) *progressPrinter {
+	p := &progressPrinter{w: w}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.terminal = true
+		}
+	}
+	return p
+}
+
+func (p *progressPrinter) print(pr launch.Progress) {
+	total := "?"
+	if pr.Total >= 0 {
+		total = strconv.Itoa(pr.Total)
+	}
+	line := fmt.Sprintf("t=%s simulated  jobs: %d/%s done, %d running, %d pending  wall %s",
+		(time.Duration(pr.Now * float64(time.Second))).Round(time.Second), pr.Done, total, pr.Running, pr.Pending, pr.Wall.Round(100*time.Millisecond))
+	if p.terminal {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.shown = true
+		return
+	}
+	if time.Since(p.last) >= 5*time.Second {
+		p.last = time.Now()
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+// clear ends the progress line on a terminal.
+func (p *progressPrinter) clear() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
+}

@@ -1,0 +1,433 @@
+package launch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/simulation"
+)
+
+// Batsim choices of Config.Batsim besides a path.
+const (
+	// BatsimAuto uses a batsim found on PATH, else the embedded engine.
+	BatsimAuto = "auto"
+	// BatsimEmbedded uses the embedded engine.
+	BatsimEmbedded = "embedded"
+)
+
+// Config describes a run. Platform and at least one workload are required.
+type Config struct {
+	// Platform is the SimGrid platform file, Workloads the Batsim workload
+	// files (job ids are w0!id, w1!id... in this order, as Batsim names them).
+	Platform  string
+	Workloads []string
+	// OutDir receives the outputs: _jobs.csv and _schedule.csv (Batsim's
+	// prefix OutDir/), the processes' logs, the kubeconfig and the summary.
+	OutDir string
+	// BinDir holds kubernetes-server, batkube-engine and kube-scheduler
+	// (default: the directory of the running executable).
+	BinDir string
+	// Batsim is BatsimAuto (default), BatsimEmbedded, or the path of a
+	// batsim 4.x binary.
+	Batsim string
+	// SchedulerCommand, if set, replaces the bundled kube-scheduler: a shell
+	// command run with KUBECONFIG set, in which {kubeconfig} is replaced by
+	// the kubeconfig's path. NoScheduler starts none (bring your own).
+	SchedulerCommand string
+	NoScheduler      bool
+	// SchedulerConfig is a KubeSchedulerConfiguration for the bundled
+	// kube-scheduler; its clientConnection.kubeconfig is replaced by the
+	// run's. Default: client QPS raised, everything else upstream's defaults.
+	SchedulerConfig string
+	// APIPort is the API server's port on 127.0.0.1 and BatsimPort that of
+	// the Batsim socket (0: a free port).
+	APIPort, BatsimPort int
+	// DynamicJobs runs Batsim with dynamic jobs, so that pods created
+	// through the API during the run become jobs.
+	DynamicJobs bool
+	// ServerArgs and BatsimArgs are passed on to kubernetes-server and to
+	// batsim (or batkube-engine).
+	ServerArgs, BatsimArgs []string
+	// Progress, if set, is called every ProgressInterval (default 1s).
+	Progress         func(Progress)
+	ProgressInterval time.Duration
+	// Ready, if set, is called once the API is served and the scheduler
+	// started, before Batsim starts.
+	Ready func(Cluster)
+	// Logf, if set, receives what happens during the run that a person
+	// should know at once (a scheduler that exits early).
+	Logf func(format string, args ...any)
+}
+
+// Cluster is what a client of a run needs.
+type Cluster struct {
+	URL          string // the API server, http://127.0.0.1:port
+	Kubeconfig   string // a kubeconfig for it
+	SchedulerPID int    // 0 without a scheduler
+}
+
+// Progress is where a run stands.
+type Progress struct {
+	broker.Progress
+	Wall time.Duration // since the run started
+}
+
+// Names of the processes in Summary.Processes.
+const (
+	ServerProcess    = "kubernetes-server"
+	SchedulerProcess = "scheduler"
+	BatsimProcess    = "batsim" // real Batsim
+	EngineProcess    = "batkube-engine"
+)
+
+// Run runs a simulation to its end and summarises it. When something fails
+// (a process exits early, ctx is cancelled) the others are stopped, the
+// outputs written so far stay in OutDir, and the error says which process
+// failed with the end of its log.
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	start := time.Now()
+	r, err := newRun(cfg)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer r.stopAll()
+	runErr := r.run(ctx)
+	r.stopAll()
+	sum := Summary{OutDir: r.cfg.OutDir, Engine: r.engineName(), Wall: time.Since(start)}
+	for _, p := range r.procs() {
+		sum.Processes = append(sum.Processes, p.usage())
+	}
+	if err := sum.readOutputs(r.prefix()); err != nil {
+		if runErr == nil {
+			return sum, err
+		}
+	}
+	if sum.Wall > 0 {
+		sum.SpeedUp = sum.Makespan / sum.Wall.Seconds()
+	}
+	if err := writeJSON(filepath.Join(r.cfg.OutDir, "summary.json"), sum); err != nil && runErr == nil {
+		runErr = fmt.Errorf("launch: writing the summary: %w", err)
+	}
+	return sum, runErr
+}
+
+// run is one run's state.
+type run struct {
+	cfg        Config
+	batsimPath string // "" for the embedded engine
+	kubeconfig string
+	apiURL     string
+	endpoint   string
+
+	server, scheduler, batsim *process
+}
+
+func newRun(cfg Config) (*run, error) {
+	if cfg.Platform == "" || len(cfg.Workloads) == 0 {
+		return nil, errors.New("launch: a platform and at least one workload are required")
+	}
+	for _, f := range append([]string{cfg.Platform}, cfg.Workloads...) {
+		if _, err := os.Stat(f); err != nil {
+			return nil, fmt.Errorf("launch: %w", err)
+		}
+	}
+	if cfg.OutDir == "" {
+		cfg.OutDir = "out"
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = time.Second
+	}
+	if cfg.BinDir == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("launch: finding the binaries: %w", err)
+		}
+		cfg.BinDir = filepath.Dir(exe)
+	}
+	r := &run{cfg: cfg}
+	switch cfg.Batsim {
+	case "", BatsimAuto:
+		if path, err := exec.LookPath("batsim"); err == nil {
+			r.batsimPath = path
+		}
+	case BatsimEmbedded:
+	default:
+		path, err := exec.LookPath(cfg.Batsim)
+		if err != nil {
+			return nil, fmt.Errorf("launch: batsim: %w", err)
+		}
+		r.batsimPath = path
+	}
+	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	abs, err := filepath.Abs(cfg.OutDir)
+	if err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	r.cfg.OutDir = abs
+	// Outputs of an earlier run in the same folder must not pass for this
+	// one's.
+	for _, f := range []string{"_jobs.csv", "_schedule.csv", "summary.json"} {
+		if err := os.Remove(filepath.Join(abs, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("launch: %w", err)
+		}
+	}
+	return r, nil
+}
+
+func (r *run) engineName() string {
+	if r.batsimPath == "" {
+		return BatsimEmbedded
+	}
+	return r.batsimPath
+}
+
+// prefix is Batsim's export prefix: OutDir/_jobs.csv and so on.
+func (r *run) prefix() string { return r.cfg.OutDir + string(filepath.Separator) }
+
+func (r *run) procs() []*process {
+	var out []*process
+	for _, p := range []*process{r.server, r.scheduler, r.batsim} {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (r *run) bin(name string) (string, error) {
+	path := filepath.Join(r.cfg.BinDir, name)
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("launch: %s not found in %s: build it (make build) or pass the directory of the binaries", name, r.cfg.BinDir)
+	}
+	return path, nil
+}
+
+func (r *run) run(ctx context.Context) error {
+	apiPort, err := freePort(r.cfg.APIPort)
+	if err != nil {
+		return err
+	}
+	batsimPort, err := freePort(r.cfg.BatsimPort)
+	if err != nil {
+		return err
+	}
+	r.apiURL = "http://127.0.0.1:" + strconv.Itoa(apiPort)
+	r.endpoint = "tcp://127.0.0.1:" + strconv.Itoa(batsimPort)
+	if err := r.startServer(ctx); err != nil {
+		return err
+	}
+	if err := r.startScheduler(); err != nil {
+		return err
+	}
+	if r.cfg.Ready != nil {
+		pid := 0
+		if r.scheduler != nil {
+			pid = r.scheduler.cmd.Process.Pid
+		}
+		r.cfg.Ready(Cluster{URL: r.apiURL, Kubeconfig: r.kubeconfig, SchedulerPID: pid})
+	}
+	if err := r.startBatsim(); err != nil {
+		return err
+	}
+	return r.wait(ctx)
+}
+
+// startServer starts kubernetes-server --simulate and waits until it serves.
+func (r *run) startServer(ctx context.Context) error {
+	bin, err := r.bin("kubernetes-server")
+	if err != nil {
+		return err
+	}
+	args := append([]string{bin, "--simulate", "--host", "127.0.0.1",
+		"--port", strings.TrimPrefix(r.apiURL, "http://127.0.0.1:"), "--batsim-endpoint", r.endpoint}, r.cfg.ServerArgs...)
+	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {
+		return err
+	}
+	r.kubeconfig = filepath.Join(r.cfg.OutDir, "kubeconfig.yaml")
+	if err := os.WriteFile(r.kubeconfig, []byte(kubeconfig(r.apiURL)), 0o644); err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	return r.waitServing(ctx)
+}
+
+// waitServing polls /readyz until the server answers, it exits, or a
+// minute has passed (building the router takes a second or two).
+func (r *run) waitServing(ctx context.Context) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(time.Minute)
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		resp, err := client.Get(r.apiURL + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("launch: the API server did not answer on %s within a minute: %w", r.apiURL, err)
+		}
+		select {
+		case <-r.server.done:
+			return fmt.Errorf("launch: %w", r.server.failure())
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-poll.C:
+		}
+	}
+}
+
+func (r *run) startScheduler() error {
+	if r.cfg.NoScheduler {
+		return nil
+	}
+	logPath := filepath.Join(r.cfg.OutDir, "scheduler.log")
+	env := []string{"KUBECONFIG=" + r.kubeconfig}
+	var err error
+	if r.cfg.SchedulerCommand != "" {
+		command := strings.ReplaceAll(r.cfg.SchedulerCommand, "{kubeconfig}", r.kubeconfig)
+		r.scheduler, err = startProcess(SchedulerProcess, logPath, env, "/bin/sh", "-c", "exec "+command)
+		return err
+	}
+	bin, err := r.bin("kube-scheduler")
+	if err != nil {
+		return err
+	}
+	config := filepath.Join(r.cfg.OutDir, "kube-scheduler.yaml")
+	if err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig); err != nil {
+		return err
+	}
+	r.scheduler, err = startProcess(SchedulerProcess, logPath, env, bin, "--config", config, "--secure-port", "0")
+	return err
+}
+
+func (r *run) startBatsim() error {
+	args := []string{"-p", r.cfg.Platform}
+	for _, w := range r.cfg.Workloads {
+		args = append(args, "-w", w)
+	}
+	args = append(args, "-e", r.prefix(), "-s", r.endpoint, "--enable-compute-sharing")
+	if r.cfg.DynamicJobs {
+		args = append(args, "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs")
+	}
+	args = append(args, r.cfg.BatsimArgs...)
+	bin, name := r.batsimPath, BatsimProcess
+	if bin == "" {
+		var err error
+		if bin, err = r.bin("batkube-engine"); err != nil {
+			return err
+		}
+		name = EngineProcess
+	}
+	var err error
+	r.batsim, err = startProcess(name, filepath.Join(r.cfg.OutDir, name+".log"), nil, append([]string{bin}, args...)...)
+	return err
+}
+
+// wait follows the run to its end: Batsim and the server exit once the
+// simulation is over. The scheduler exiting first is reported at once; the
+// server then ends the run when pods wait for it.
+func (r *run) wait(ctx context.Context) error {
+	start := time.Now()
+	tick := time.NewTicker(r.cfg.ProgressInterval)
+	defer tick.Stop()
+	progress := &http.Client{Timeout: time.Second}
+	var schedulerDone <-chan struct{}
+	if r.scheduler != nil {
+		schedulerDone = r.scheduler.done
+	}
+	serverDone, batsimDone := r.server.done, r.batsim.done
+	var schedulerErr error
+	for serverDone != nil || batsimDone != nil {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("launch: interrupted: %w", ctx.Err())
+		case <-schedulerDone:
+			schedulerDone = nil
+			schedulerErr = r.scheduler.failure()
+			if r.cfg.Logf != nil {
+				r.cfg.Logf("%v", schedulerErr)
+			}
+		case <-serverDone:
+			serverDone = nil
+			if r.server.err != nil {
+				return r.failed(r.server, schedulerErr)
+			}
+		case <-batsimDone:
+			batsimDone = nil
+			if r.batsim.err != nil {
+				return r.failed(r.batsim, schedulerErr)
+			}
+		case <-tick.C:
+			if r.cfg.Progress != nil && serverDone != nil {
+				if p, err := readProgress(progress, r.apiURL); err == nil {
+					r.cfg.Progress(Progress{Progress: p, Wall: time.Since(start)})
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// failed stops the other processes and describes the failure of p. Batsim
+// gets time to write its outputs when the server is the one that failed.
+func (r *run) failed(p *process, schedulerErr error) error {
+	if p == r.server && r.batsim != nil {
+		r.batsim.stop(30 * time.Second)
+	}
+	err := fmt.Errorf("launch: %w", p.failure())
+	if schedulerErr != nil && p == r.server {
+		err = fmt.Errorf("%w\n(the scheduler had ended before: %v)", err, schedulerErr)
+	}
+	return err
+}
+
+// stopAll stops whatever still runs: Batsim first (it writes its outputs
+// on SIGTERM), then the server, then the scheduler.
+func (r *run) stopAll() {
+	for _, p := range []*process{r.batsim, r.server, r.scheduler} {
+		if p != nil {
+			p.stop(10 * time.Second)
+		}
+	}
+}
+
+func readProgress(c *http.Client, apiURL string) (broker.Progress, error) {
+	var p broker.Progress
+	resp, err := c.Get(apiURL + simulation.ProgressPath)
+	if err != nil {
+		return p, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return p, fmt.Errorf("progress: %s", resp.Status)
+	}
+	return p, json.NewDecoder(resp.Body).Decode(&p)
+}
+
+// freePort returns port, or a free port of the loopback if it is 0.
+func freePort(port int) (int, error) {
+	if port != 0 {
+		return port, nil
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("launch: finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

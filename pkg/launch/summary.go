@@ -1,0 +1,141 @@
+package launch
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Summary is the outcome of a run, read from Batsim's output files (so it is
+// the same with real Batsim and with the embedded engine) and from the
+// processes' resource usage.
+type Summary struct {
+	OutDir string `json:"outDir"`
+	Engine string `json:"engine"` // "embedded" or the path of the batsim binary
+	// Jobs counts the rows of _jobs.csv; the others count them by final state.
+	Jobs            int `json:"jobs"`
+	Succeeded       int `json:"succeeded"`
+	Failed          int `json:"failed"`
+	WalltimeReached int `json:"walltimeReached"`
+	Killed          int `json:"killed"`
+	Rejected        int `json:"rejected"`
+	// Makespan and MeanWaitingTime are _schedule.csv's, in simulated seconds.
+	Makespan        float64 `json:"makespanSeconds"`
+	MeanWaitingTime float64 `json:"meanWaitingTimeSeconds"`
+	// Wall is the wall-clock time of the whole run, SpeedUp the makespan
+	// over it.
+	Wall    time.Duration `json:"wallNanoseconds"`
+	SpeedUp float64       `json:"speedUp"`
+	// Processes lists the CPU time and peak memory of each process.
+	Processes []ProcessUsage `json:"processes"`
+}
+
+// ProcessUsage is what a process of the run consumed.
+type ProcessUsage struct {
+	Name   string        `json:"name"`
+	CPU    time.Duration `json:"cpuNanoseconds"`
+	MaxRSS int64         `json:"maxRSSBytes"`
+}
+
+// Usage returns the usage of the named process (zero if it did not run).
+func (s Summary) Usage(name string) ProcessUsage {
+	for _, p := range s.Processes {
+		if p.Name == name {
+			return p
+		}
+	}
+	return ProcessUsage{Name: name}
+}
+
+// Write prints the summary for a person.
+func (s Summary) Write(w io.Writer) {
+	fmt.Fprintf(w, "jobs:          %d (%d succeeded, %d failed, %d reached their walltime, %d killed, %d rejected)\n",
+		s.Jobs, s.Succeeded, s.Failed, s.WalltimeReached, s.Killed, s.Rejected)
+	fmt.Fprintf(w, "makespan:      %.3f s simulated (%s)\n", s.Makespan, (time.Duration(s.Makespan * float64(time.Second))).Round(time.Second))
+	fmt.Fprintf(w, "mean waiting:  %.3f s simulated\n", s.MeanWaitingTime)
+	fmt.Fprintf(w, "wall time:     %s (%.0fx real time)\n", s.Wall.Round(time.Millisecond), s.SpeedUp)
+	for _, p := range s.Processes {
+		fmt.Fprintf(w, "  %-16s CPU %8s, peak RSS %4d MiB\n", p.Name, p.CPU.Round(time.Millisecond), p.MaxRSS>>20)
+	}
+	fmt.Fprintf(w, "outputs:       %s (_jobs.csv, _schedule.csv, logs)\n", s.OutDir)
+}
+
+// readOutputs fills in the job counts and times from the output files with
+// the given prefix.
+func (s *Summary) readOutputs(prefix string) error {
+	jobs, err := readCSV(prefix + "_jobs.csv")
+	if err != nil {
+		return err
+	}
+	for _, row := range jobs {
+		s.Jobs++
+		switch row["final_state"] {
+		case "COMPLETED_SUCCESSFULLY":
+			s.Succeeded++
+		case "COMPLETED_FAILED":
+			s.Failed++
+		case "COMPLETED_WALLTIME_REACHED":
+			s.WalltimeReached++
+		case "COMPLETED_KILLED":
+			s.Killed++
+		case "REJECTED":
+			s.Rejected++
+		}
+	}
+	sched, err := readCSV(prefix + "_schedule.csv")
+	if err != nil {
+		return err
+	}
+	if len(sched) != 1 {
+		return fmt.Errorf("launch: %s_schedule.csv: %d rows, want 1", prefix, len(sched))
+	}
+	if s.Makespan, err = strconv.ParseFloat(sched[0]["makespan"], 64); err != nil {
+		return fmt.Errorf("launch: %s_schedule.csv: makespan: %w", prefix, err)
+	}
+	if s.MeanWaitingTime, err = strconv.ParseFloat(sched[0]["mean_waiting_time"], 64); err != nil {
+		return fmt.Errorf("launch: %s_schedule.csv: mean_waiting_time: %w", prefix, err)
+	}
+	return nil
+}
+
+// readCSV reads a CSV file with a header into one map per row.
+func readCSV(path string) ([]map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("launch: %s: %w", path, err)
+	}
+	if len(records) == 0 {
+		return nil, fmt.Errorf("launch: %s: empty, not even a header", path)
+	}
+	head := records[0]
+	rows := make([]map[string]string, 0, len(records)-1)
+	for _, rec := range records[1:] {
+		row := make(map[string]string, len(head))
+		for i, h := range head {
+			if i < len(rec) {
+				row[strings.TrimSpace(h)] = rec[i]
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// writeJSON writes v to path, indented.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,132 @@
+// Package simulation assembles a Batsim-driven Batkube: the API server, the
+// broker that answers Batsim and the simulated clock they share, served
+// until the simulation ends.
+package simulation
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/server"
+	"github.com/batkube/batkube/pkg/simclock"
+)
+
+// Config describes a simulation server.
+type Config struct {
+	// Server configures the API server; New fills in its Clock, Terminator,
+	// Admitter and adds its own Extensions.
+	Server server.Options
+	// Broker configures the broker; New fills in its Clock.
+	Broker broker.Options
+	// Epoch is the instant of simulated time 0 (default simclock.DefaultEpoch).
+	Epoch time.Time
+	// BatsimEndpoint is the ZeroMQ endpoint Batsim connects to (default
+	// batsim.DefaultEndpoint).
+	BatsimEndpoint string
+	// ProgressInterval is how often progress is logged (default 2s; < 0: never).
+	ProgressInterval time.Duration
+	Logger           *slog.Logger
+}
+
+// Simulation is an API server driven by Batsim.
+type Simulation struct {
+	cfg    Config
+	log    *slog.Logger
+	clock  *simclock.Clock
+	broker *broker.Broker
+	server *server.Server
+}
+
+// New builds a simulation server.
+func New(cfg Config) (*Simulation, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Epoch.IsZero() {
+		cfg.Epoch = simclock.DefaultEpoch
+	}
+	if cfg.BatsimEndpoint == "" {
+		cfg.BatsimEndpoint = batsim.DefaultEndpoint
+	}
+	if cfg.ProgressInterval == 0 {
+		cfg.ProgressInterval = 2 * time.Second
+	}
+	clk := simclock.New(cfg.Epoch)
+	bopts := cfg.Broker
+	bopts.Clock = clk
+	if bopts.Logger == nil {
+		bopts.Logger = cfg.Logger
+	}
+	if bopts.Progress == nil && cfg.ProgressInterval > 0 {
+		bopts.Progress = progressLogger(cfg.Logger, cfg.ProgressInterval)
+	}
+	b, err := broker.New(bopts)
+	if err != nil {
+		return nil, fmt.Errorf("simulation: %w", err)
+	}
+	sopts := cfg.Server
+	sopts.Clock, sopts.Terminator, sopts.Admitter = clk, b, b
+	sopts.Extensions = append(sopts.Extensions[:len(sopts.Extensions):len(sopts.Extensions)], progressHandler{b})
+	if sopts.Logger == nil {
+		sopts.Logger = cfg.Logger
+	}
+	srv, err := server.New(sopts)
+	if err != nil {
+		return nil, fmt.Errorf("simulation: %w", err)
+	}
+	return &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv}, nil
+}
+
+// Server returns the API server.
+func (s *Simulation) Server() *server.Server { return s.server }
+
+// Progress returns where the simulation stands.
+func (s *Simulation) Progress() broker.Progress { return s.broker.Progress() }
+
+// Run serves the API on l and answers Batsim on the configured endpoint
+// until the simulation ends (nil), ctx is cancelled, or the broker fails.
+// The API stops being served when Run returns.
+func (s *Simulation) Run(ctx context.Context, l net.Listener) error {
+	conn, err := batsim.Listen(s.cfg.BatsimEndpoint)
+	if err != nil {
+		return fmt.Errorf("simulation: listening for Batsim on %s: %w", s.cfg.BatsimEndpoint, err)
+	}
+	defer conn.Close()
+	s.log.Info("waiting for Batsim", "endpoint", conn.Endpoint())
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- s.server.Serve(ctx, l) }()
+	runErr := s.broker.Run(ctx, conn, s.server.API, s.server.Store)
+	cancel()
+	if err := <-served; err != nil && runErr == nil {
+		runErr = err
+	}
+	if runErr == nil {
+		s.log.Info("simulation ended", "simulatedTime", s.Progress().Now, "jobs", s.Progress().Done)
+	}
+	return runErr
+}
+
+// progressLogger logs the progress of a run at most once per interval.
+func progressLogger(logger *slog.Logger, interval time.Duration) func(broker.Progress) {
+	var last time.Time
+	return func(p broker.Progress) {
+		if time.Since(last) < interval {
+			return
+		}
+		last = time.Now()
+		total := "?"
+		if p.Total >= 0 {
+			total = strconv.Itoa(p.Total)
+		}
+		logger.Info("progress", "simulatedTime", p.Now, "jobsDone", p.Done, "jobsTotal", total,
+			"pending", p.Pending, "running", p.Running, "steps", p.Steps)
+	}
+}
