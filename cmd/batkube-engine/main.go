@@ -3,7 +3,16 @@
 // over the Batsim 4.x protocol, and writes Batsim's _jobs.csv and
 // _schedule.csv.
 //
-// Exit codes: 0 on success, 1 when the run fails, 2 on a usage error.
+// The engine computes job durations as flops / host speed (or a delay's
+// seconds), shares a host's cores between the jobs that run on it with
+// --enable-compute-sharing, and has no network, I/O or energy model: see
+// package github.com/batkube/batkube/pkg/engine, and use real Batsim when
+// those matter.
+//
+// Exit codes: 0 on success; 1 when the run fails, including a reply that
+// breaks the protocol or asks what real Batsim would abort on (the error,
+// on stderr, names the event and its field; the outputs hold the jobs
+// finished so far); 2 on a usage error.
 package main
 
 import (
@@ -52,7 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	parser.Usage = "-p PLATFORM [-w WORKLOAD]... [OPTIONS]"
 	parser.LongDescription = "Runs Batkube's embedded simulation engine as Batsim 4.x would run: it connects to the " +
 		"decision process at the socket endpoint, simulates the workloads on the platform, and writes Batsim's " +
-		"PREFIX_jobs.csv and PREFIX_schedule.csv."
+		"PREFIX_jobs.csv and PREFIX_schedule.csv. Jobs take flops / host speed (or their delay); there is no " +
+		"network, I/O or energy model: use real Batsim when those matter."
 	rest, err := parser.ParseArgs(args)
 	if err != nil {
 		var ferr *flags.Error

@@ -6,7 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	zmq "github.com/pebbe/zmq4"
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/enginerun/enginetest"
@@ -86,5 +90,106 @@ func TestRunAgainstFirstFit(t *testing.T) {
 		if _, err := os.Stat(prefix + f); err != nil {
 			t.Errorf("output: %v", err)
 		}
+	}
+}
+
+// rawPeer answers the i-th message (from 0) with replies[i] over a bare
+// ZeroMQ REP socket, and returns its endpoint; the socket is closed when the
+// test ends.
+func rawPeer(t *testing.T, replies []string) string {
+	t.Helper()
+	sock, err := zmq.NewSocket(zmq.REP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{sock.SetLinger(0), sock.SetRcvtimeo(50 * time.Millisecond), sock.Bind("tcp://127.0.0.1:*")} {
+		if err != nil {
+			sock.Close()
+			t.Fatal(err)
+		}
+	}
+	endpoint, err := sock.GetLastEndpoint()
+	if err != nil {
+		sock.Close()
+		t.Fatal(err)
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		defer sock.Close()
+		for _, reply := range replies {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := sock.RecvBytes(0); err == nil {
+					break
+				} else if zmq.AsErrno(err) != zmq.Errno(syscall.EAGAIN) {
+					return
+				}
+			}
+			if _, err := sock.Send(reply, 0); err != nil {
+				return
+			}
+		}
+		<-done
+	}()
+	t.Cleanup(func() {
+		close(done)
+		<-exited
+	})
+	return endpoint
+}
+
+// TestBadDecisionsExitNonZero checks that a reply that breaks the protocol,
+// or that real Batsim would abort on, ends the command with exit code 1, an
+// error naming the event and its field, and the outputs written so far.
+func TestBadDecisionsExitNonZero(t *testing.T) {
+	dir := t.TempDir()
+	wl := filepath.Join(dir, "w.json")
+	if err := os.WriteFile(wl, []byte(`{"nb_res": 1, "profiles": {"d5": {"type": "delay", "delay": 5}},
+		"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d5"}, {"id": 2, "subtime": 1, "res": 1, "profile": "d5"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// SIMULATION_BEGINS; w0!1 submitted at 0, started on 0; then w0!2 at 1.
+	first := []string{
+		`{"now": 0, "events": []}`,
+		`{"now": 0, "events": [{"timestamp": 0, "type": "EXECUTE_JOB", "data": {"job_id": "w0!1", "alloc": "0"}}]}`,
+	}
+	tests := []struct {
+		name, reply string
+		want        []string
+	}{
+		{"bad JSON", `{"now": 1, "events": [{]}`, []string{"invalid JSON"}},
+		{"unknown event type", `{"now": 1, "events": [{"timestamp": 1, "type": "RUN_JOB", "data": {}}]}`, []string{`event 0: unknown event type "RUN_JOB"`}},
+		{"missing field", `{"now": 1, "events": [{"timestamp": 1, "type": "REJECT_JOB", "data": {}}]}`, []string{`event 0 (REJECT_JOB): field "job_id": missing`}},
+		{"busy host without --enable-compute-sharing", `{"now": 1, "events": [{"timestamp": 1, "type": "EXECUTE_JOB", "data": {"job_id": "w0!2", "alloc": "0"}}]}`,
+			[]string{`event 0 (EXECUTE_JOB): field "alloc"`, `resource 0 (node0) is running job "w0!1" and compute sharing is off (Batsim's --enable-compute-sharing)`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			endpoint := rawPeer(t, append(append([]string(nil), first...), tt.reply))
+			prefix := filepath.Join(t.TempDir(), "out") + "/"
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), []string{"-q", "-p", examples + "platforms/platform_4.xml", "-w", wl,
+				"-e", prefix, "-s", endpoint, "--timeout", "1m"}, &stdout, &stderr)
+			if code != 1 {
+				t.Fatalf("exit code: got %d, want 1 (stderr %q)", code, stderr.String())
+			}
+			t.Logf("stderr: %s", stderr.String())
+			for _, want := range append([]string{"batkube-engine: "}, tt.want...) {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr: got %q, want it to contain %q", stderr.String(), want)
+				}
+			}
+			for _, f := range []string{"_jobs.csv", "_schedule.csv"} {
+				b, err := os.ReadFile(prefix + f)
+				if err != nil || !strings.HasPrefix(string(b), map[string]string{"_jobs.csv": "job_id,", "_schedule.csv": "batsim_version,"}[f]) {
+					t.Errorf("%s: got %q, %v, want it written with its header", f, b, err)
+				}
+			}
+		})
 	}
 }

@@ -30,65 +30,128 @@
 // Time is kept internally as integer nanoseconds since the start (so that
 // 0.1 + 0.2 == 0.3) and shown as float seconds at the edges.
 //
+// # The computation model, and what it leaves out
+//
+// The engine simulates delays and computations, nothing else:
+//
+//   - A delay profile takes exactly its delay, whatever else runs on its
+//     hosts.
+//   - A computation puts flops on each executor's host (parallel: its
+//     amount for each executor; parallel_homogeneous: cpu on each;
+//     parallel_homogeneous_total: cpu split evenly over them). An executor
+//     uses one core of its host at the speed of the host's initial power
+//     state: computation time = flops / host speed, and alone a job takes
+//     the time of its slowest executor.
+//   - A composed profile runs its steps in order, repeat times.
+//   - Compute sharing (Options.ComputeSharing, Batsim's
+//     --enable-compute-sharing) lets jobs share a host's cores, as SimGrid's
+//     ptask_L07 host model (the one Batsim uses) shares them, network aside:
+//     a host offers cores × speed flops per second (SharePerCore, the
+//     default; ShareWholeHost offers speed and ignores cores), an executor
+//     never gets more than one core (speed), and the capacity is divided by
+//     max-min fairness over the jobs' progress rates. So a host with c cores
+//     runs up to c single-executor jobs at full speed; beyond that k jobs
+//     progress at the same fraction of their work per second (not the same
+//     flops per second: this is L07's rule), and a parallel job advances at
+//     the pace its most loaded host allows.
+//
+// There is no network model: the com amounts of the profiles are read and
+// checked as Batsim checks them, then ignored, as are links, routes,
+// latencies and bandwidths; communications take no time and contend for
+// nothing. There is no I/O model (disks are ignored; the profile types
+// parallel_homogeneous_pfs and data_staging are refused, as are send, recv,
+// smpi and usage_trace), no energy model (no power states to switch:
+// consumed_energy is -1 and consumed_joules 0 in the outputs), and no
+// external events (machines never become unavailable). Use real Batsim
+// (SimGrid) when communications, contention on links, I/O or energy matter:
+// the protocol and the outputs are the same, so the same decision process
+// runs against both.
+//
 // # What mirrors Batsim 4.2.1
 //
 //   - Compute resources get ids 0..n-1 in the lexicographic order of their
-//     host names (SimGrid's Engine::get_all_hosts sorts them, and Batsim 4.2.1
-//     numbers them in that order: node0, node1, node10, node2...). The master
-//     host (a host named master_host or with the property role=master) is not
-//     a compute resource; hosts with role=storage are storage resources, with
-//     ids after the compute ones. Every resource's properties get an empty
-//     "role" if they had none; zone properties are merged from the outermost
-//     zone inwards, inner zones winning.
+//     host names (SimGrid's Engine::get_all_hosts sorts them, and Batsim
+//     4.2.1 numbers them in that order: node0, node1, node10, node2...). The
+//     master host (a host named master_host or with the property
+//     role=master) is not a compute resource; hosts with role=storage are
+//     storage resources, with ids after the compute ones. Every resource's
+//     properties get an empty "role" if they had none; the core attribute
+//     is not a property. Zone properties are merged from the outermost zone
+//     inwards, inner zones winning; a <cluster>'s <prop>s are both its
+//     zone's properties and each of its hosts' (SimGrid copies them).
+//   - Workloads are checked as Batsim loads them: the fields each profile
+//     type requires (com included), a parallel profile with one cpu amount
+//     per resource of the jobs that use it directly, res an integer,
+//     walltime -1 or positive.
 //   - Static jobs of a workload are submitted in (subtime, "workload!id")
-//     order, workloads in the order given.
-//   - A job starts at the timestamp of its EXECUTE_JOB (real Batsim adds a
-//     few simulated microseconds for its internal messages).
-//   - An allocation must have exactly res resources, or res executors when a
-//     mapping is given, except for parallel_homogeneous_total profiles (or
+//     order, workloads in the order given; no_more_static_job_to_submit
+//     follows the last submission (never comes without any workload).
+//   - An allocation must have exactly res resources, or res executors when
+//     a mapping is given, except for parallel_homogeneous_total profiles (or
 //     composed profiles made only of them). Without compute sharing, a host
-//     may run one job at a time.
+//     runs one job at a time: real Batsim aborts on a second one
+//     ("time-sharing on compute machines is disabled"); the engine ends the
+//     run with a *DecisionError on the EXECUTE_JOB's alloc.
 //   - Walltime: a job still running when walltime seconds have passed since
 //     its start ends COMPLETED_WALLTIME_REACHED (return code -1); a task that
 //     would end exactly at the walltime counts as reaching it. -1 or no
 //     walltime means none.
-//   - A profile's "ret" (default 0) is its return code: non-zero ends the job
-//     COMPLETED_FAILED with that code (a failing step ends a composed job).
+//   - A profile's "ret" (default 0) is its return code: non-zero ends the
+//     job COMPLETED_FAILED with that code (a failing step ends a composed
+//     job).
 //   - KILL_JOB: each running job named gets a JOB_COMPLETED with state
-//     COMPLETED_KILLED (return code -1) at the kill's timestamp, then one
+//     COMPLETED_KILLED at the kill's timestamp, with return code -2 if it
+//     was computing (Batsim cancels its parallel task, which returns -2) or
+//     -1 if it was in a delay (it keeps its initial return code); then one
 //     JOB_KILLED lists every job named whose kill had not been asked before
-//     (already finished ones included, without a JOB_COMPLETED), with the
-//     progress of the killed ones. Killing a job that has not started is an
-//     error.
+//     (jobs that finished since the last message included, without a
+//     JOB_COMPLETED), with the progress of the killed ones. Killing a job
+//     that has not started, or a rejected one, is an error.
+//   - Batsim forgets a job once the message after its end (its
+//     JOB_COMPLETED, or the next one after its REJECT_JOB) is sent: any
+//     later decision naming it (KILL_JOB, SET_JOB_METADATA, EXECUTE_JOB...)
+//     is an error, as real Batsim aborts on it ("Cannot get job ...: it does
+//     not exist"). SET_JOB_METADATA on a job that ended since the last
+//     message is accepted and changes nothing (its row is written).
 //   - REJECT_JOB is not answered (Batsim 4.2.1 sends no JOB_COMPLETED for a
 //     rejected job); the job is written to the jobs output as REJECTED.
+//   - CALL_ME_LATER must be after now (Batsim aborts otherwise) and is
+//     answered at least 10 µs later (Batsim's waiter never sleeps less).
+//   - Dynamic jobs: REGISTER_PROFILE creates its workload if needed;
+//     REGISTER_JOB needs a subtime and an existing profile, and the job is
+//     submitted at once (with AcknowledgeDynamicJobs, its JOB_SUBMITTED
+//     comes at once, whatever its subtime); the simulation ends only after
+//     NOTIFY registration_finished.
 //   - A job with a null execution time is written with 0.00001 s, as Batsim
 //     does.
-//   - The simulation ends when every static job has been submitted, every
-//     submitted job is finished or rejected, no CALL_ME_LATER is pending and,
-//     with dynamic jobs, registration_finished has been received.
+//   - The simulation ends (SIMULATION_ENDS) when every static job has been
+//     submitted, every submitted job is finished or rejected, no
+//     CALL_ME_LATER is pending and, with dynamic jobs, registration_finished
+//     has been received.
 //   - Anything real Batsim aborts on (an unknown job, a job not waiting to
 //     start, a resource that does not exist, a busy host without compute
-//     sharing, a wake-up in the past...) is an error naming what was wrong;
-//     the simulation cannot go on after it.
+//     sharing, a wake-up in the past...) is a *DecisionError naming the
+//     event of the reply and its field; the simulation cannot go on after
+//     it.
 //
-// # The computation model, and what it leaves out
+// # What differs from Batsim 4.2.1
 //
-// A delay profile takes exactly its delay, whatever else runs on its hosts.
-// A computation (parallel, parallel_homogeneous, parallel_homogeneous_total)
-// puts a number of flops on each executor's host; alone, it takes as long as
-// its slowest executor: max(flops / speed). There is no network and no I/O
-// model: com amounts are ignored, as are links, routes and disks. Use real
-// Batsim (SimGrid) when communications or contention on links matter.
-//
-// When several computations share a host (compute sharing on), their rates
-// are set as SimGrid's ptask_L07 host model (which Batsim uses) sets them,
-// network aside: a host offers cores × speed flops per second
-// (SharePerCore, the default; ShareWholeHost offers speed and ignores cores),
-// an executor never gets more than one core (speed), and the capacity is
-// divided by max-min fairness over the jobs' progress rates. So a host with
-// c cores runs up to c single-executor jobs at full speed; beyond that k jobs
-// progress at the same fraction of their work per second (not the same flops
-// per second: this is L07's rule), and a parallel job advances at the pace
-// its most loaded host allows.
+//   - Times are exact: a job starts at its EXECUTE_JOB's timestamp and ends
+//     flops / speed or delay seconds later, where real Batsim adds a few
+//     simulated microseconds of internal messages.
+//   - A simulation that cannot go on (jobs wait, none runs, no call is
+//     pending) is an error at once, where real Batsim waits for ever or
+//     SimGrid reports a deadlock.
+//   - A storage resource in an EXECUTE_JOB is an error even for a delay
+//     profile (Batsim only refuses computations on storage hosts).
+//   - A negative ret is refused when the workload is read (Batsim would
+//     report -1 as COMPLETED_WALLTIME_REACHED, -2 as COMPLETED_KILLED and
+//     abort on others); composed profiles are checked for cycles.
+//   - _schedule.csv's batsim_version is "batkube-engine".
+//   - Where real Batsim aborts, the engine returns an error and the run
+//     (package enginerun) still writes both outputs with the jobs finished
+//     so far; real Batsim aborts without flushing them (it writes them only
+//     when its connection to the decision process breaks). enginerun also
+//     creates the folder of the export prefix, which Batsim requires to
+//     exist.
 package engine

@@ -30,7 +30,7 @@ type Options struct {
 	JobsOutput io.Writer
 }
 
-// jobStatus is where a job stands; killAsked may be or'ed in.
+// jobStatus is where a job stands; killAsked and forgotten may be or'ed in.
 type jobStatus uint8
 
 const (
@@ -43,8 +43,12 @@ const (
 	statusKilled
 	statusRejected
 
-	killAsked  jobStatus = 0x80
-	statusMask jobStatus = 0x7f
+	killAsked jobStatus = 0x80
+	// forgotten marks a finished or rejected job once the message after
+	// its end has been sent: Batsim 4.2.1 then drops it from memory, and
+	// aborts on any later decision naming it.
+	forgotten  jobStatus = 0x40
+	statusMask jobStatus = 0x3f
 )
 
 func (s jobStatus) String() string {
@@ -87,6 +91,10 @@ func statusOf(state JobState) jobStatus {
 	}
 	return statusRejected
 }
+
+// minWait is the shortest wait of a CALL_ME_LATER: Batsim's waiter sleeps
+// at least 10 µs.
+const minWait = 10 * time.Microsecond
 
 // phase is where the request/reply cycle stands.
 type phase int
@@ -145,6 +153,7 @@ type Engine struct {
 	freeActs  []*activity
 	scratch   []float64
 	outbox    []Event
+	ended     []int32 // jobs finished or rejected since the last message
 	phase     phase
 	regDone   bool
 	err       error
@@ -226,6 +235,9 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 		e.order[i] = k.idx
 	}
 	e.updateNextSubmission()
+	// Batsim notifies no_more_static_job_to_submit when the last of its
+	// workloads' submitters is done: never, when it has no workload.
+	e.noMoreStatic = len(workloads) == 0
 	e.status = make([]jobStatus, len(e.jobs))
 	e.runs = make([]*run, len(e.jobs))
 	e.workloads = append([]*Workload(nil), workloads...)
@@ -288,10 +300,7 @@ func checkJob(j *Job, workload string, profiles map[string]*Profile) error {
 	if j.Walltime != -1 && !(j.Walltime > 0 && j.Walltime <= maxSeconds) {
 		return fmt.Errorf("job %q: walltime is %g, want -1 (none) or a positive number of seconds", j.Name, j.Walltime)
 	}
-	if profiles[j.Profile] == nil {
-		return fmt.Errorf("job %q: profile %q does not exist", j.Name, j.Profile)
-	}
-	return nil
+	return checkJobProfile(j, profiles)
 }
 
 // toDuration turns simulated seconds into the engine's nanoseconds.
@@ -362,6 +371,10 @@ func (e *Engine) Next() (Message, error) {
 	}
 	msg := Message{Now: e.now.Seconds(), Events: e.outbox}
 	e.outbox = nil
+	for _, idx := range e.ended {
+		e.status[idx] |= forgotten
+	}
+	e.ended = e.ended[:0]
 	if e.phase != phaseEnding {
 		e.phase = phaseDeciding
 	}
@@ -398,22 +411,22 @@ func (e *Engine) Apply(now float64, decisions []Decision) error {
 	}
 	for i, d := range decisions {
 		if d == nil {
-			return e.fail(fmt.Errorf("engine: decision #%d is nil", i))
+			return e.fail(decisionError(e.now.Seconds(), i, nil, errors.New("the decision is nil")))
 		}
 		ts := d.Time()
 		at, err := toDuration(ts)
 		if err != nil {
-			return e.fail(fmt.Errorf("engine: decision #%d (%s): timestamp: %w", i, d.Type(), err))
+			return e.fail(decisionError(e.now.Seconds(), i, d, fmt.Errorf("its timestamp: %w", err)))
 		}
 		if ts > now {
-			return e.fail(fmt.Errorf("engine: decision #%d (%s) is stamped %g, after the reply's now (%g)", i, d.Type(), ts, now))
+			return e.fail(decisionError(e.now.Seconds(), i, d, fmt.Errorf("it is stamped %g, after the reply's now (%g)", ts, now)))
 		}
 		e.advanceTo(at)
 		if e.err != nil {
 			return e.err
 		}
 		if err := e.apply(d); err != nil {
-			return e.fail(fmt.Errorf("engine: t=%g: %s: %w", e.now.Seconds(), d.Type(), err))
+			return e.fail(decisionError(e.now.Seconds(), i, d, err))
 		}
 		if e.err != nil {
 			return e.err
@@ -553,24 +566,29 @@ func (e *Engine) apply(d Decision) error {
 	return fmt.Errorf("unknown decision %T", d)
 }
 
-// lookup finds a job by id.
-func (e *Engine) lookup(id string) (int32, error) {
+// lookup finds a job by id, named by field in the decision.
+func (e *Engine) lookup(field, id string) (int32, error) {
 	idx, ok := e.index[id]
 	if !ok {
-		return 0, fmt.Errorf("job %q does not exist", id)
+		return 0, inField(field, "job %q does not exist", id)
+	}
+	if s := e.status[idx]; s&forgotten != 0 {
+		return 0, inField(field, "job %q is %s and its end was reported in an earlier message: Batsim 4.2.1 drops a job once the message after its end is sent, and aborts on any later mention of it",
+			id, s&statusMask)
 	}
 	return idx, nil
 }
 
 func (e *Engine) reject(d RejectJob) error {
-	idx, err := e.lookup(d.JobID)
+	idx, err := e.lookup("job_id", d.JobID)
 	if err != nil {
 		return err
 	}
 	if s := e.status[idx] & statusMask; s != statusSubmitted {
-		return fmt.Errorf("job %q is %s: only a job waiting to start can be rejected", d.JobID, s)
+		return inField("job_id", "job %q is %s: only a job waiting to start can be rejected", d.JobID, s)
 	}
 	e.status[idx] = statusRejected | e.status[idx]&killAsked
+	e.ended = append(e.ended, idx)
 	e.nbDone++
 	e.record(idx, Rejected, 0, 0, nil)
 	return nil
@@ -578,14 +596,16 @@ func (e *Engine) reject(d RejectJob) error {
 
 func (e *Engine) callMeLater(d CallMeLater) error {
 	if !(d.When > e.now.Seconds()) {
-		return fmt.Errorf("asked to be called at %g, which is not after now (%g)", d.When, e.now.Seconds())
+		return inField("timestamp", "asked to be called at %g, which is not after now (%g)", d.When, e.now.Seconds())
 	}
 	at, err := toDuration(d.When)
 	if err != nil {
-		return err
+		return &fieldError{field: "timestamp", err: err}
 	}
 	e.seq++
-	e.timers.schedule(&timer{index: -1}, max(at, e.now+1), e.seq)
+	// Batsim's waiter sleeps at least 10 µs (a shorter sleep may not move
+	// SimGrid's clock).
+	e.timers.schedule(&timer{index: -1}, max(at, e.now+minWait), e.seq)
 	e.calls++
 	return nil
 }
@@ -597,18 +617,19 @@ func (e *Engine) notify(d Notify) error {
 	case ContinueRegistration:
 		e.regDone = false
 	default:
-		return fmt.Errorf("unknown NOTIFY type %q (want %s or %s)", d.Kind, RegistrationFinished, ContinueRegistration)
+		return inField("type", "unknown NOTIFY type %q (want %s or %s)", d.Kind, RegistrationFinished, ContinueRegistration)
 	}
 	return nil
 }
 
 func (e *Engine) setMetadata(d SetJobMetadata) error {
-	idx, err := e.lookup(d.JobID)
+	idx, err := e.lookup("job_id", d.JobID)
 	if err != nil {
 		return err
 	}
 	if s := e.status[idx] & statusMask; s.finished() || s == statusRejected {
-		return fmt.Errorf("job %q is %s: its metadata can no longer be set", d.JobID, s)
+		// Batsim sets it, but the job's row is already written.
+		return nil
 	}
 	e.meta[idx] = d.Metadata
 	return nil
@@ -628,25 +649,25 @@ func (e *Engine) registerProfile(d RegisterProfile) error {
 	if err := e.checkRegistration(); err != nil {
 		return err
 	}
-	ws := e.wstate[d.Workload]
-	if ws == nil {
-		if d.Workload == "" || strings.Contains(d.Workload, "!") {
-			return fmt.Errorf("workload name %q: want a non-empty name without '!'", d.Workload)
-		}
-		ws = &workloadState{w: &Workload{Name: d.Workload, Path: "dynamic", Profiles: map[string]*Profile{}}, profiles: map[string]*Profile{}}
-		e.wstate[d.Workload] = ws
+	if d.Workload == "" || strings.Contains(d.Workload, "!") {
+		return inField("workload_name", "workload name %q: want a non-empty name without '!'", d.Workload)
 	}
-	if ws.profiles[d.Name] != nil {
-		return fmt.Errorf("workload %q already has a profile %q", d.Workload, d.Name)
+	ws := e.wstate[d.Workload]
+	if ws != nil && ws.profiles[d.Name] != nil {
+		return inField("profile_name", "workload %q already has a profile %q", d.Workload, d.Name)
 	}
 	p, err := ParseProfile(d.Name, d.Profile)
 	if err != nil {
-		return fmt.Errorf("workload %q: %w", d.Workload, err)
+		return within("profile", fmt.Errorf("workload %q: %w", d.Workload, err))
 	}
 	for _, step := range p.Seq {
-		if ws.profiles[step] == nil {
-			return fmt.Errorf("workload %q: profile %q: step %q does not exist", d.Workload, d.Name, step)
+		if ws == nil || ws.profiles[step] == nil {
+			return inField("profile.seq", "workload %q: profile %q: step %q does not exist (register it first)", d.Workload, d.Name, step)
 		}
+	}
+	if ws == nil {
+		ws = &workloadState{w: &Workload{Name: d.Workload, Path: "dynamic", Profiles: map[string]*Profile{}}, profiles: map[string]*Profile{}}
+		e.wstate[d.Workload] = ws
 	}
 	ws.profiles[d.Name] = p
 	return nil
@@ -658,24 +679,24 @@ func (e *Engine) registerJob(d RegisterJob) error {
 	}
 	wname, _, ok := strings.Cut(d.JobID, "!")
 	if !ok {
-		return fmt.Errorf("job id %q: want \"workload!id\"", d.JobID)
+		return inField("job_id", "job id %q: want \"workload!id\"", d.JobID)
 	}
 	ws := e.wstate[wname]
 	if ws == nil {
-		return fmt.Errorf("job %q: workload %q does not exist (register a profile in it first)", d.JobID, wname)
+		return inField("job_id", "job %q: workload %q does not exist (register a profile in it first)", d.JobID, wname)
 	}
 	if _, exists := e.index[d.JobID]; exists {
-		return fmt.Errorf("job %q already exists", d.JobID)
+		return inField("job_id", "job %q already exists", d.JobID)
 	}
 	j, err := ParseJob(wname, d.Job)
 	if err != nil {
-		return err
+		return within("job", err)
 	}
 	if j.ID != d.JobID {
-		return fmt.Errorf("job %q: its JSON has id %q", d.JobID, j.ID)
+		return inField("job.id", "job %q: its JSON has id %q", d.JobID, j.ID)
 	}
-	if ws.profiles[j.Profile] == nil {
-		return fmt.Errorf("job %q: profile %q does not exist in workload %q", d.JobID, j.Profile, wname)
+	if err := checkJobProfile(j, ws.profiles); err != nil {
+		return within("job", fmt.Errorf("workload %q: %w", wname, err))
 	}
 	if len(e.jobs) >= math.MaxInt32 {
 		return errors.New("too many jobs")

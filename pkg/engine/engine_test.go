@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -20,10 +22,10 @@ func TestJobTiming(t *testing.T) {
 		"d5": {"type": "delay", "delay": 5},
 		"d2fail": {"type": "delay", "delay": 2, "ret": 3},
 		"ph2G": {"type": "parallel_homogeneous", "cpu": 2e9, "com": 0},
-		"ph1G": {"type": "parallel_homogeneous", "cpu": 1e9},
+		"ph1G": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
 		"pht4G": {"type": "parallel_homogeneous_total", "cpu": 4e9, "com": 0},
 		"par": {"type": "parallel", "cpu": [1e9, 3e9], "com": [0, 0, 0, 0]},
-		"zero": {"type": "parallel_homogeneous", "cpu": 0},
+		"zero": {"type": "parallel_homogeneous", "cpu": 0, "com": 0},
 		"seq": {"type": "composed", "repeat": 2, "seq": ["d5", "ph1G"]},
 		"seqfail": {"type": "composed", "seq": ["d5", "d2fail", "d10"]},
 		"nested": {"type": "composed", "repeat": 3, "seq": ["seq"]}
@@ -151,8 +153,8 @@ func TestJobTiming(t *testing.T) {
 }
 
 func TestComputeSharing(t *testing.T) {
-	profiles := `{"c1": {"type": "parallel_homogeneous", "cpu": 1e9}, "c3": {"type": "parallel_homogeneous", "cpu": 3e9},
-		"d4": {"type": "delay", "delay": 4}, "c2x2": {"type": "parallel_homogeneous", "cpu": 1e9}}`
+	profiles := `{"c1": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}, "c3": {"type": "parallel_homogeneous", "cpu": 3e9, "com": 0},
+		"d4": {"type": "delay", "delay": 4}, "c2x2": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}`
 	tests := []struct {
 		name   string
 		cores  int
@@ -273,21 +275,24 @@ func TestTrace(t *testing.T) {
 `,
 		},
 		{
-			name: "kill: JOB_COMPLETED then JOB_KILLED; finished jobs are acknowledged; repeated kills are ignored",
+			// Job 2 ends at 3, while the decision process decides until 4:
+			// its kill at 4 is acknowledged without a JOB_COMPLETED of its
+			// own. (Once its JOB_COMPLETED has been sent, naming it is an
+			// error: see TestDecisionErrors.)
+			name: "kill: JOB_COMPLETED then JOB_KILLED; a job finished meanwhile is acknowledged; repeated kills are ignored",
 			decide: func(i int, msg Message) (float64, []Decision) {
 				switch i {
 				case 1:
 					return 0, []Decision{ExecuteJob{Timestamp: 0, JobID: "w!1", Alloc: []int{0}}}
 				case 2:
-					return 2, []Decision{
+					return 4, []Decision{
 						ExecuteJob{Timestamp: 2, JobID: "w!2", Alloc: []int{1}},
 						RejectJob{Timestamp: 2, JobID: "w!3"},
+						KillJob{Timestamp: 4, JobIDs: []string{"w!1", "w!2", "w!1"}},
+						KillJob{Timestamp: 4, JobIDs: []string{"w!2"}},
+						CallMeLater{Timestamp: 4, When: 6},
 					}
-				case 3: // t=3: job 2 done
-					return 4, []Decision{KillJob{Timestamp: 4, JobIDs: []string{"w!1", "w!2", "w!1"}}}
 				case 4:
-					return 5, []Decision{KillJob{Timestamp: 5, JobIDs: []string{"w!1"}}, CallMeLater{Timestamp: 5, When: 6}}
-				case 6:
 					return 20, []Decision{RejectJob{Timestamp: 20, JobID: "w!4"}}
 				}
 				return msg.Now, nil
@@ -295,8 +300,7 @@ func TestTrace(t *testing.T) {
 			want: `0: SIMULATION_BEGINS
 0: JOB_SUBMITTED w!1
 2: JOB_SUBMITTED w!2, JOB_SUBMITTED w!3
-3: JOB_COMPLETED w!2 COMPLETED_SUCCESSFULLY 0 [1]
-4: JOB_COMPLETED w!1 COMPLETED_KILLED -1 [0], JOB_KILLED w!1 w!2
+4: JOB_COMPLETED w!2 COMPLETED_SUCCESSFULLY 0 [1] @3, JOB_COMPLETED w!1 COMPLETED_KILLED -1 [0], JOB_KILLED w!1 w!2
 6: REQUESTED_CALL
 20: JOB_SUBMITTED w!4, NOTIFY no_more_static_job_to_submit
 20: SIMULATION_ENDS
@@ -326,7 +330,7 @@ func TestTrace(t *testing.T) {
 }
 
 func TestKillProgress(t *testing.T) {
-	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"d4": {"type": "delay", "delay": 4}, "c": {"type": "parallel_homogeneous", "cpu": 4e9},
+	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"d4": {"type": "delay", "delay": 4}, "c": {"type": "parallel_homogeneous", "cpu": 4e9, "com": 0},
 		"seq": {"type": "composed", "repeat": 2, "seq": ["d4", "c"]}},
 		"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "seq"}]}`)
 	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{})
@@ -357,48 +361,76 @@ func TestKillProgress(t *testing.T) {
 }
 
 func TestDecisionErrors(t *testing.T) {
-	profiles := `{"d": {"type": "delay", "delay": 10}, "par": {"type": "parallel", "cpu": [1, 1, 1], "com": []}}`
+	profiles := `{"d": {"type": "delay", "delay": 10}, "par": {"type": "parallel", "cpu": [1, 1, 1], "com": [0, 0, 0, 0, 0, 0, 0, 0, 0]},
+		"seqpar": {"type": "composed", "seq": ["par"]}}`
 	jobs := `{"id": 1, "subtime": 0, "res": 1, "profile": "d"}, {"id": 2, "subtime": 0, "res": 2, "profile": "d"},
-		{"id": 3, "subtime": 100, "res": 1, "profile": "d"}, {"id": 4, "subtime": 0, "res": 2, "profile": "par"}`
+		{"id": 3, "subtime": 100, "res": 1, "profile": "d"}, {"id": 4, "subtime": 0, "res": 2, "profile": "seqpar"}`
 	storage := hostsPlatform([]float64{1e9, 1e9})
 	storage.Storage = []Resource{{ID: 2, Name: "disk", Speed: 1, Cores: 1}}
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	tests := []struct {
 		name      string
 		sharing   bool
+		dynamic   bool
 		decisions []Decision
 		now       float64
-		want      string
+		// want is in the error; field is the DecisionError's Field (the
+		// failing decision is the last one).
+		want, field string
 	}{
-		{name: "unknown job", decisions: []Decision{ExecuteJob{JobID: "w!9", Alloc: []int{0}}}, want: `job "w!9" does not exist`},
-		{name: "job not submitted yet", decisions: []Decision{ExecuteJob{JobID: "w!3", Alloc: []int{0}}}, want: `job "w!3" is not submitted yet`},
+		{name: "unknown job", decisions: []Decision{ExecuteJob{JobID: "w!9", Alloc: []int{0}}}, want: `job "w!9" does not exist`, field: "job_id"},
+		{name: "job not submitted yet", decisions: []Decision{ExecuteJob{JobID: "w!3", Alloc: []int{0}}}, want: `job "w!3" is not submitted yet`, field: "job_id"},
 		{name: "job started twice", decisions: []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{0}}, ExecuteJob{JobID: "w!1", Alloc: []int{1}}},
-			want: `job "w!1" is running: only a job waiting to start can be executed`},
-		{name: "missing resource", decisions: []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{7}}}, want: "resource 7 does not exist"},
+			want: `job "w!1" is running: only a job waiting to start can be executed`, field: "job_id"},
+		{name: "missing resource", decisions: []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{7}}}, want: "resource 7 does not exist", field: "alloc"},
+		{name: "empty allocation", decisions: []Decision{ExecuteJob{JobID: "w!1"}}, want: "empty allocation", field: "alloc"},
 		{name: "sharing on: another job of a busy host is fine, a job twice is not", sharing: true,
 			decisions: []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{0}}, ExecuteJob{JobID: "w!2", Alloc: []int{0, 1}}, ExecuteJob{JobID: "w!2", Alloc: []int{0, 1}}},
-			want:      `job "w!2" is running`},
-		{name: "storage resource", decisions: []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{2}}}, want: "resource 2 (disk) is a storage resource"},
-		{name: "wrong size", decisions: []Decision{ExecuteJob{JobID: "w!2", Alloc: []int{0}}}, want: `job "w!2" asks for 2 resources but was given 1 (0)`},
+			want:      `job "w!2" is running`, field: "job_id"},
+		{name: "storage resource", decisions: []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{2}}}, want: "resource 2 (disk) is a storage resource", field: "alloc"},
+		{name: "wrong size", decisions: []Decision{ExecuteJob{JobID: "w!2", Alloc: []int{0}}}, want: `job "w!2" asks for 2 resources but was given 1 (0)`, field: "alloc"},
 		{name: "busy host without sharing", decisions: []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{1}}, ExecuteJob{JobID: "w!2", Alloc: []int{0, 1}}},
-			want: `job "w!2": resource 1 (node1) is running job "w!1" and compute sharing is off`},
+			want: `job "w!2": resource 1 (node1) is running job "w!1" and compute sharing is off (Batsim's --enable-compute-sharing)`, field: "alloc"},
 		{name: "parallel profile of another size", decisions: []Decision{ExecuteJob{JobID: "w!4", Alloc: []int{0, 1}}},
-			want: `job "w!4": profile "par" computes on 3 executors but the allocation has 2`},
+			want: `job "w!4": profile "par" computes on 3 executors but the allocation has 2`, field: "alloc"},
 		{name: "reject of a running job", decisions: []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{0}}, RejectJob{JobID: "w!1"}},
-			want: `job "w!1" is running: only a job waiting to start can be rejected`},
-		{name: "bad mapping", decisions: []Decision{ExecuteJob{JobID: "w!4", Alloc: []int{0, 1}, Mapping: []int{0, 2}}}, want: "executor 1 is mapped to the 2-th resource"},
-		{name: "kill of a waiting job", decisions: []Decision{KillJob{JobIDs: []string{"w!1"}}}, want: `job "w!1" is waiting to start: only a running or finished job can be killed`},
-		{name: "call in the past", now: 5, decisions: []Decision{CallMeLater{Timestamp: 5, When: 5}}, want: "asked to be called at 5, which is not after now (5)"},
+			want: `job "w!1" is running: only a job waiting to start can be rejected`, field: "job_id"},
+		{name: "reject of an unknown job", decisions: []Decision{RejectJob{JobID: "w!9"}}, want: `job "w!9" does not exist`, field: "job_id"},
+		{name: "bad mapping", decisions: []Decision{ExecuteJob{JobID: "w!4", Alloc: []int{0, 1}, Mapping: []int{0, 2}}}, want: "executor 1 is mapped to the 2-th resource", field: "mapping"},
+		{name: "kill of a waiting job", decisions: []Decision{KillJob{JobIDs: []string{"w!1"}}}, want: `job "w!1" is waiting to start: only a running or finished job can be killed`, field: "job_ids[0]"},
+		{name: "kill of an unknown job", decisions: []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{0}}, KillJob{JobIDs: []string{"w!1", "w!9"}}},
+			want: `job "w!9" does not exist`, field: "job_ids[1]"},
+		{name: "kill of a rejected job", decisions: []Decision{RejectJob{JobID: "w!1"}, KillJob{JobIDs: []string{"w!1"}}},
+			want: `job "w!1" is rejected: only a running or finished job can be killed`, field: "job_ids[0]"},
+		{name: "call in the past", now: 5, decisions: []Decision{CallMeLater{Timestamp: 5, When: 5}}, want: "asked to be called at 5, which is not after now (5)", field: "timestamp"},
 		{name: "decision after now", now: 1, decisions: []Decision{CallMeLater{Timestamp: 2, When: 5}}, want: "is stamped 2, after the reply's now (1)"},
 		{name: "reply before the request", now: -1, want: "the reply's now (-1) is before the request's (0)"},
-		{name: "dynamic jobs disabled", decisions: []Decision{RegisterProfile{Workload: "w", Name: "x", Profile: json.RawMessage(`{"type":"delay","delay":1}`)}},
+		{name: "dynamic jobs disabled", decisions: []Decision{RegisterProfile{Workload: "w", Name: "x", Profile: raw(`{"type":"delay","delay":1}`)}},
 			want: "dynamic jobs are disabled"},
-		{name: "metadata of an unknown job", decisions: []Decision{SetJobMetadata{JobID: "x!1"}}, want: `job "x!1" does not exist`},
-		{name: "unknown notify", decisions: []Decision{Notify{Kind: "nope"}}, want: `unknown NOTIFY type "nope"`},
+		{name: "registered job without subtime", dynamic: true,
+			decisions: []Decision{RegisterJob{JobID: "w!x", Job: raw(`{"id": "x", "res": 1, "profile": "d"}`)}}, want: "no subtime field", field: "job.subtime"},
+		{name: "registered job of an unknown profile", dynamic: true,
+			decisions: []Decision{RegisterJob{JobID: "w!x", Job: raw(`{"id": "x", "subtime": 0, "res": 1, "profile": "nope"}`)}}, want: `profile "nope" does not exist`, field: "job.profile"},
+		{name: "registered job of another size than its parallel profile", dynamic: true,
+			decisions: []Decision{RegisterJob{JobID: "w!x", Job: raw(`{"id": "x", "subtime": 0, "res": 2, "profile": "par"}`)}},
+			want:      `asks for 2 resources but its parallel profile "par" has 3 executors`, field: "job.res"},
+		{name: "registered job in an unknown workload", dynamic: true,
+			decisions: []Decision{RegisterJob{JobID: "dyn!x", Job: raw(`{"id": "x", "subtime": 0, "res": 1, "profile": "d"}`)}}, want: `workload "dyn" does not exist`, field: "job_id"},
+		{name: "registered job twice", dynamic: true,
+			decisions: []Decision{RegisterJob{JobID: "w!1", Job: raw(`{"id": "1", "subtime": 0, "res": 1, "profile": "d"}`)}}, want: `job "w!1" already exists`, field: "job_id"},
+		{name: "registered profile without delay", dynamic: true,
+			decisions: []Decision{RegisterProfile{Workload: "dyn", Name: "p", Profile: raw(`{"type": "delay"}`)}}, want: "no delay field", field: "profile.delay"},
+		{name: "registered profile twice", dynamic: true,
+			decisions: []Decision{RegisterProfile{Workload: "w", Name: "d", Profile: raw(`{"type": "delay", "delay": 1}`)}}, want: `workload "w" already has a profile "d"`, field: "profile_name"},
+		{name: "registered composed profile of unknown steps", dynamic: true,
+			decisions: []Decision{RegisterProfile{Workload: "dyn", Name: "c", Profile: raw(`{"type": "composed", "seq": ["nope"]}`)}}, want: `step "nope" does not exist`, field: "profile.seq"},
+		{name: "metadata of an unknown job", decisions: []Decision{SetJobMetadata{JobID: "x!1"}}, want: `job "x!1" does not exist`, field: "job_id"},
+		{name: "unknown notify", decisions: []Decision{Notify{Kind: "nope"}}, want: `unknown NOTIFY type "nope"`, field: "type"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := mustWorkload(t, "w", `{"nb_res": 2, "profiles": `+profiles+`, "jobs": [`+jobs+`]}`)
-			e, err := New(storage, []*Workload{w}, Options{ComputeSharing: tc.sharing})
+			e, err := New(storage, []*Workload{w}, Options{ComputeSharing: tc.sharing, DynamicJobs: tc.dynamic})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,6 +446,29 @@ func TestDecisionErrors(t *testing.T) {
 			err = e.Apply(tc.now, tc.decisions)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got error %v, want one containing %q", err, tc.want)
+			}
+			t.Logf("%v", err)
+			var de *DecisionError
+			switch {
+			case len(tc.decisions) == 0:
+				if errors.As(err, &de) {
+					t.Errorf("got a DecisionError %+v for a reply without decisions", de)
+				}
+			case !errors.As(err, &de):
+				t.Errorf("got %T, want a *DecisionError", err)
+			default:
+				last := tc.decisions[len(tc.decisions)-1]
+				if de.Index != len(tc.decisions)-1 || de.Type != last.Type() || de.Field != tc.field {
+					t.Errorf("got event %d (%s) field %q, want event %d (%s) field %q",
+						de.Index, de.Type, de.Field, len(tc.decisions)-1, last.Type(), tc.field)
+				}
+				wantText := fmt.Sprintf("event %d (%s)", len(tc.decisions)-1, last.Type())
+				if tc.field != "" {
+					wantText += fmt.Sprintf(": field %q", tc.field)
+				}
+				if !strings.Contains(err.Error(), wantText) {
+					t.Errorf("got error %q, want it to name %s", err, wantText)
+				}
 			}
 			if _, again := e.Next(); again == nil {
 				t.Errorf("Next after an error: got no error, want the error again")
@@ -563,7 +618,7 @@ func TestMapping(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := mustWorkload(t, "w", `{"nb_res": 2, "profiles": {"c": {"type": "parallel_homogeneous", "cpu": 1e9}},
+			w := mustWorkload(t, "w", `{"nb_res": 2, "profiles": {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}},
 				"jobs": [{"id": 1, "subtime": 0, "res": 2, "profile": "c"}]}`)
 			e, err := New(hostsPlatform([]float64{1e9, 1e9}, tc.cores, tc.cores), []*Workload{w}, Options{})
 			if err != nil {
@@ -604,8 +659,8 @@ func TestDynamicJobsWithoutAcknowledgement(t *testing.T) {
 				Notify{Timestamp: 1, Kind: RegistrationFinished},
 			}
 		case 2:
-			if err := e.apply(SetJobMetadata{JobID: "w!x", Metadata: "late"}); err == nil || !strings.Contains(err.Error(), "can no longer be set") {
-				t.Errorf("metadata of a finished job: got %v", err)
+			if err := e.apply(SetJobMetadata{JobID: "w!x", Metadata: "late"}); err == nil || !strings.Contains(err.Error(), "drops a job once the message after its end is sent") {
+				t.Errorf("metadata of a job reported finished: got %v", err)
 			}
 		}
 		return msg.Now, nil
@@ -619,5 +674,176 @@ func TestDynamicJobsWithoutAcknowledgement(t *testing.T) {
 	}
 	if err := e.apply(RegisterJob{JobID: "w!y"}); err == nil || !strings.Contains(err.Error(), "registration_finished was already received") {
 		t.Errorf("registration after registration_finished: got %v", err)
+	}
+}
+
+func TestKillReturnCodes(t *testing.T) {
+	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {
+		"d10": {"type": "delay", "delay": 10}, "d2": {"type": "delay", "delay": 2},
+		"c": {"type": "parallel_homogeneous", "cpu": 10e9, "com": 0},
+		"seq": {"type": "composed", "seq": ["d2", "c"]}},
+		"jobs": [{"id": "delay", "subtime": 0, "res": 1, "profile": "d10"},
+		         {"id": "compute", "subtime": 0, "res": 1, "profile": "c"},
+		         {"id": "seq-in-delay", "subtime": 0, "res": 1, "profile": "seq"},
+		         {"id": "seq-in-compute", "subtime": 0, "res": 1, "profile": "seq"}]}`)
+	var out bytes.Buffer
+	e, err := New(hostsPlatform([]float64{1e9, 1e9, 1e9, 1e9}), []*Workload{w}, Options{JobsOutput: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var killed JobKilled
+	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
+		switch msg.Now {
+		case 0:
+			if len(msg.Events) > 0 && msg.Events[0].Type() == "SIMULATION_BEGINS" {
+				return 0, nil
+			}
+			return 3, []Decision{
+				ExecuteJob{Timestamp: 0, JobID: "w!delay", Alloc: []int{0}},
+				ExecuteJob{Timestamp: 0, JobID: "w!compute", Alloc: []int{1}},
+				ExecuteJob{Timestamp: 0, JobID: "w!seq-in-delay", Alloc: []int{2}},
+				ExecuteJob{Timestamp: 0, JobID: "w!seq-in-compute", Alloc: []int{3}},
+				KillJob{Timestamp: 1, JobIDs: []string{"w!delay", "w!compute", "w!seq-in-delay"}},
+				KillJob{Timestamp: 3, JobIDs: []string{"w!seq-in-compute", "w!delay"}},
+			}
+		}
+		for _, ev := range msg.Events {
+			if k, ok := ev.(JobKilled); ok && k.Timestamp == 3 {
+				killed = k
+			}
+		}
+		return msg.Now, nil
+	})
+	if err != nil {
+		t.Fatalf("drive: %v\n%s", err, trace(msgs))
+	}
+	want := `0: SIMULATION_BEGINS
+0: JOB_SUBMITTED w!compute, JOB_SUBMITTED w!delay, JOB_SUBMITTED w!seq-in-compute, JOB_SUBMITTED w!seq-in-delay, NOTIFY no_more_static_job_to_submit
+3: JOB_COMPLETED w!delay COMPLETED_KILLED -1 [0] @1, JOB_COMPLETED w!compute COMPLETED_KILLED -2 [1] @1, JOB_COMPLETED w!seq-in-delay COMPLETED_KILLED -1 [2] @1, JOB_KILLED w!delay w!compute w!seq-in-delay @1, JOB_COMPLETED w!seq-in-compute COMPLETED_KILLED -2 [3], JOB_KILLED w!seq-in-compute
+3: SIMULATION_ENDS
+`
+	if got := trace(msgs); got != want {
+		t.Errorf("got trace\n%s\nwant (a kill during a computation returns -2, during a delay -1; a repeated kill is ignored)\n%s", got, want)
+	}
+	if p := killed.Progress["w!seq-in-compute"]; p == nil || p.Profile != "seq" || p.CurrentTaskIndex != 1 ||
+		p.CurrentTask == nil || p.CurrentTask.Profile != "c" || math.Abs(p.CurrentTask.Progress-0.1) > 1e-9 {
+		t.Errorf("progress of w!seq-in-compute: got %+v, want seq at task 1, c 10%% done", p)
+	}
+	wantRows := jobsHeader +
+		"delay,w,d10,0.000000,1,-1.000000,0,COMPLETED_KILLED,0.000000,1.000000,1.000000,0.000000,1.000000,1.000000,0,-1.000000,\"\"\n" +
+		"compute,w,c,0.000000,1,-1.000000,0,COMPLETED_KILLED,0.000000,1.000000,1.000000,0.000000,1.000000,1.000000,1,-1.000000,\"\"\n" +
+		"seq-in-delay,w,seq,0.000000,1,-1.000000,0,COMPLETED_KILLED,0.000000,1.000000,1.000000,0.000000,1.000000,1.000000,2,-1.000000,\"\"\n" +
+		"seq-in-compute,w,seq,0.000000,1,-1.000000,0,COMPLETED_KILLED,0.000000,3.000000,3.000000,0.000000,3.000000,1.000000,3,-1.000000,\"\"\n"
+	if got := out.String(); got != wantRows {
+		t.Errorf("got jobs output\n%s\nwant\n%s", got, wantRows)
+	}
+}
+
+func TestCallMeLaterWaitsAtLeast10Microseconds(t *testing.T) {
+	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {}, "jobs": []}`)
+	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
+		defer func() { i++ }()
+		switch i {
+		case 1: // t=0: no_more_static_job_to_submit
+			return 0, []Decision{CallMeLater{When: 1e-6}, CallMeLater{When: 0.5}}
+		}
+		return msg.Now, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "0: SIMULATION_BEGINS\n0: NOTIFY no_more_static_job_to_submit\n1e-05: REQUESTED_CALL\n0.5: REQUESTED_CALL\n0.5: SIMULATION_ENDS\n"
+	if got := trace(msgs); got != want {
+		t.Errorf("got trace\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestNoWorkloadNoStaticNotification checks that without any workload (only
+// dynamic jobs) no no_more_static_job_to_submit is sent: Batsim sends it when
+// the last of its workloads' submitters is done, so never without one.
+func TestNoWorkloadNoStaticNotification(t *testing.T) {
+	e, err := New(hostsPlatform([]float64{1e9}), nil, Options{DynamicJobs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
+		defer func() { i++ }()
+		if i == 0 {
+			return 0, []Decision{
+				RegisterProfile{Workload: "dyn", Name: "d", Profile: json.RawMessage(`{"type": "delay", "delay": 2}`)},
+				RegisterJob{JobID: "dyn!1", Job: json.RawMessage(`{"id": 1, "subtime": 0, "res": 1, "profile": "d"}`)},
+				ExecuteJob{JobID: "dyn!1", Alloc: []int{0}},
+				Notify{Kind: RegistrationFinished},
+			}
+		}
+		return msg.Now, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "0: SIMULATION_BEGINS\n2: JOB_COMPLETED dyn!1 COMPLETED_SUCCESSFULLY 0 [0]\n2: SIMULATION_ENDS\n"
+	if got := trace(msgs); got != want {
+		t.Errorf("got trace\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestJobsReportedEndedAreForgotten checks that a job whose end has been
+// reported can no longer be named, as Batsim 4.2.1 drops it from memory
+// once the message after its end is sent ("Cannot get job ...: it does not
+// exist"), while a job that ended during the decision, not yet reported, can
+// still be killed (and is acknowledged) or given metadata (without effect).
+func TestJobsReportedEndedAreForgotten(t *testing.T) {
+	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"d1": {"type": "delay", "delay": 1}},
+		"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d1"}, {"id": 2, "subtime": 0, "res": 1, "profile": "d1"},
+		         {"id": 3, "subtime": 10, "res": 1, "profile": "d1"}]}`)
+	for _, tc := range []struct {
+		name string
+		d    Decision
+	}{
+		{"kill of a job reported finished", KillJob{Timestamp: 2, JobIDs: []string{"w!1"}}},
+		{"metadata of a job reported finished", SetJobMetadata{Timestamp: 2, JobID: "w!1", Metadata: "m"}},
+		{"execution of a job reported finished", ExecuteJob{Timestamp: 2, JobID: "w!1", Alloc: []int{0}}},
+		{"kill of a job rejected before the last message", KillJob{Timestamp: 2, JobIDs: []string{"w!2"}}},
+		{"rejection of a job rejected before the last message", RejectJob{Timestamp: 2, JobID: "w!2"}},
+	} {
+		d := tc.d
+		t.Run(tc.name, func(t *testing.T) {
+			var jobs bytes.Buffer
+			e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := 0
+			msgs, err := drive(e, func(msg Message) (float64, []Decision) {
+				defer func() { i++ }()
+				switch i {
+				case 1: // t=0: run job 1 (ends at 1, while deciding until 1.5); reject job 2
+					return 1.5, []Decision{
+						ExecuteJob{JobID: "w!1", Alloc: []int{0}},
+						RejectJob{JobID: "w!2"},
+						KillJob{Timestamp: 1.5, JobIDs: []string{"w!1"}},
+						SetJobMetadata{Timestamp: 1.5, JobID: "w!1", Metadata: "too late"},
+					}
+				case 2: // t=1.5: JOB_COMPLETED w!1 (at 1), JOB_KILLED w!1
+					return 2, []Decision{d}
+				}
+				return msg.Now, nil
+			})
+			if err == nil || !strings.Contains(err.Error(), "its end was reported in an earlier message") {
+				t.Fatalf("got %v, want an error saying the job was forgotten", err)
+			}
+			if want := "1.5: JOB_COMPLETED w!1 COMPLETED_SUCCESSFULLY 0 [0] @1, JOB_KILLED w!1\n"; !strings.HasSuffix(trace(msgs), want) {
+				t.Errorf("got trace\n%s\nwant it to end with\n%s", trace(msgs), want)
+			}
+			if strings.Contains(jobs.String(), "too late") {
+				t.Errorf("metadata set after a job's end changed its row:\n%s", jobs.String())
+			}
+		})
 	}
 }

@@ -71,9 +71,12 @@ type JobSubmitted struct {
 
 // JobCompleted tells that a job has ended: JOB_COMPLETED.
 type JobCompleted struct {
-	Timestamp  float64
-	JobID      string
-	State      JobState
+	Timestamp float64
+	JobID     string
+	State     JobState
+	// ReturnCode is the profile's ret (0 on success), -1 at the walltime,
+	// and for a job killed by KILL_JOB -2 if it was computing or -1 if it
+	// was in a delay, as Batsim 4.2.1 reports them.
 	ReturnCode int
 	// Alloc are the resource ids the job ran on, sorted.
 	Alloc []int

@@ -42,7 +42,7 @@ func FuzzParsePlatform(f *testing.F) {
 func FuzzParseWorkload(f *testing.F) {
 	f.Add([]byte(`{"nb_res": 1, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d", "walltime": 5, "x": [1]}], "profiles": {"d": {"type": "delay", "delay": 1}}}`))
 	f.Add([]byte(`{"nb_res": 2, "jobs": [{"id": "w!a", "subtime": 1.5, "res": 2, "profile": "c"}], "profiles": {"c": {"type": "composed", "repeat": 2, "seq": ["p", "t"]},
-		"p": {"type": "parallel", "cpu": [1, 2], "com": [0, 0, 0, 0]}, "t": {"type": "parallel_homogeneous_total", "cpu": 1e9, "com": 0}, "h": {"type": "parallel_homogeneous", "cpu": 1, "ret": 2}}}`))
+		"p": {"type": "parallel", "cpu": [1, 2], "com": [0, 0, 0, 0]}, "t": {"type": "parallel_homogeneous_total", "cpu": 1e9, "com": 0}, "h": {"type": "parallel_homogeneous", "cpu": 1, "com": 0, "ret": 2}}}`))
 	f.Add([]byte(`{"nb_res": 1, "jobs": [], "profiles": {"a": {"type": "composed", "seq": ["a"]}}}`))
 	f.Add([]byte(`{"nb_res": 1, "jobs": [{"id": null}], "profiles": {}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -83,7 +83,7 @@ func TestOutputsGolden(t *testing.T) {
 }
 
 func TestNullRuntimeAndEmptySchedule(t *testing.T) {
-	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"z": {"type": "parallel_homogeneous", "cpu": 0}},
+	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"z": {"type": "parallel_homogeneous", "cpu": 0, "com": 0}},
 		"jobs": [{"id": "z", "subtime": 1, "res": 1, "profile": "z"}]}`)
 	var jobs bytes.Buffer
 	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
@@ -137,5 +137,77 @@ func TestJobsOutputErrors(t *testing.T) {
 	}
 	if _, err := drive(e, placer(nil, []int{0})); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("row write failure: got %v, want the writer's error", err)
+	}
+}
+
+// TestOutputHeadersAsBatsim421 compares the headers of both outputs, byte
+// for byte, with those Batsim 4.2.1 writes (copied from
+// docs/batsim-protocol.md, not from the code under test).
+func TestOutputHeadersAsBatsim421(t *testing.T) {
+	const (
+		wantJobs = "job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success," +
+			"final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,allocated_resources," +
+			"consumed_energy,metadata\n"
+		wantSchedule = "batsim_version,consumed_joules,makespan,max_slowdown,max_turnaround_time,max_waiting_time," +
+			"mean_slowdown,mean_turnaround_time,mean_waiting_time,nb_computing_machines,nb_grouped_switches,nb_jobs," +
+			"nb_jobs_finished,nb_jobs_killed,nb_jobs_rejected,nb_jobs_success,nb_machine_switches,scheduling_time," +
+			"simulation_time,success_rate,time_computing,time_idle,time_sleeping,time_switching_off,time_switching_on," +
+			"time_unavailable\n"
+	)
+	var jobs bytes.Buffer
+	e, err := New(hostsPlatform([]float64{1e9}), nil, Options{JobsOutput: &jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jobs.String(); got != wantJobs {
+		t.Errorf("_jobs.csv header:\n got %q\nwant %q", got, wantJobs)
+	}
+	var sched bytes.Buffer
+	if err := e.Schedule(0, 0).WriteCSV(&sched); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := strings.Cut(sched.String(), "\n"); got+"\n" != wantSchedule {
+		t.Errorf("_schedule.csv header:\n got %q\nwant %q", got+"\n", wantSchedule)
+	}
+	if n := strings.Count(sched.String(), "\n"); n != 2 {
+		t.Errorf("_schedule.csv: got %d lines, want a header and one row", n)
+	}
+}
+
+// TestWalltimeCountsFromTheStart checks that a job reaches its walltime
+// walltime seconds after it starts, not after its submission, for a delay
+// and for a computation, in the protocol and in the jobs output.
+func TestWalltimeCountsFromTheStart(t *testing.T) {
+	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"d10": {"type": "delay", "delay": 10},
+		"c10": {"type": "parallel_homogeneous", "cpu": 10e9, "com": 0}},
+		"jobs": [{"id": "d", "subtime": 2, "res": 1, "profile": "d10", "walltime": 4},
+		         {"id": "c", "subtime": 2, "res": 1, "profile": "c10", "walltime": 2.5}]}`)
+	var jobs bytes.Buffer
+	e, err := New(hostsPlatform([]float64{1e9, 1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
+		if _, ok := msg.Events[0].(JobSubmitted); ok { // t=2: start them at 5
+			return 5, []Decision{
+				ExecuteJob{Timestamp: 5, JobID: "w!d", Alloc: []int{0}},
+				ExecuteJob{Timestamp: 5, JobID: "w!c", Alloc: []int{1}},
+			}
+		}
+		return msg.Now, nil
+	})
+	if err != nil {
+		t.Fatalf("drive: %v\n%s", err, trace(msgs))
+	}
+	wantTrace := "0: SIMULATION_BEGINS\n2: JOB_SUBMITTED w!c, JOB_SUBMITTED w!d, NOTIFY no_more_static_job_to_submit\n" +
+		"7.5: JOB_COMPLETED w!c COMPLETED_WALLTIME_REACHED -1 [1]\n9: JOB_COMPLETED w!d COMPLETED_WALLTIME_REACHED -1 [0]\n9: SIMULATION_ENDS\n"
+	if got := trace(msgs); got != wantTrace {
+		t.Errorf("got trace\n%s\nwant\n%s", got, wantTrace)
+	}
+	wantJobs := jobsHeader +
+		"c,w,c10,2.000000,1,2.500000,0,COMPLETED_WALLTIME_REACHED,5.000000,2.500000,7.500000,3.000000,5.500000,2.200000,1,-1.000000,\"\"\n" +
+		"d,w,d10,2.000000,1,4.000000,0,COMPLETED_WALLTIME_REACHED,5.000000,4.000000,9.000000,3.000000,7.000000,1.750000,0,-1.000000,\"\"\n"
+	if got := jobs.String(); got != wantJobs {
+		t.Errorf("got jobs output\n%s\nwant\n%s", got, wantJobs)
 	}
 }

@@ -91,11 +91,16 @@ type frame struct {
 	kind frameKind
 	zone *zoneNode // frameZone: the zone; others: the enclosing zone
 	host *hostNode // frameHost
+	// cluster are the hosts of a <cluster> (a frameZone): SimGrid gives
+	// the cluster's <prop>s to its zone and to each of its hosts.
+	cluster []*hostNode
 }
 
 // ParsePlatform reads a SimGrid platform (XML, version 4.1 as Batsim uses
 // it): zones (and the older AS) with their properties, hosts, clusters and
-// cabinets. Links, routes and everything about the network are ignored.
+// cabinets. As in SimGrid, a <cluster> is a zone of its own whose <prop>s
+// are both the zone's properties and each of its hosts' properties. Links,
+// routes and everything about the network are ignored.
 func ParsePlatform(r io.Reader) (*Platform, error) {
 	p, err := parsePlatform(r)
 	if err != nil {
@@ -174,6 +179,9 @@ func parsePlatform(r io.Reader) (*Platform, error) {
 						return nil, err
 					}
 				}
+				if t.Name.Local == "cluster" {
+					f.cluster = expanded
+				}
 			case "prop":
 				id, value := attr(t, "id"), attr(t, "value")
 				if id == "" {
@@ -182,6 +190,9 @@ func parsePlatform(r io.Reader) (*Platform, error) {
 				switch top.kind {
 				case frameZone:
 					top.zone.props[id] = value
+					for _, h := range top.cluster {
+						h.props[id] = value
+					}
 				case frameHost:
 					top.host.props[id] = value
 				}
@@ -342,9 +353,10 @@ func buildPlatform(hosts []*hostNode) (*Platform, error) {
 		if !hasRole {
 			h.props["role"] = ""
 		}
-		if h.name == DefaultMasterHost && role != "" {
-			// Batsim appends "master" to the role of the host named like
-			// its --master-host: "master,master" is no role it knows.
+		if h.name == DefaultMasterHost && hasRole {
+			// Batsim appends ",master" to the role property of the host
+			// named like its --master-host, when it has one (even empty):
+			// "master,master" or ",master" is no role it knows.
 			return nil, fmt.Errorf("host %q has the role %q: Batsim would make it %q and abort; drop the role property (the name makes it the master)",
 				h.name, role, role+",master")
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"maps"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -47,9 +48,9 @@ func TestParsePlatform(t *testing.T) {
 		t.Errorf("got master %q, want master_host", p.Master)
 	}
 	want := []Resource{
-		{ID: 0, Name: "c-0.lan", Speed: 1e3, Cores: 2, Properties: map[string]string{"role": ""}, ZoneProperties: map[string]string{"site": "nancy", "rack": "r2"}},
-		{ID: 1, Name: "c-1.lan", Speed: 1e3, Cores: 2, Properties: map[string]string{"role": ""}, ZoneProperties: map[string]string{"site": "nancy", "rack": "r2"}},
-		{ID: 2, Name: "c-5.lan", Speed: 1e3, Cores: 2, Properties: map[string]string{"role": ""}, ZoneProperties: map[string]string{"site": "nancy", "rack": "r2"}},
+		{ID: 0, Name: "c-0.lan", Speed: 1e3, Cores: 2, Properties: map[string]string{"role": "", "rack": "r2"}, ZoneProperties: map[string]string{"site": "nancy", "rack": "r2"}},
+		{ID: 1, Name: "c-1.lan", Speed: 1e3, Cores: 2, Properties: map[string]string{"role": "", "rack": "r2"}, ZoneProperties: map[string]string{"site": "nancy", "rack": "r2"}},
+		{ID: 2, Name: "c-5.lan", Speed: 1e3, Cores: 2, Properties: map[string]string{"role": "", "rack": "r2"}, ZoneProperties: map[string]string{"site": "nancy", "rack": "r2"}},
 		{ID: 3, Name: "gpu0", Speed: 3e9, Cores: 1, Properties: map[string]string{"role": "", "nvidia.com/gpu": "2"}, ZoneProperties: map[string]string{"site": "nancy", "rack": "r1"}},
 		{ID: 4, Name: "node10", Speed: 1e9, Cores: 4, Properties: map[string]string{"role": "", "memory": "16Gi"}, ZoneProperties: map[string]string{"site": "nancy", "rack": "r0"}},
 		{ID: 5, Name: "node2", Speed: 1e9, Cores: 8, Properties: map[string]string{"role": "", "memory": "32Gi", "label:disktype": "ssd"}, ZoneProperties: map[string]string{"site": "nancy", "rack": "r0"}},
@@ -95,6 +96,7 @@ func TestParsePlatformErrors(t *testing.T) {
 		{"bad core", wrap(master + `<host id="a" speed="1f" core="0"/>`), `core "0"`},
 		{"duplicate host", wrap(master + `<host id="a" speed="1f"/><host id="a" speed="1f"/>`), `host "a" is declared twice`},
 		{"master_host with a role", wrap(`<host id="master_host" speed="1f"><prop id="role" value="master"/></host>`), `Batsim would make it "master,master"`},
+		{"master_host with an empty role", wrap(`<host id="master_host" speed="1f"><prop id="role" value=""/></host>`), `Batsim would make it ",master"`},
 		{"unknown role", wrap(master + `<host id="a" speed="1f"><prop id="role" value="boss"/></host>`), `unknown role "boss"`},
 		{"host outside zones", `<platform version="4.1"><host id="a" speed="1f"/></platform>`, `host "a" is outside of any zone`},
 		{"huge cluster", wrap(master + `<cluster id="c" prefix="n" suffix="" radical="0-99999999" speed="1f" bw="1Bps" lat="0"/>`), "more than"},
@@ -105,6 +107,41 @@ func TestParsePlatformErrors(t *testing.T) {
 			_, err := ParsePlatform(strings.NewReader(tc.xml))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestMasterHostIsNotAResource checks that the master host, named
+// master_host or with the role master, is neither a compute nor a storage
+// resource and takes no id, and that a <cluster>'s role property makes its
+// hosts storage resources.
+func TestMasterHostIsNotAResource(t *testing.T) {
+	tests := []struct {
+		name, master string
+	}{
+		{"by name", `<host id="master_host" speed="1Gf"/>`},
+		{"by role", `<host id="boss" speed="1Gf"><prop id="role" value="master"/></host>`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := ParsePlatform(strings.NewReader(`<platform version="4.1"><zone id="z" routing="Full">
+				<host id="b" speed="1Gf"/>` + tc.master + `<host id="a" speed="1Gf"><prop id="role" value="compute_node"/></host>
+				<cluster id="disks" prefix="disk" suffix="" radical="0-1" speed="1Mf" bw="1GBps" lat="0"><prop id="role" value="storage"/></cluster>
+			</zone></platform>`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, r := range append(p.Resources, p.Storage...) {
+				names = append(names, strconv.Itoa(r.ID)+"="+r.Name+"/"+r.Properties["role"])
+			}
+			want := "0=a/compute_node 1=b/ 2=disk0/storage 3=disk1/storage"
+			if got := strings.Join(names, " "); got != want || len(p.Resources) != 2 {
+				t.Errorf("got resources %s (%d compute), want %s (2 compute)", got, len(p.Resources), want)
+			}
+			if wantMaster := map[string]string{"by name": "master_host", "by role": "boss"}[tc.name]; p.Master != wantMaster {
+				t.Errorf("got master %q, want %q", p.Master, wantMaster)
 			}
 		})
 	}

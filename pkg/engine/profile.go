@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 )
@@ -80,7 +79,7 @@ func parseProfile(name string, raw json.RawMessage) (*Profile, error) {
 			return nil, err
 		}
 		if p.Ret < 0 {
-			return nil, fmt.Errorf("ret is %d, want a return code >= 0", p.Ret)
+			return nil, inField("ret", "ret is %d, want a return code >= 0", p.Ret)
 		}
 	}
 	switch p.Type {
@@ -89,27 +88,39 @@ func parseProfile(name string, raw json.RawMessage) (*Profile, error) {
 			return nil, err
 		}
 		if !(p.Delay > 0) || p.Delay > maxSeconds {
-			return nil, fmt.Errorf("delay is %g, want a positive number of seconds", p.Delay)
+			return nil, inField("delay", "delay is %g, want a positive number of seconds", p.Delay)
 		}
 	case ProfileParallelHomogeneous, ProfileParallelHomogeneousTotal:
 		if p.CPU, err = numberField(fields, "cpu"); err != nil {
 			return nil, err
 		}
 		if p.CPU < 0 {
-			return nil, fmt.Errorf("cpu is %g, want flops >= 0", p.CPU)
+			return nil, inField("cpu", "cpu is %g, want flops >= 0", p.CPU)
+		}
+		// com is required and checked as Batsim does, then ignored: the
+		// engine has no network model.
+		com, err := numberField(fields, "com")
+		if err != nil {
+			return nil, fmt.Errorf("%w (bytes per pair of hosts; Batsim requires it, the engine ignores it)", err)
+		}
+		if com < 0 {
+			return nil, inField("com", "com is %g, want bytes >= 0", com)
 		}
 	case ProfileParallel:
 		v, ok := fields["cpu"]
 		if !ok {
-			return nil, errors.New("no cpu field")
+			return nil, inField("cpu", "no cpu field")
 		}
 		if err := json.Unmarshal(v, &p.CPUs); err != nil || len(p.CPUs) == 0 {
-			return nil, errors.New("cpu is not a non-empty array of numbers")
+			return nil, inField("cpu", "cpu is not a non-empty array of numbers")
 		}
 		for _, c := range p.CPUs {
 			if c < 0 || math.IsInf(c, 0) {
-				return nil, fmt.Errorf("cpu holds %g, want flops >= 0", c)
+				return nil, inField("cpu", "cpu holds %g, want flops >= 0", c)
 			}
+		}
+		if err := checkComMatrix(fields, len(p.CPUs)); err != nil {
+			return nil, err
 		}
 	case ProfileComposed:
 		p.Repeat = 1
@@ -118,23 +129,46 @@ func parseProfile(name string, raw json.RawMessage) (*Profile, error) {
 				return nil, err
 			}
 			if p.Repeat < 1 {
-				return nil, fmt.Errorf("repeat is %d, want > 0", p.Repeat)
+				return nil, inField("repeat", "repeat is %d, want > 0", p.Repeat)
 			}
 		}
 		v, ok := fields["seq"]
 		if !ok {
-			return nil, errors.New("no seq field")
+			return nil, inField("seq", "no seq field")
 		}
 		if err := json.Unmarshal(v, &p.Seq); err != nil || len(p.Seq) == 0 {
-			return nil, errors.New("seq is not a non-empty array of profile names")
+			return nil, inField("seq", "seq is not a non-empty array of profile names")
 		}
 	default:
 		if unsupportedProfileTypes[typ] {
-			return nil, fmt.Errorf("type %q is not simulated by the embedded engine (it needs SimGrid's network or MPI models: use real Batsim)", typ)
+			return nil, inField("type", "type %q is not simulated by the embedded engine (it needs SimGrid's network, storage or MPI models: use real Batsim)", typ)
 		}
-		return nil, fmt.Errorf("unknown type %q (want delay, parallel, parallel_homogeneous, parallel_homogeneous_total or composed)", typ)
+		return nil, inField("type", "unknown type %q (want delay, parallel, parallel_homogeneous, parallel_homogeneous_total or composed)", typ)
 	}
 	return p, nil
+}
+
+// checkComMatrix checks the com field of a parallel profile with n
+// executors: n×n byte amounts >= 0, as Batsim requires (the engine ignores
+// them: it has no network model).
+func checkComMatrix(fields map[string]json.RawMessage, n int) error {
+	v, ok := fields["com"]
+	if !ok {
+		return inField("com", "no com field (an n×n matrix of bytes; Batsim requires it, the engine ignores it)")
+	}
+	var com []float64
+	if err := json.Unmarshal(v, &com); err != nil {
+		return inField("com", "com is not an array of numbers")
+	}
+	if len(com) != n*n {
+		return inField("com", "com has %d numbers, want %d×%d = %d (one per pair of the %d executors of cpu)", len(com), n, n, n*n, n)
+	}
+	for _, c := range com {
+		if c < 0 || math.IsInf(c, 0) {
+			return inField("com", "com holds %g, want bytes >= 0", c)
+		}
+	}
+	return nil
 }
 
 // checkComposed checks that the steps of every composed profile exist and

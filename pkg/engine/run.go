@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -54,12 +53,12 @@ func (e *Engine) freeRun(r *run) {
 
 // execute starts a job: EXECUTE_JOB.
 func (e *Engine) execute(d ExecuteJob) error {
-	idx, err := e.lookup(d.JobID)
+	idx, err := e.lookup("job_id", d.JobID)
 	if err != nil {
 		return err
 	}
 	if s := e.status[idx] & statusMask; s != statusSubmitted {
-		return fmt.Errorf("job %q is %s: only a job waiting to start can be executed", d.JobID, s)
+		return inField("job_id", "job %q is %s: only a job waiting to start can be executed", d.JobID, s)
 	}
 	job := e.jobs[idx]
 	profiles := e.wstate[job.Workload].profiles
@@ -71,7 +70,7 @@ func (e *Engine) execute(d ExecuteJob) error {
 	executors := len(alloc)
 	for i, m := range d.Mapping {
 		if m < 0 || m >= len(alloc) {
-			return fmt.Errorf("job %q: executor %d is mapped to the %d-th resource of an allocation of %d", d.JobID, i, m, len(alloc))
+			return inField("mapping", "job %q: executor %d is mapped to the %d-th resource of an allocation of %d", d.JobID, i, m, len(alloc))
 		}
 	}
 	if len(d.Mapping) > 0 {
@@ -79,19 +78,23 @@ func (e *Engine) execute(d ExecuteJob) error {
 	}
 	if !anySize(prof, profiles) {
 		if len(d.Mapping) > 0 && len(d.Mapping) != job.Res {
-			return fmt.Errorf("job %q asks for %d resources but its mapping has %d executors", d.JobID, job.Res, len(d.Mapping))
+			return inField("mapping", "job %q asks for %d resources but its mapping has %d executors", d.JobID, job.Res, len(d.Mapping))
 		}
 		if len(d.Mapping) == 0 && len(alloc) != job.Res {
-			return fmt.Errorf("job %q asks for %d resources but was given %d (%s)", d.JobID, job.Res, len(alloc), formatIDs(alloc))
+			return inField("alloc", "job %q asks for %d resources but was given %d (%s)", d.JobID, job.Res, len(alloc), formatIDs(alloc))
 		}
 	}
 	if err := checkExecutors(prof, profiles, executors); err != nil {
-		return fmt.Errorf("job %q: %w", d.JobID, err)
+		field := "alloc"
+		if len(d.Mapping) > 0 {
+			field = "mapping"
+		}
+		return inField(field, "job %q: %w", d.JobID, err)
 	}
 	if !e.opts.ComputeSharing {
 		for _, h := range alloc {
 			if jobs := e.hosts[h].jobs; len(jobs) > 0 {
-				return fmt.Errorf("job %q: resource %d (%s) is running job %q and compute sharing is off",
+				return inField("alloc", "job %q: resource %d (%s) is running job %q and compute sharing is off (Batsim's --enable-compute-sharing)",
 					d.JobID, h, e.platform.Resources[h].Name, e.jobs[jobs[0]].ID)
 			}
 		}
@@ -124,7 +127,7 @@ func (e *Engine) execute(d ExecuteJob) error {
 // checkAlloc returns the sorted, duplicate-free allocation of an EXECUTE_JOB.
 func (e *Engine) checkAlloc(d ExecuteJob) ([]int, error) {
 	if len(d.Alloc) == 0 {
-		return nil, fmt.Errorf("job %q: empty allocation", d.JobID)
+		return nil, inField("alloc", "job %q: empty allocation", d.JobID)
 	}
 	alloc := slices.Clone(d.Alloc)
 	slices.Sort(alloc)
@@ -133,9 +136,9 @@ func (e *Engine) checkAlloc(d ExecuteJob) ([]int, error) {
 	for _, id := range alloc {
 		switch {
 		case id >= n && id < n+len(e.platform.Storage):
-			return nil, fmt.Errorf("job %q: resource %d (%s) is a storage resource, not a compute one", d.JobID, id, e.platform.Storage[id-n].Name)
+			return nil, inField("alloc", "job %q: resource %d (%s) is a storage resource, not a compute one", d.JobID, id, e.platform.Storage[id-n].Name)
 		case id < 0 || id >= n:
-			return nil, fmt.Errorf("job %q: resource %d does not exist (the platform has %d compute resources, 0-%d)", d.JobID, id, n, n-1)
+			return nil, inField("alloc", "job %q: resource %d does not exist (the platform has %d compute resources, 0-%d)", d.JobID, id, n, n-1)
 		}
 	}
 	return alloc, nil
@@ -354,6 +357,7 @@ func (e *Engine) finishRun(r *run, state JobState, ret int) {
 		Alloc:      r.alloc,
 	})
 	e.status[idx] = statusOf(state) | e.status[idx]&killAsked
+	e.ended = append(e.ended, idx)
 	e.runs[idx] = nil
 	e.nbRunning--
 	e.nbDone++
@@ -364,12 +368,13 @@ func (e *Engine) finishRun(r *run, state JobState, ret int) {
 // kill kills jobs: KILL_JOB.
 func (e *Engine) kill(d KillJob) error {
 	if len(d.JobIDs) == 0 {
-		return errors.New("no job to kill")
+		return inField("job_ids", "no job to kill")
 	}
 	var ids []string
 	var progress map[string]*Progress
-	for _, id := range d.JobIDs {
-		idx, err := e.lookup(id)
+	for i, id := range d.JobIDs {
+		field := "job_ids[" + strconv.Itoa(i) + "]"
+		idx, err := e.lookup(field, id)
 		if err != nil {
 			return err
 		}
@@ -384,9 +389,9 @@ func (e *Engine) kill(d KillJob) error {
 			}
 			r := e.runs[idx]
 			progress[id] = e.progress(r)
-			e.finishRun(r, CompletedKilled, -1)
+			e.finishRun(r, CompletedKilled, killedReturnCode(r))
 		case !s.finished():
-			return fmt.Errorf("job %q is %s: only a running or finished job can be killed", id, s&statusMask)
+			return inField(field, "job %q is %s: only a running or finished job can be killed", id, s&statusMask)
 		}
 		e.status[idx] |= killAsked
 		ids = append(ids, id)
@@ -395,6 +400,17 @@ func (e *Engine) kill(d KillJob) error {
 		e.outbox = append(e.outbox, JobKilled{Timestamp: e.now.Seconds(), JobIDs: ids, Progress: progress})
 	}
 	return nil
+}
+
+// killedReturnCode is the return code of a job killed by KILL_JOB, as
+// Batsim 4.2.1 reports it: -2 when a computation was cancelled (its
+// parallel task returns -2), -1 when a delay was interrupted (the job keeps
+// its initial return code).
+func killedReturnCode(r *run) int {
+	if r.act != nil {
+		return -2
+	}
+	return -1
 }
 
 // progress describes how far a run has gone, as Batsim's task tree.

@@ -177,8 +177,8 @@ func parseWorkload(r io.Reader, name string) (*Workload, error) {
 			return nil, fmt.Errorf("job %q is declared twice", j.Name)
 		}
 		seen[j.ID] = true
-		if w.Profiles[j.Profile] == nil {
-			return nil, fmt.Errorf("job %q: profile %q does not exist", j.Name, j.Profile)
+		if err := checkJobProfile(j, w.Profiles); err != nil {
+			return nil, err
 		}
 		w.Jobs = append(w.Jobs, j)
 	}
@@ -195,7 +195,7 @@ func ParseJob(workload string, raw json.RawMessage) (*Job, error) {
 	}
 	j := &Job{Workload: workload, Walltime: -1, Raw: append(json.RawMessage(nil), raw...)}
 	if j.Name, err = jobName(fields["id"], workload); err != nil {
-		return nil, err
+		return nil, &fieldError{field: "id", err: err}
 	}
 	j.ID = workload + "!" + j.Name
 	fail := func(err error) (*Job, error) { return nil, fmt.Errorf("job %q: %w", j.Name, err) }
@@ -203,13 +203,13 @@ func ParseJob(workload string, raw json.RawMessage) (*Job, error) {
 		return fail(err)
 	}
 	if j.Subtime < 0 || j.Subtime > maxSeconds {
-		return fail(fmt.Errorf("subtime is %g, want a date >= 0", j.Subtime))
+		return fail(inField("subtime", "subtime is %g, want a date >= 0", j.Subtime))
 	}
 	if j.Res, err = intField(fields, "res"); err != nil {
 		return fail(err)
 	}
 	if j.Res < 0 {
-		return fail(fmt.Errorf("res is %d, want >= 0", j.Res))
+		return fail(inField("res", "res is %d, want >= 0", j.Res))
 	}
 	if j.Profile, err = stringField(fields, "profile", true); err != nil {
 		return fail(err)
@@ -219,10 +219,24 @@ func ParseJob(workload string, raw json.RawMessage) (*Job, error) {
 			return fail(err)
 		}
 		if j.Walltime != -1 && !(j.Walltime > 0 && j.Walltime <= maxSeconds) {
-			return fail(fmt.Errorf("walltime is %g, want -1 (none) or a positive number of seconds", j.Walltime))
+			return fail(inField("walltime", "walltime is %g, want -1 (none) or a positive number of seconds", j.Walltime))
 		}
 	}
 	return j, nil
+}
+
+// checkJobProfile checks that the job's profile exists and, for a parallel
+// profile, that it has one executor per resource the job asks for (Batsim
+// checks both when it loads or registers a job).
+func checkJobProfile(j *Job, profiles map[string]*Profile) error {
+	p := profiles[j.Profile]
+	if p == nil {
+		return inField("profile", "job %q: profile %q does not exist", j.Name, j.Profile)
+	}
+	if p.Type == ProfileParallel && len(p.CPUs) != j.Res {
+		return inField("res", "job %q asks for %d resources but its parallel profile %q has %d executors", j.Name, j.Res, p.Name, len(p.CPUs))
+	}
+	return nil
 }
 
 // jobName reads a job's id field: a string, or an integer written as such.
@@ -275,14 +289,14 @@ func objectFields(raw []byte) (map[string]json.RawMessage, error) {
 func numberField(fields map[string]json.RawMessage, key string) (float64, error) {
 	raw, ok := fields[key]
 	if !ok {
-		return 0, fmt.Errorf("no %s field", key)
+		return 0, inField(key, "no %s field", key)
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return 0, fmt.Errorf("%s is %s, want a number", key, raw)
+		return 0, inField(key, "%s is %s, want a number", key, raw)
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("%s is %s, want a finite number", key, raw)
+		return 0, inField(key, "%s is %s, want a finite number", key, raw)
 	}
 	return f, nil
 }
@@ -290,11 +304,11 @@ func numberField(fields map[string]json.RawMessage, key string) (float64, error)
 func intField(fields map[string]json.RawMessage, key string) (int, error) {
 	raw, ok := fields[key]
 	if !ok {
-		return 0, fmt.Errorf("no %s field", key)
+		return 0, inField(key, "no %s field", key)
 	}
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 32)
 	if err != nil {
-		return 0, fmt.Errorf("%s is %s, want an integer", key, raw)
+		return 0, inField(key, "%s is %s, want an integer", key, raw)
 	}
 	return int(n), nil
 }
@@ -303,13 +317,13 @@ func stringField(fields map[string]json.RawMessage, key string, required bool) (
 	raw, ok := fields[key]
 	if !ok {
 		if required {
-			return "", fmt.Errorf("no %s field", key)
+			return "", inField(key, "no %s field", key)
 		}
 		return "", nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return "", fmt.Errorf("%s is %s, want a string", key, raw)
+		return "", inField(key, "%s is %s, want a string", key, raw)
 	}
 	return s, nil
 }

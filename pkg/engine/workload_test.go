@@ -85,6 +85,12 @@ func TestParseWorkloadErrors(t *testing.T) {
 		{"res not an integer", wl(`{"id": 1, "subtime": 0, "res": "2", "profile": "d"}`, delay), `res is "2"`},
 		{"bad walltime", wl(`{"id": 1, "subtime": 0, "res": 1, "profile": "d", "walltime": 0}`, delay), "walltime is 0"},
 		{"unknown profile", wl(`{"id": 1, "subtime": 0, "res": 1, "profile": "x"}`, delay), `profile "x" does not exist`},
+		{"parallel_homogeneous without com", wl("", `"c": {"type": "parallel_homogeneous", "cpu": 1}`), `profile "c": no com field`},
+		{"parallel_homogeneous_total with a negative com", wl("", `"c": {"type": "parallel_homogeneous_total", "cpu": 1, "com": -1}`), `profile "c": com is -1`},
+		{"parallel without com", wl("", `"p": {"type": "parallel", "cpu": [1, 1]}`), `profile "p": no com field`},
+		{"parallel com of another size", wl("", `"p": {"type": "parallel", "cpu": [1, 1], "com": [0, 0, 0]}`), "com has 3 numbers, want 2×2 = 4"},
+		{"parallel profile of another size than its job", wl(`{"id": 1, "subtime": 0, "res": 3, "profile": "p"}`, `"p": {"type": "parallel", "cpu": [1, 1], "com": [0, 0, 0, 0]}`),
+			`job "1" asks for 3 resources but its parallel profile "p" has 2 executors`},
 		{"duplicate id", wl(`{"id": 1, "subtime": 0, "res": 1, "profile": "d"}, {"id": "1", "subtime": 0, "res": 1, "profile": "d"}`, delay), `job "1" is declared twice`},
 	}
 	for _, tc := range tests {

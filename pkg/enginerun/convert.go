@@ -2,6 +2,7 @@ package enginerun
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/batkube/batkube/pkg/batsim"
@@ -220,32 +221,55 @@ func (c *converter) jobSubmitted(ev engine.JobSubmitted) (batsim.JobSubmitted, e
 	return d, nil
 }
 
-// decisions turns the decision process's reply into engine decisions.
-func decisions(reply batsim.Message) ([]engine.Decision, error) {
+// fieldError is an error about one field of an event's data.
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return fmt.Sprintf("field %q: %v", e.field, e.err) }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// decisions turns the decision process's reply into engine decisions, on a
+// platform of nres resources (compute and storage). An event the engine
+// cannot take is a *batsim.MessageError naming it and its field.
+func decisions(reply batsim.Message, nres int) ([]engine.Decision, error) {
 	out := make([]engine.Decision, 0, len(reply.Events))
 	for i, ev := range reply.Events {
-		d, err := decision(ev)
+		d, err := decision(ev, nres)
 		if err != nil {
-			return nil, fmt.Errorf("enginerun: reply at t=%g: event %d (%s): %w", reply.Now, i, ev.Type(), err)
+			// Named as the codec names the events and fields it rejects.
+			me := &batsim.MessageError{Event: i, Type: ev.Type(), Err: err}
+			var fe *fieldError
+			if errors.As(err, &fe) {
+				me.Field, me.Err = fe.field, fe.err
+			}
+			return nil, me
 		}
 		out = append(out, d)
 	}
 	return out, nil
 }
 
-func decision(ev batsim.Event) (engine.Decision, error) {
+func decision(ev batsim.Event, nres int) (engine.Decision, error) {
 	ts := ev.Timestamp
 	switch d := ev.Data.(type) {
 	case batsim.ExecuteJob:
 		if len(d.StorageMapping) > 0 {
-			return nil, fmt.Errorf("job %q: storage_mapping is not supported by the embedded engine (it has no storage model)", d.JobID)
+			return nil, &fieldError{"storage_mapping", fmt.Errorf("job %q: storage_mapping is not supported by the embedded engine (it has no storage model)", d.JobID)}
+		}
+		// Checked before the set is expanded into ids: "0-2147483647"
+		// would take gigabytes.
+		if ivs := d.Alloc.Intervals(); len(ivs) > 0 && ivs[len(ivs)-1].Last >= nres {
+			return nil, &fieldError{"alloc", fmt.Errorf("job %q: resource %d does not exist (the platform has %d resources, 0-%d)",
+				d.JobID, ivs[len(ivs)-1].Last, nres, nres-1)}
 		}
 		var mapping []int
 		if len(d.Mapping) > 0 {
 			mapping = make([]int, len(d.Mapping))
 			for executor, index := range d.Mapping {
 				if executor < 0 || executor >= len(mapping) {
-					return nil, fmt.Errorf("job %q: mapping: executors must be numbered 0..%d, got %d", d.JobID, len(mapping)-1, executor)
+					return nil, &fieldError{"mapping", fmt.Errorf("job %q: executors must be numbered 0..%d, got %d", d.JobID, len(mapping)-1, executor)}
 				}
 				mapping[executor] = index
 			}
@@ -278,5 +302,10 @@ func decision(ev batsim.Event) (engine.Decision, error) {
 	case batsim.SetJobMetadata:
 		return engine.SetJobMetadata{Timestamp: ts, JobID: string(d.JobID), Metadata: d.Metadata}, nil
 	}
-	return nil, fmt.Errorf("%s is not supported by the embedded engine", ev.Type())
+	why := "the embedded engine does not support it"
+	switch ev.Type() {
+	case batsim.TypeSetResourceState, batsim.TypeQuery:
+		why = "the embedded engine has no energy model (no power states, no consumed energy): use real Batsim"
+	}
+	return nil, errors.New(why)
 }

@@ -69,7 +69,7 @@ func TestDecisionsFromTheProtocol(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decisions(batsim.Message{Now: 4, Events: []batsim.Event{{Timestamp: 3, Data: tt.data}}})
+			got, err := decisions(batsim.Message{Now: 4, Events: []batsim.Event{{Timestamp: 3, Data: tt.data}}}, 8)
 			if err != nil {
 				t.Fatalf("decisions: %v", err)
 			}
@@ -95,7 +95,7 @@ func TestUnsupportedDecisionsAreNamed(t *testing.T) {
 			_, err := decisions(batsim.Message{Now: 1, Events: []batsim.Event{
 				{Timestamp: 1, Data: batsim.RejectJob{JobID: "w0!0"}},
 				{Timestamp: 1, Data: tt.data},
-			}})
+			}}, 8)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("decisions: got %v, want an error mentioning %q", err, tt.want)
 			}

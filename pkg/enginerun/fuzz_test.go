@@ -57,7 +57,7 @@ func FuzzReply(f *testing.F) {
 				}
 				continue
 			}
-			ds, err := decisions(reply)
+			ds, err := decisions(reply, len(platform.Resources)+len(platform.Storage))
 			if err != nil {
 				return
 			}

@@ -108,6 +108,17 @@ func number(t testing.TB, row map[string]string, col string) float64 {
 	return v
 }
 
+// batsimPath is the path Batsim 4.2.1 gives a relative workload path in
+// SIMULATION_BEGINS: the working directory, "/" and the path, not cleaned.
+func batsimPath(t testing.TB, path string) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd + "/" + path
+}
+
 func prefixIn(t testing.TB) string {
 	return filepath.Join(t.TempDir(), "sub", "dir", "run")
 }

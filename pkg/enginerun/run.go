@@ -57,9 +57,11 @@ func (s Summary) Finished() int {
 // simulation to its end (SIMULATION_ENDS sent and answered), writing
 // <prefix>_jobs.csv as jobs finish and <prefix>_schedule.csv at the end.
 //
-// Any error ends the run: a file that cannot be read, a decision the
-// simulation cannot apply (the error names it), a reply that breaks the
-// protocol, a decision process that disconnects (the error wraps
+// Any error ends the run: a file that cannot be read, a reply that breaks
+// the protocol (the error wraps a *batsim.MessageError naming the event and
+// its field), a decision the simulation cannot apply, where real Batsim
+// aborts (it wraps an *engine.DecisionError naming the event and its
+// field), a decision process that disconnects (the error wraps
 // batsim.ErrPeerDisconnected) or that does not answer within cfg.Timeout
 // (context.DeadlineExceeded), ctx being done. The output files are still
 // flushed and closed, _schedule.csv holding the jobs finished so far, and
@@ -100,6 +102,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		cfg:          cfg,
 		eng:          eng,
 		conv:         newConverter(cfg.ForwardProfiles, cfg.SchedConfig),
+		nres:         len(platform.Resources) + len(platform.Storage),
 		start:        start,
 		lastProgress: start,
 	}
@@ -124,7 +127,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 }
 
 // readWorkloads reads the workload files, naming them as asked, and records
-// their absolute paths (SIMULATION_BEGINS lists them so).
+// their absolute paths as Batsim writes them in SIMULATION_BEGINS.
 func readWorkloads(paths []string, naming WorkloadNaming) ([]*engine.Workload, error) {
 	out := make([]*engine.Workload, 0, len(paths))
 	for i, path := range paths {
@@ -136,12 +139,26 @@ func readWorkloads(paths []string, naming WorkloadNaming) ([]*engine.Workload, e
 		if err != nil {
 			return nil, fmt.Errorf("enginerun: %w", err)
 		}
-		if abs, err := filepath.Abs(path); err == nil {
+		if abs, err := batsimAbsolute(path); err == nil {
 			w.Path = abs
 		}
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// batsimAbsolute makes a path absolute as Batsim 4.2.1 does: unchanged if it
+// starts with "/", else the working directory, "/" and the path, not
+// cleaned ("/home/u/../w.json").
+func batsimAbsolute(path string) (string, error) {
+	if strings.HasPrefix(path, "/") {
+		return path, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return wd + "/" + path, nil
 }
 
 // runner is the state of a run.
@@ -151,6 +168,7 @@ type runner struct {
 	conv   *converter
 	client *batsim.Client
 
+	nres         int // compute and storage resources
 	start        time.Time
 	lastProgress time.Time
 	sum          Summary // counts, messages and scheduling time so far
@@ -181,15 +199,15 @@ func (r *runner) loop(ctx context.Context) error {
 			}
 			return err
 		}
-		ds, err := decisions(reply)
+		ds, err := decisions(reply, r.nres)
 		if err != nil {
-			return err
+			return fmt.Errorf("enginerun: invalid reply to the message at t=%g (%s): %w", msg.Now, eventTypes(req), err)
 		}
 		// Real Batsim takes a reply's now that is before the request's
 		// (rounding noise, a decision process that always answers 0) as
 		// the request's now.
 		if err := r.eng.Apply(math.Max(reply.Now, msg.Now), ds); err != nil {
-			return fmt.Errorf("enginerun: reply to the message at t=%g: %w", msg.Now, err)
+			return fmt.Errorf("enginerun: reply to the message at t=%g (%s): %w", msg.Now, eventTypes(req), err)
 		}
 		r.applied(ds)
 		r.progress()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -181,7 +180,7 @@ func checkProtocol(t *testing.T, msgs []batsim.Message, cfg enginerun.Config, wo
 	}
 	for i, w := range workloads {
 		path, ok := begins.Workloads[w]
-		wantPath, _ := filepath.Abs(cfg.Workloads[i])
+		wantPath := batsimPath(t, cfg.Workloads[i])
 		if !ok || path != wantPath {
 			t.Errorf("SIMULATION_BEGINS workloads[%q]: got %q, want %q", w, path, wantPath)
 		}
@@ -239,7 +238,7 @@ func TestSimulationBeginsAsBatsim(t *testing.T) {
 		t.Fatal("no message")
 	}
 	got := msgs[0].Events[0].Data.(batsim.SimulationBegins)
-	abs, _ := filepath.Abs(cfg.Workloads[0])
+	abs := batsimPath(t, cfg.Workloads[0])
 	node := func(id int) batsim.Resource {
 		return batsim.Resource{
 			ID: id, Name: "node" + strconv.Itoa(id), State: batsim.ResourceIdle,
