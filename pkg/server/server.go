@@ -115,13 +115,17 @@ func New(opts Options) (*Server, error) {
 // Handler returns the HTTP handler of the whole API.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Serve serves the API on l until ctx is cancelled, then shuts down,
-// giving open requests (watches) a moment to end.
+// Serve serves the API on l until ctx is cancelled, then shuts down:
+// watches send the events written so far and end (so clients see the last
+// changes), other requests get a few seconds to finish.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	// Requests outlive ctx until the shutdown is done with them.
+	reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 30 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	errc := make(chan error, 1)
@@ -131,10 +135,16 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		return fmt.Errorf("server: %w", err)
 	case <-ctx.Done():
 	}
+	s.Store.Close()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	err := srv.Shutdown(shutdownCtx)
+	cancelRequests()
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("server: shutting down: %w", err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		_ = srv.Close()
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("server: %w", err)

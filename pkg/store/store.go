@@ -52,6 +52,26 @@ type Store struct {
 	lapEvery uint64
 
 	liveWatchers atomic.Int64
+
+	// closing is closed by Close: watchers send what the history holds and end.
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// Close ends every watch once it has sent the events written so far, and
+// refuses new watches: a server that stops lets its clients see the last
+// changes. Writes still succeed.
+func (s *Store) Close() {
+	s.closeOnce.Do(func() { close(s.closing) })
+}
+
+func (s *Store) isClosing() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
 }
 
 // New returns an empty store at resourceVersion 0.
@@ -63,6 +83,7 @@ func New(opts Options) *Store {
 		opts.Clock = clock.RealClock{}
 	}
 	s := &Store{
+		closing:  make(chan struct{}),
 		fields:   opts.Fields,
 		clock:    opts.Clock,
 		objects:  make(map[schema.GroupResource]*table),

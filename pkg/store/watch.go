@@ -85,6 +85,9 @@ type Watcher struct {
 // opts.ResourceVersion is older than the history. The watcher runs until
 // Stop, ctx's end, or falling behind the history.
 func (s *Store) Watch(ctx context.Context, gr schema.GroupResource, opts WatchOptions) (*Watcher, error) {
+	if s.isClosing() {
+		return nil, apierrors.NewServiceUnavailable("the server is shutting down")
+	}
 	w := &Watcher{
 		store: s,
 		gr:    gr,
@@ -220,6 +223,9 @@ func (w *Watcher) stream(ctx context.Context) error {
 		}
 		clear(buf) // drop references to objects the history may forget
 		if wake != nil {
+			if w.store.isClosing() {
+				return nil // caught up with a closed store: the stream ends
+			}
 			if err := w.wait(ctx, wake); err != nil {
 				return err
 			}
@@ -314,6 +320,8 @@ func (w *Watcher) wait(ctx context.Context, wake <-chan struct{}) error {
 		select {
 		case <-wake:
 			return nil
+		case <-w.store.closing:
+			return nil // read what is left, then end
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-w.stop:

@@ -405,3 +405,26 @@ func TestInitialEventsWithFutureRVIsTooLarge(t *testing.T) {
 		t.Errorf("got %v, want a Timeout (too large resource version)", err)
 	}
 }
+
+// TestCloseEndsWatchesAfterTheirLastEvent: a watcher that has not read
+// anything yet still gets every event written before Close, then its
+// stream ends without error; new watches are refused.
+func TestCloseEndsWatchesAfterTheirLastEvent(t *testing.T) {
+	s := newTestStore(t, 0)
+	idle := mustWatch(t, s, pods, WatchOptions{ResourceVersion: s.CurrentRV()})
+	const n = 300 // more than a watcher's channel buffers
+	for i := range n {
+		mustCreate(t, s, pods, newPod("ns", fmt.Sprintf("p%03d", i), nil, ""))
+	}
+	s.Close()
+	evs := endOf(t, idle)
+	if len(evs) != n || evs[n-1].RV != s.CurrentRV() {
+		t.Fatalf("after Close: %d events, last at RV %d; want %d, the last at RV %d", len(evs), evs[len(evs)-1].RV, n, s.CurrentRV())
+	}
+	if err := idle.Err(); err != nil {
+		t.Errorf("a watch ended by Close reports %v, want no error", err)
+	}
+	if _, err := s.Watch(context.Background(), pods, WatchOptions{}); !apierrors.IsServiceUnavailable(err) {
+		t.Errorf("Watch after Close: %v, want 503 ServiceUnavailable", err)
+	}
+}
