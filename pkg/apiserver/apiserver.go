@@ -89,8 +89,13 @@ type Server struct {
 	clock    clock.PassiveClock
 	log      *slog.Logger
 
-	watchMu  sync.Mutex
-	watchers map[schema.GroupResource]int // open watches per storage, for liveness checks
+	// Liveness of the clients, for a simulation that must know whether its
+	// scheduler still runs: open watches per storage and per client
+	// (User-Agent), and the clients that acted as schedulers.
+	watchMu    sync.Mutex
+	watchers   map[schema.GroupResource]int
+	byClient   map[clientWatch]int
+	schedulers map[string]bool
 
 	randMu sync.Mutex
 	rand   *rand.Rand
@@ -123,16 +128,18 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
 	s := &Server{
-		opts:     opts,
-		store:    opts.Store,
-		catalog:  cat,
-		scheme:   opts.Scheme,
-		protobuf: protobuf.NewSerializer(opts.Scheme, opts.Scheme),
-		params:   k8sruntime.NewParameterCodec(opts.Scheme),
-		clock:    opts.Clock,
-		log:      opts.Logger,
-		rand:     rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		watchers: map[schema.GroupResource]int{},
+		opts:       opts,
+		store:      opts.Store,
+		catalog:    cat,
+		scheme:     opts.Scheme,
+		protobuf:   protobuf.NewSerializer(opts.Scheme, opts.Scheme),
+		params:     k8sruntime.NewParameterCodec(opts.Scheme),
+		clock:      opts.Clock,
+		log:        opts.Logger,
+		rand:       rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		watchers:   map[schema.GroupResource]int{},
+		byClient:   map[clientWatch]int{},
+		schedulers: map[string]bool{},
 	}
 	if err := s.createSystemNamespaces(context.Background()); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
@@ -213,16 +220,48 @@ func (s *Server) Create(ctx context.Context, gvr schema.GroupVersionResource, ob
 	return s.create(ctx, r, obj, false)
 }
 
-// ActiveWatches returns the number of open HTTP watches on a resource: a
-// scheduler that runs keeps one on pods.
+// ActiveWatches returns the number of open HTTP watches on a resource.
 func (s *Server) ActiveWatches(gr schema.GroupResource) int {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	return s.watchers[gr]
 }
 
-func (s *Server) countWatch(gr schema.GroupResource, delta int) {
+// SchedulerWatching reports whether a client that has acted as a scheduler
+// (bound a pod, or written a pod's status) holds an open watch on pods:
+// a scheduler that runs keeps one, and its watches close when it dies,
+// whatever other clients (kubectl get -w, a monitoring tool) watch. Clients
+// are told apart by User-Agent.
+func (s *Server) SchedulerWatching() bool {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	for agent := range s.schedulers {
+		if s.byClient[clientWatch{podsResource.GroupResource(), agent}] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// clientWatch counts the watches of one client on one resource.
+type clientWatch struct {
+	gr    schema.GroupResource
+	agent string
+}
+
+func (s *Server) countWatch(gr schema.GroupResource, agent string, delta int) {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	s.watchers[gr] += delta
+	k := clientWatch{gr, agent}
+	if s.byClient[k] += delta; s.byClient[k] <= 0 {
+		delete(s.byClient, k)
+	}
+}
+
+// actedAsScheduler records a client that bound a pod or wrote its status.
+func (s *Server) actedAsScheduler(agent string) {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	s.schedulers[agent] = true
 }

@@ -98,8 +98,9 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 		return
 	}
 	defer watcher.Stop()
-	s.countWatch(q.res.storage, 1)
-	defer s.countWatch(q.res.storage, -1)
+	agent := q.http.UserAgent()
+	s.countWatch(q.res.storage, agent, 1)
+	defer s.countWatch(q.res.storage, agent, -1)
 	if !flush() {
 		return
 	}

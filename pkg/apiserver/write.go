@@ -57,6 +57,7 @@ func (q *request) update(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, err)
 		return
 	}
+	q.notePodStatusWriter()
 	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
 }
 
@@ -168,6 +169,7 @@ func (q *request) patch(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, err)
 		return
 	}
+	q.notePodStatusWriter()
 	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
 }
 
@@ -282,6 +284,7 @@ func (q *request) bind(ctx context.Context, w http.ResponseWriter, b *corev1.Bin
 		q.fail(w, err)
 		return
 	}
+	q.server.actedAsScheduler(q.http.UserAgent())
 	q.server.writeStatus(w, q.http, &metav1.Status{Status: metav1.StatusSuccess, Code: http.StatusCreated})
 }
 
@@ -410,4 +413,12 @@ func priorityOf(obj store.Object) (int32, *corev1.PreemptionPolicy) {
 		return pc.Value, pc.PreemptionPolicy
 	}
 	return 0, nil
+}
+
+// notePodStatusWriter records the client of a successful write of a pod's
+// status: a scheduler marks the pods it cannot place (PodScheduled=False).
+func (q *request) notePodStatusWriter() {
+	if q.op.Subresource == "status" && q.res.storage == podsResource.GroupResource() {
+		q.server.actedAsScheduler(q.http.UserAgent())
+	}
 }

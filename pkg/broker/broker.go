@@ -160,8 +160,11 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 		}
 		reply, done, err := s.handle(ctx, msg)
 		if err != nil {
-			// Answer so that Batsim is not left waiting, then stop.
-			_ = conn.Send(batsim.Message{Now: msg.Now})
+			// No answer: an answer would let Batsim move time on as if
+			// the decisions were made. The socket closes when the caller
+			// returns, and a peer that watches the connection (the
+			// embedded engine) ends with the outputs of the simulation so
+			// far; real Batsim waits, and whoever runs it stops it.
 			return err
 		}
 		if err := conn.Send(reply); err != nil {

@@ -49,7 +49,7 @@ type state struct {
 	begun          atomic.Bool
 	dynamicEnabled atomic.Bool
 	noMoreJobs     bool
-	registrationOK bool
+	registrationOK atomic.Bool // NOTIFY registration_finished sent
 	profilesSent   map[string]bool
 	nextCall       float64 // earliest CALL_ME_LATER not yet answered; 0 if none
 

@@ -105,9 +105,12 @@ func (s *step) handle(ctx context.Context, msg batsim.Message) (batsim.Message, 
 		}
 	}
 	s.scheduleWakeUp(ctx, now, replyNow)
-	if st.dynamicEnabled.Load() && !st.registrationOK && st.noMoreJobs && len(st.jobs) == 0 {
+	// With dynamic jobs, Batsim ends the simulation only once told that no
+	// more jobs will be registered: that is when the workload is over and
+	// nothing is left to run. Pods created later are refused.
+	if st.dynamicEnabled.Load() && !st.registrationOK.Load() && st.noMoreJobs && st.pending == 0 && st.running == 0 {
 		s.decisions = append(s.decisions, batsim.Notify{Type: batsim.RegistrationFinished})
-		st.registrationOK = true
+		st.registrationOK.Store(true)
 	}
 	reply := batsim.Message{Now: replyNow, Events: make([]batsim.Event, len(s.decisions))}
 	for i, d := range s.decisions {
@@ -204,10 +207,10 @@ func (s *step) settle(ctx context.Context, now float64) error {
 				resetQuiet()
 			}
 		case <-quiet.C:
-			if !s.schedulerSeen || s.api.ActiveWatches(podsGVR.GroupResource()) == 0 {
+			if !s.schedulerSeen || !s.api.SchedulerWatching() {
 				// No scheduler has shown itself yet (it is starting, or
-				// waiting to lead), or nobody watches pods: silence means
-				// nothing; checkScheduler bounds the wait.
+				// waiting to lead), or it has stopped watching: silence
+				// means nothing; checkScheduler bounds the wait.
 				resetQuiet()
 				continue
 			}
@@ -220,9 +223,9 @@ func (s *step) settle(ctx context.Context, now float64) error {
 	}
 }
 
-// checkScheduler reports a scheduler that is gone or never came: pods are
-// pending and no client has watched pods for SchedulerTimeout, or no
-// scheduler has acted on any pod for StartTimeout since pods first waited.
+// checkScheduler reports a scheduler that never came or is gone: pods are
+// pending and no scheduler has acted on any for StartTimeout, or the
+// scheduler that did has held no watch on pods for SchedulerTimeout.
 func (s *step) checkScheduler() error {
 	if !s.schedulerSeen {
 		if s.waitingSince.IsZero() {
@@ -231,8 +234,9 @@ func (s *step) checkScheduler() error {
 			return fmt.Errorf("broker: pods have been pending for %s and no scheduler has bound or examined any: is a scheduler running, pointed at this server, with the pods' schedulerName (%q by default)?",
 				waited.Round(time.Second), s.opts.Pods.SchedulerName)
 		}
+		return nil
 	}
-	if s.api.ActiveWatches(podsGVR.GroupResource()) > 0 {
+	if s.api.SchedulerWatching() {
 		s.noWatcherSince = time.Time{}
 		return nil
 	}
@@ -241,7 +245,7 @@ func (s *step) checkScheduler() error {
 		return nil
 	}
 	if waited := time.Since(s.noWatcherSince); waited > s.opts.SchedulerTimeout {
-		return fmt.Errorf("broker: pods are pending and no scheduler has watched pods for %s: is the scheduler running and pointed at this server? (it may have crashed)", waited.Round(time.Second))
+		return fmt.Errorf("broker: pods are pending and the scheduler has not watched pods for %s: it has exited or crashed (see its log)", waited.Round(time.Second))
 	}
 	return nil
 }
@@ -434,7 +438,7 @@ func (s *step) submit(ctx context.Context, d batsim.JobSubmitted, now float64) e
 // registerDynamic turns a pod created through the API into a Batsim job.
 func (s *step) registerDynamic(ctx context.Context, pod *corev1.Pod, now float64) error {
 	st := s.state
-	if !st.dynamicEnabled.Load() || st.registrationOK {
+	if !st.dynamicEnabled.Load() || st.registrationOK.Load() {
 		return nil // refused by admission; nothing to do
 	}
 	delay := s.opts.DynamicJobDelay.Seconds()
@@ -477,6 +481,10 @@ func (b *Broker) AdmitCreate(gvr schema.GroupVersionResource, _ runtime.Object) 
 	if !b.state.dynamicEnabled.Load() {
 		return apierrors.NewForbidden(podsGVR.GroupResource(), "",
 			errors.New("the simulation creates pods from its workload; pods created through the API need Batsim's dynamic jobs (batsim --enable-dynamic-jobs --acknowledge-dynamic-jobs)"))
+	}
+	if b.state.registrationOK.Load() {
+		return apierrors.NewForbidden(podsGVR.GroupResource(), "",
+			errors.New("the simulation is ending: its workload is over and Batsim was told no more jobs come"))
 	}
 	return nil
 }

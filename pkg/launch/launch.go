@@ -370,6 +370,13 @@ func (r *run) wait(ctx context.Context) error {
 		case <-batsimDone:
 			batsimDone = nil
 			if r.batsim.err != nil {
+				// Batsim fails when the server it talks to does: the
+				// server's error, if any, says why.
+				if r.server.wait(10 * time.Second) {
+					if r.server.err != nil {
+						return r.failed(r.server, schedulerErr)
+					}
+				}
 				return r.failed(r.batsim, schedulerErr)
 			}
 		case <-tick.C:

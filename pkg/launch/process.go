@@ -55,6 +55,18 @@ func (p *process) exited() bool {
 	}
 }
 
+// wait waits up to d for the process to end and reports whether it has.
+func (p *process) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
 // stop asks the process to end (SIGTERM) and kills it if it has not within
 // grace; it returns once the process is gone.
 func (p *process) stop(grace time.Duration) {

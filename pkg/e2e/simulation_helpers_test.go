@@ -1,0 +1,452 @@
+package e2e
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/translate"
+)
+
+// repoRoot is the repository's top directory.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// batkubeBinaries builds kubernetes-server and batkube-engine from this
+// checkout (with the race detector when the tests have it) into a
+// directory that also links the upstream kube-scheduler, and returns it.
+// Building here, rather than using bin/, means a test never runs a stale
+// binary.
+func batkubeBinaries(t testing.TB) string {
+	t.Helper()
+	scheduler := binary(t, "kube-scheduler")
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "batkube-e2e-bin-")
+		if buildErr != nil {
+			return
+		}
+		args := []string{"build", "-o", buildDir + "/"}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		args = append(args, "./cmd/kubernetes-server", "./cmd/batkube-engine")
+		cmd := exec.Command("go", args...)
+		cmd.Dir = repoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			return
+		}
+		buildErr = os.Symlink(scheduler, filepath.Join(buildDir, "kube-scheduler"))
+	})
+	if buildErr != nil {
+		t.Fatalf("building the Batkube binaries: %v", buildErr)
+	}
+	return buildDir
+}
+
+// simulation is one run of launch.Run in a test, with a client-go watch on
+// the pods and nodes of the cluster from before Batsim starts.
+type simulation struct {
+	t       *testing.T
+	cfg     launch.Config
+	cluster launch.Cluster
+	client  kubernetes.Interface
+	obs     *observer
+	// onReady runs once the cluster is up, before Batsim starts.
+	onReady func(*simulation)
+}
+
+// newSimulation prepares a run of the given platform and workloads (paths
+// relative to the repository) with the bundled kube-scheduler 1.37.
+func newSimulation(t *testing.T, platform string, workloads ...string) *simulation {
+	root := repoRoot()
+	cfg := launch.Config{
+		Platform: filepath.Join(root, platform),
+		OutDir:   t.TempDir(),
+		BinDir:   batkubeBinaries(t),
+		Batsim:   launch.BatsimEmbedded,
+	}
+	for _, w := range workloads {
+		cfg.Workloads = append(cfg.Workloads, filepath.Join(root, w))
+	}
+	return &simulation{t: t, cfg: cfg, obs: newObserver()}
+}
+
+// run runs the simulation; it fails the test if the run does not end
+// within timeout.
+func (s *simulation) run(timeout time.Duration) (launch.Summary, error) {
+	t := s.t
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	s.cfg.Logf = t.Logf
+	s.cfg.Ready = func(c launch.Cluster) {
+		s.cluster = c
+		rc, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+		if err != nil {
+			t.Errorf("kubeconfig: %v", err)
+			return
+		}
+		if s.client, err = kubernetes.NewForConfig(rc); err != nil {
+			t.Errorf("client: %v", err)
+			return
+		}
+		if err := s.obs.start(ctx, s.client); err != nil {
+			t.Errorf("watching the cluster: %v", err)
+			return
+		}
+		if s.onReady != nil {
+			s.onReady(s)
+		}
+	}
+	sum, err := launch.Run(ctx, s.cfg)
+	if ctx.Err() != nil {
+		t.Fatalf("the simulation did not end within %s (%v); logs in %s", timeout, err, s.cfg.OutDir)
+	}
+	s.obs.wait()
+	return sum, err
+}
+
+// mustRun runs the simulation and fails the test if it fails.
+func (s *simulation) mustRun(timeout time.Duration) launch.Summary {
+	s.t.Helper()
+	sum, err := s.run(timeout)
+	if err != nil {
+		s.t.Fatalf("simulation: %v", err)
+	}
+	return sum
+}
+
+// jobRow is a row of _jobs.csv.
+type jobRow struct {
+	id                       string // workload!id
+	state                    string
+	submit, start, finish    float64
+	alloc                    []int
+	requestedTime, execution float64
+}
+
+// jobs reads _jobs.csv, keyed by workload!id.
+func (s *simulation) jobs() map[string]jobRow {
+	s.t.Helper()
+	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_jobs.csv"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	out := map[string]jobRow{}
+	for _, r := range rows {
+		set, err := batsim.ParseIntervalSet(r["allocated_resources"])
+		if err != nil && r["final_state"] != "REJECTED" {
+			s.t.Fatalf("_jobs.csv: allocated_resources %q: %v", r["allocated_resources"], err)
+		}
+		j := jobRow{id: r["workload_name"] + "!" + r["job_id"], state: r["final_state"], alloc: set.IDs(),
+			submit: num(s.t, r["submission_time"]), start: num(s.t, r["starting_time"]), finish: num(s.t, r["finish_time"]),
+			requestedTime: num(s.t, r["requested_time"]), execution: num(s.t, r["execution_time"])}
+		if _, dup := out[j.id]; dup {
+			s.t.Errorf("_jobs.csv: job %s twice", j.id)
+		}
+		out[j.id] = j
+	}
+	return out
+}
+
+// num parses a number of _jobs.csv; rejected jobs have empty times (NaN).
+func num(t testing.TB, s string) float64 {
+	t.Helper()
+	if s == "" {
+		return math.NaN()
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("_jobs.csv: number %q: %v", s, err)
+	}
+	return f
+}
+
+// workloadJobs returns the ids (workload!id) of the jobs of workload files,
+// named w0, w1... in order as Batsim does.
+func workloadJobs(t testing.TB, workloads ...string) []string {
+	var ids []string
+	for i, w := range workloads {
+		var doc struct {
+			Jobs []struct {
+				ID json.RawMessage `json:"id"`
+			} `json:"jobs"`
+		}
+		b, err := os.ReadFile(filepath.Join(repoRoot(), w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s: %v", w, err)
+		}
+		for _, j := range doc.Jobs {
+			ids = append(ids, fmt.Sprintf("w%d!%s", i, strings.Trim(string(j.ID), `"`)))
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// observer records what a client-go watch sees of pods and nodes.
+type observer struct {
+	mu    sync.Mutex
+	pods  map[string]*podRecord // by name
+	nodes map[string]*corev1.Node
+	// running is signalled (non-blocking) each time a pod turns Running.
+	running chan string
+	// pending is signalled each time a pod is marked unschedulable.
+	unschedulable chan string
+	done          sync.WaitGroup
+}
+
+// podRecord is the history of one pod.
+type podRecord struct {
+	job       string // workload!id
+	phases    []corev1.PodPhase
+	node      string
+	requests  corev1.ResourceList
+	startTime time.Time
+	final     *corev1.Pod // last version seen before deletion
+	deleted   bool
+}
+
+func newObserver() *observer {
+	return &observer{pods: map[string]*podRecord{}, nodes: map[string]*corev1.Node{},
+		running: make(chan string, 1024), unschedulable: make(chan string, 1024)}
+}
+
+func (o *observer) start(ctx context.Context, cs kubernetes.Interface) error {
+	pw, err := cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	nw, err := cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		pw.Stop()
+		return err
+	}
+	o.done.Add(2)
+	go func() {
+		defer o.done.Done()
+		defer nw.Stop()
+		for ev := range nw.ResultChan() {
+			if n, ok := ev.Object.(*corev1.Node); ok && ev.Type != watch.Deleted {
+				o.mu.Lock()
+				o.nodes[n.Name] = n
+				o.mu.Unlock()
+			}
+		}
+	}()
+	go func() {
+		defer o.done.Done()
+		defer pw.Stop()
+		for ev := range pw.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok {
+				o.pod(ev.Type, p)
+			}
+		}
+	}()
+	return nil
+}
+
+func (o *observer) pod(typ watch.EventType, p *corev1.Pod) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r := o.pods[p.Name]
+	if r == nil {
+		r = &podRecord{job: p.Annotations[translate.JobIDKey]}
+		o.pods[p.Name] = r
+	}
+	if typ == watch.Deleted {
+		r.deleted = true
+		return
+	}
+	r.final = p
+	if p.Spec.NodeName != "" {
+		r.node = p.Spec.NodeName
+	}
+	if len(r.phases) == 0 || r.phases[len(r.phases)-1] != p.Status.Phase {
+		r.phases = append(r.phases, p.Status.Phase)
+		if p.Status.Phase == corev1.PodRunning {
+			select {
+			case o.running <- p.Name:
+			default:
+			}
+		}
+	}
+	if p.Status.StartTime != nil {
+		r.startTime = p.Status.StartTime.Time
+	}
+	r.requests = corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		for k, v := range c.Resources.Requests {
+			q := r.requests[k]
+			q.Add(v)
+			r.requests[k] = q
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			select {
+			case o.unschedulable <- p.Name:
+			default:
+			}
+		}
+	}
+}
+
+// wait returns once the watches have ended (the server is gone).
+func (o *observer) wait() { o.done.Wait() }
+
+// podsOf returns the records of a job's pods.
+func (o *observer) podsOf(job string) []*podRecord {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []*podRecord
+	for _, r := range o.pods {
+		if r.job == job {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// waitFor waits until pod events name a pod whose job is job (one of the
+// channels of the observer), or fails the test after d.
+func waitFor(t *testing.T, ch <-chan string, o *observer, job string, d time.Duration) string {
+	t.Helper()
+	timeout := time.After(d)
+	for {
+		select {
+		case name := <-ch:
+			o.mu.Lock()
+			r := o.pods[name]
+			o.mu.Unlock()
+			if r != nil && r.job == job {
+				return name
+			}
+		case <-timeout:
+			t.Fatalf("no event for a pod of job %s within %s", job, d)
+		}
+	}
+}
+
+// checkNoOvercommit checks that at no simulated instant the pods running on
+// a node (from _jobs.csv's start and finish times) request more cpu or
+// memory than the node has.
+func checkNoOvercommit(t *testing.T, s *simulation, jobs map[string]jobRow) {
+	t.Helper()
+	type change struct {
+		at    float64
+		delta int // +1 start, -1 end
+		req   corev1.ResourceList
+	}
+	perNode := map[string][]change{}
+	for id, j := range jobs {
+		if j.state == "REJECTED" {
+			continue
+		}
+		pods := s.obs.podsOf(id)
+		if len(pods) == 0 {
+			t.Errorf("job %s ran but no pod of it was seen", id)
+			continue
+		}
+		for _, p := range pods {
+			if p.node == "" {
+				t.Errorf("job %s ran but its pod was never seen bound", id)
+				continue
+			}
+			perNode[p.node] = append(perNode[p.node], change{j.start, 1, p.requests}, change{j.finish, -1, p.requests})
+		}
+	}
+	s.obs.mu.Lock()
+	defer s.obs.mu.Unlock()
+	for node, changes := range perNode {
+		n := s.obs.nodes[node]
+		if n == nil {
+			t.Errorf("pods ran on node %s, which was never seen", node)
+			continue
+		}
+		// Ends before starts at the same instant: a pod that finishes at t
+		// frees its room for one that starts at t.
+		sort.Slice(changes, func(i, j int) bool {
+			if changes[i].at != changes[j].at {
+				return changes[i].at < changes[j].at
+			}
+			return changes[i].delta < changes[j].delta
+		})
+		used := corev1.ResourceList{corev1.ResourceCPU: resource.Quantity{}, corev1.ResourceMemory: resource.Quantity{}}
+		for _, c := range changes {
+			for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				q := used[name]
+				if c.delta > 0 {
+					q.Add(c.req[name])
+				} else {
+					q.Sub(c.req[name])
+				}
+				used[name] = q
+				if capacity := n.Status.Allocatable[name]; q.Cmp(capacity) > 0 {
+					t.Errorf("node %s: %s requested %s > allocatable %s at t=%g", node, name, q.String(), capacity.String(), c.at)
+				}
+			}
+		}
+	}
+}
+
+// wireTime is simulated second s as a client reads it in an object: on the
+// run's epoch, to the second (metav1.Time's precision in JSON).
+func wireTime(s float64) time.Time {
+	return simclock.DefaultEpoch.Add(simclock.FromSeconds(s)).Truncate(time.Second)
+}
+
+// readCSVFile reads a CSV file with a header into one map per row.
+func readCSVFile(path string) ([]map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(records) == 0 {
+		return nil, fmt.Errorf("%s: %v (%d records)", path, err, len(records))
+	}
+	var rows []map[string]string
+	for _, rec := range records[1:] {
+		row := map[string]string{}
+		for i, h := range records[0] {
+			row[h] = rec[i]
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}

@@ -1,0 +1,330 @@
+package e2e
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+)
+
+const platform4 = "examples/platforms/platform_4.xml"
+
+// TestSimulationRunsEveryJob runs a contended workload (jobs must wait for
+// others to finish) with the embedded engine, Batkube and kube-scheduler
+// 1.37, and checks the outputs and what a client-go watch saw.
+func TestSimulationRunsEveryJob(t *testing.T) {
+	const workload = "pkg/e2e/testdata/contended.json"
+	s := newSimulation(t, platform4, workload)
+	sum := s.mustRun(5 * time.Minute)
+	jobs := s.jobs()
+
+	want := workloadJobs(t, workload)
+	if got := sortedKeys(jobs); !slices.Equal(got, want) {
+		t.Fatalf("_jobs.csv has jobs %v, want %v", got, want)
+	}
+	waited := 0
+	for id, j := range jobs {
+		if j.state != "COMPLETED_SUCCESSFULLY" {
+			t.Errorf("job %s ended %s, want COMPLETED_SUCCESSFULLY", id, j.state)
+		}
+		if j.start < j.submit {
+			t.Errorf("job %s started at %g, before its submission at %g", id, j.start, j.submit)
+		}
+		if j.start > j.submit {
+			waited++
+		}
+	}
+	if waited == 0 {
+		t.Errorf("no job waited: the workload is meant to contend for the nodes")
+	}
+	checkNoOvercommit(t, s, jobs)
+
+	// Every pod went Pending → Running → Succeeded, with its start time the
+	// simulated instant the engine started its job.
+	for id, j := range jobs {
+		pods := s.obs.podsOf(id)
+		if len(pods) != 1 {
+			t.Errorf("job %s: %d pods seen, want 1", id, len(pods))
+			continue
+		}
+		p := pods[0]
+		if want := []corev1.PodPhase{corev1.PodPending, corev1.PodRunning, corev1.PodSucceeded}; !slices.Equal(p.phases, want) {
+			t.Errorf("job %s: pod phases %v, want %v", id, p.phases, want)
+		}
+		if want := wireTime(j.start); !p.startTime.Equal(want) {
+			t.Errorf("job %s: pod startTime %s, want the simulated start %s (t=%g)", id, p.startTime, want, j.start)
+		}
+		if cs := p.final.Status.ContainerStatuses; len(cs) == 0 || cs[0].State.Terminated == nil ||
+			!cs[0].State.Terminated.FinishedAt.Time.Equal(wireTime(j.finish)) {
+			t.Errorf("job %s: container statuses %+v, want terminated at the simulated finish t=%g", id, cs, j.finish)
+		}
+		if !p.deleted {
+			t.Errorf("job %s: its finished pod was never removed", id)
+		}
+	}
+	if sum.Succeeded != len(want) || sum.Jobs != len(want) {
+		t.Errorf("summary: %+v, want %d jobs all succeeded", sum, len(want))
+	}
+	t.Logf("makespan %.0f s, mean waiting %.1f s, wall %s", sum.Makespan, sum.MeanWaitingTime, sum.Wall)
+}
+
+// TestSimulationWalltime: a job that outlives its walltime is killed by
+// Batsim at the walltime and its pod fails with DeadlineExceeded.
+func TestSimulationWalltime(t *testing.T) {
+	s := newSimulation(t, platform4, "pkg/e2e/testdata/walltime.json")
+	s.mustRun(3 * time.Minute)
+	jobs := s.jobs()
+	over, within := jobs["w0!over"], jobs["w0!within"]
+	if over.state != "COMPLETED_WALLTIME_REACHED" || math.Abs(over.execution-10) > 1e-6 {
+		t.Errorf("job over: %s after %g s, want COMPLETED_WALLTIME_REACHED after 10 s", over.state, over.execution)
+	}
+	if within.state != "COMPLETED_SUCCESSFULLY" || math.Abs(within.execution-5) > 1e-6 {
+		t.Errorf("job within: %s after %g s, want COMPLETED_SUCCESSFULLY after 5 s", within.state, within.execution)
+	}
+	pods := s.obs.podsOf("w0!over")
+	if len(pods) != 1 {
+		t.Fatalf("job over: %d pods seen, want 1", len(pods))
+	}
+	p := pods[0]
+	if p.final.Spec.ActiveDeadlineSeconds == nil || *p.final.Spec.ActiveDeadlineSeconds != 10 {
+		t.Errorf("pod of job over: activeDeadlineSeconds %v, want 10", p.final.Spec.ActiveDeadlineSeconds)
+	}
+	if p.final.Status.Phase != corev1.PodFailed || p.final.Status.Reason != "DeadlineExceeded" {
+		t.Errorf("pod of job over: phase %s reason %q, want Failed DeadlineExceeded", p.final.Status.Phase, p.final.Status.Reason)
+	}
+}
+
+// TestSimulationDeleteRunningPod: deleting a running pod with client-go
+// kills its job (COMPLETED_KILLED).
+func TestSimulationDeleteRunningPod(t *testing.T) {
+	s := newSimulation(t, platform4, "pkg/e2e/testdata/hold.json")
+	// The blocker is rejected once nothing runs any more.
+	s.cfg.ServerArgs = []string{"--pending-timeout=10m"}
+	s.onReady = func(s *simulation) {
+		go func() {
+			name := waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
+			if err := s.client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("deleting the running pod %s: %v", name, err)
+			}
+		}()
+	}
+	s.mustRun(4 * time.Minute)
+	jobs := s.jobs()
+	if j := jobs["w0!long"]; j.state != "COMPLETED_KILLED" || j.finish >= 1e6 {
+		t.Errorf("job long: %s at t=%g, want COMPLETED_KILLED before its end", j.state, j.finish)
+	}
+	if j := jobs["w0!blocker"]; j.state != "REJECTED" {
+		t.Errorf("job blocker: %s, want REJECTED (pending with nothing left to run)", j.state)
+	}
+	for _, p := range s.obs.podsOf("w0!long") {
+		if !p.deleted {
+			t.Errorf("the killed pod was never removed")
+		}
+	}
+}
+
+// TestSimulationDeletePendingPod: deleting a pending pod rejects its job.
+func TestSimulationDeletePendingPod(t *testing.T) {
+	s := newSimulation(t, platform4, "pkg/e2e/testdata/hold.json")
+	deleted := make(chan time.Time, 1)
+	s.onReady = func(s *simulation) {
+		go func() {
+			name := waitFor(t, s.obs.unschedulable, s.obs, "w0!blocker", 2*time.Minute)
+			if err := s.client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("deleting the pending pod %s: %v", name, err)
+			}
+			deleted <- time.Now()
+		}()
+	}
+	s.mustRun(4 * time.Minute)
+	select {
+	case <-deleted:
+	default:
+		t.Fatal("the test never deleted the pending pod")
+	}
+	jobs := s.jobs()
+	if j := jobs["w0!blocker"]; j.state != "REJECTED" {
+		t.Errorf("job blocker: %s, want REJECTED", j.state)
+	}
+	if j := jobs["w0!long"]; j.state != "COMPLETED_SUCCESSFULLY" {
+		t.Errorf("job long: %s, want COMPLETED_SUCCESSFULLY", j.state)
+	}
+}
+
+// TestSimulationMultiHostJobs: jobs asking for res > 1 hosts become groups
+// of pods that start together once all are bound.
+func TestSimulationMultiHostJobs(t *testing.T) {
+	const workload = "examples/workloads/parallel.json"
+	s := newSimulation(t, platform4, workload)
+	s.mustRun(3 * time.Minute)
+	jobs := s.jobs()
+	res := map[string]int{"w0!p1": 2, "w0!p2": 4, "w0!p3": 2, "w0!p4": 3, "w0!p5": 2, "w0!p6": 1, "w0!p7": 4, "w0!p8": 2}
+	if got, want := sortedKeys(jobs), workloadJobs(t, workload); !slices.Equal(got, want) {
+		t.Fatalf("_jobs.csv has jobs %v, want %v", got, want)
+	}
+	for id, j := range jobs {
+		wantState := "COMPLETED_SUCCESSFULLY"
+		if id == "w0!p6" { // 10 s of work, walltime 5 s
+			wantState = "COMPLETED_WALLTIME_REACHED"
+		}
+		if j.state != wantState {
+			t.Errorf("job %s: %s, want %s", id, j.state, wantState)
+		}
+		pods := s.obs.podsOf(id)
+		if len(pods) != res[id] {
+			t.Errorf("job %s: %d pods, want %d", id, len(pods), res[id])
+			continue
+		}
+		nodes := map[string]bool{}
+		for _, p := range pods {
+			nodes[p.node] = true
+			if !p.startTime.Equal(pods[0].startTime) || !p.startTime.Equal(wireTime(j.start)) {
+				t.Errorf("job %s: pod started at %s, want all at the job's start t=%g", id, p.startTime, j.start)
+			}
+		}
+		if len(j.alloc) != len(nodes) {
+			t.Errorf("job %s: allocated resources %v for pods on nodes %v", id, j.alloc, nodes)
+		}
+	}
+	checkNoOvercommit(t, s, jobs)
+}
+
+// TestSimulationTwoWorkloads: two workloads at once, their jobs told apart
+// by workload name.
+func TestSimulationTwoWorkloads(t *testing.T) {
+	ws := []string{"examples/workloads/delay_10.json", "pkg/e2e/testdata/walltime.json"}
+	s := newSimulation(t, platform4, ws...)
+	s.mustRun(3 * time.Minute)
+	jobs := s.jobs()
+	if got, want := sortedKeys(jobs), workloadJobs(t, ws...); !slices.Equal(got, want) {
+		t.Fatalf("_jobs.csv has jobs %v, want %v", got, want)
+	}
+	for id, j := range jobs {
+		want := "COMPLETED_SUCCESSFULLY"
+		if id == "w1!over" {
+			want = "COMPLETED_WALLTIME_REACHED"
+		}
+		if j.state != want {
+			t.Errorf("job %s: %s, want %s", id, j.state, want)
+		}
+	}
+	checkNoOvercommit(t, s, jobs)
+}
+
+// TestSimulationPodCreatedWithKubectl: with dynamic jobs, a pod created
+// with kubectl during the run becomes a Batsim job that runs for the delay
+// its annotation gives.
+func TestSimulationPodCreatedWithKubectl(t *testing.T) {
+	s := newSimulation(t, platform4, "pkg/e2e/testdata/hold.json")
+	s.cfg.DynamicJobs = true
+	manifest := `apiVersion: v1
+kind: Pod
+metadata:
+  name: from-kubectl
+  annotations:
+    batkube.io/delay: "5"
+spec:
+  containers:
+  - name: main
+    image: busybox
+    resources:
+      requests:
+        cpu: "1"
+        memory: 1Gi
+`
+	file := filepath.Join(t.TempDir(), "pod.yaml")
+	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kubectl := binary(t, "kubectl")
+	s.onReady = func(s *simulation) {
+		go func() {
+			waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
+			cmd := exec.Command(kubectl, "--kubeconfig", s.cluster.Kubeconfig, "apply", "-f", file)
+			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "pod/from-kubectl created") {
+				t.Errorf("kubectl apply: %v\n%s", err, out)
+			}
+			waitFor(t, s.obs.running, s.obs, "", 2*time.Minute) // the dynamic pod has no job annotation
+			blocker := s.obs.podsOf("w0!blocker")
+			if len(blocker) != 1 {
+				t.Errorf("blocker: %d pods", len(blocker))
+				return
+			}
+			if err := s.client.CoreV1().Pods("default").Delete(context.Background(), blocker[0].final.Name, metav1.DeleteOptions{}); err != nil {
+				t.Errorf("deleting the blocker: %v", err)
+			}
+		}()
+	}
+	s.mustRun(4 * time.Minute)
+	var dynamic []jobRow
+	for id, j := range s.jobs() {
+		if strings.HasPrefix(id, "dyn!") {
+			dynamic = append(dynamic, j)
+		}
+	}
+	if len(dynamic) != 1 || dynamic[0].state != "COMPLETED_SUCCESSFULLY" || math.Abs(dynamic[0].execution-5) > 1e-6 {
+		t.Fatalf("dynamic jobs in _jobs.csv: %+v, want one that succeeded after 5 s", dynamic)
+	}
+}
+
+// TestSimulationSchedulerKilled: a scheduler that dies mid-run is reported
+// within a bounded time, and the run fails with a clear message, leaving
+// the outputs written so far.
+func TestSimulationSchedulerKilled(t *testing.T) {
+	s := newSimulation(t, platform4, "pkg/e2e/testdata/hold.json")
+	s.cfg.ServerArgs = []string{"--scheduler-timeout=2s"}
+	killed := make(chan time.Time, 1)
+	s.onReady = func(s *simulation) {
+		pid := s.cluster.SchedulerPID
+		go func() {
+			waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Errorf("killing the scheduler: %v", err)
+			}
+			killed <- time.Now()
+		}()
+	}
+	_, err := s.run(3 * time.Minute)
+	ended := time.Now()
+	var at time.Time
+	select {
+	case at = <-killed:
+	default:
+		t.Fatal("the scheduler was never killed")
+	}
+	if err == nil {
+		t.Fatal("the run succeeded without its scheduler")
+	}
+	t.Logf("the run failed %s after the kill: %v", ended.Sub(at).Round(time.Millisecond), err)
+	if !strings.Contains(err.Error(), "the scheduler has not watched pods") {
+		t.Errorf("the error does not say the scheduler is gone: %v", err)
+	}
+	if d := ended.Sub(at); d > 30*time.Second {
+		t.Errorf("the run ended %s after the scheduler was killed, want within 30s", d)
+	}
+	for _, f := range []string{"_jobs.csv", "_schedule.csv", "server.log", "scheduler.log"} {
+		if _, err := os.Stat(filepath.Join(s.cfg.OutDir, f)); err != nil {
+			t.Errorf("output %s: %v", f, err)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
