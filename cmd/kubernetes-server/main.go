@@ -56,6 +56,7 @@ type simulationOptions struct {
 	ChargeDecisionTime bool          `long:"charge-decision-time" description:"add the scheduler's wall-clock decision time to simulated time"`
 	DecisionTimeScale  float64       `long:"decision-time-scale" default:"1" description:"factor applied to the charged decision time"`
 	FinishedPodTTL     time.Duration `long:"finished-pod-ttl" default:"0s" description:"simulated time finished pods stay visible before removal"`
+	BatskyEndpoint     string        `long:"batsky-endpoint" value-name:"ENDPOINT" description:"serve simulated time to a scheduler built with batsky-go, whose socket is at ENDPOINT (batsky-go binds tcp://127.0.0.1:27000); time-virtualised Go schedulers can instead use pkg/clockclient over this server's /batkube/v1/clock"`
 }
 
 func main() {
@@ -158,6 +159,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		Server:         srvOpts,
 		Epoch:          epoch,
 		BatsimEndpoint: sim.Endpoint,
+		BatskyEndpoint: sim.BatskyEndpoint,
 		Logger:         logger,
 		Broker: broker.Options{
 			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},

@@ -28,6 +28,7 @@ type harness struct {
 	ctx    context.Context
 	client *batsim.Client
 	cs     kubernetes.Interface
+	clock  *simclock.Clock
 	done   chan error
 }
 
@@ -47,7 +48,7 @@ func start(t *testing.T, opts broker.Options) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	h := &harness{t: t, ctx: ctx, done: make(chan error, 1)}
+	h := &harness{t: t, ctx: ctx, clock: clk, done: make(chan error, 1)}
 	go func() { h.done <- b.Run(ctx, conn, ts.API, ts.Store) }()
 	if h.client, err = batsim.Dial(conn.Endpoint()); err != nil {
 		t.Fatal(err)
@@ -196,5 +197,58 @@ func TestPodsFromClientsAreRefusedWithoutDynamicJobs(t *testing.T) {
 	h.send(1, batsim.SimulationEnds{})
 	if err := <-h.done; err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+}
+
+// TestTimersBecomeCallsAndFireAfterTheStepsEvents: a time-virtualised
+// scheduler's timer makes the broker ask Batsim for a call at its instant,
+// and fires at that step once the step's events are applied.
+func TestTimersBecomeCallsAndFireAfterTheStepsEvents(t *testing.T) {
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
+	h.send(0, begins("node0"))
+	tm := h.clock.NewTimer(h.clock.Epoch().Add(7500 * time.Millisecond))
+	reply := h.send(1, submitted("w!1"))
+	var calls []float64
+	for _, ev := range reply.Events {
+		if c, ok := ev.Data.(batsim.CallMeLater); ok {
+			calls = append(calls, c.At)
+		}
+	}
+	if len(calls) != 1 || calls[0] != 7.5 {
+		t.Fatalf("reply at t=1: CALL_ME_LATER at %v, want [7.5] (the timer)", calls)
+	}
+	select {
+	case <-tm.C:
+		t.Fatal("the timer fired before its instant")
+	default:
+	}
+	// At the call, a pod created in the same step must exist when the
+	// timer fires.
+	type firing struct {
+		at     time.Time
+		podErr error
+	}
+	fired := make(chan firing, 1)
+	go func() {
+		at := <-tm.C
+		_, err := h.cs.CoreV1().Pods("default").Get(h.ctx, "w-2", metav1.GetOptions{})
+		fired <- firing{at, err}
+	}()
+	h.send(7.5, batsim.RequestedCall{}, submitted("w!2"))
+	select {
+	case f := <-fired:
+		if want := h.clock.Epoch().Add(7500 * time.Millisecond); !f.at.Equal(want) {
+			t.Fatalf("the timer fired at %v, want %v", f.at, want)
+		}
+		if f.podErr != nil {
+			t.Fatalf("when the timer fired, the pod of the job submitted at the same instant: %v", f.podErr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the timer did not fire at its instant")
+	}
+	h.send(100, batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
+	h.send(101, batsim.SimulationEnds{})
+	if err := <-h.done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -55,7 +55,7 @@ func (s *step) handle(ctx context.Context, msg batsim.Message) (batsim.Message, 
 	s.steps++
 	st := s.state
 	now := msg.Now
-	s.opts.Clock.Set(now)
+	s.opts.Clock.Advance(now)
 	s.decisions, s.toStart, s.progress = s.decisions[:0], s.toStart[:0], false
 	// Pods that finished in earlier steps go first, so that a pod finished
 	// now stays visible at least until the next step.
@@ -74,7 +74,10 @@ func (s *step) handle(ctx context.Context, msg batsim.Message) (batsim.Message, 
 				s.removeJobPods(ctx, st.jobs[id])
 			}
 		case batsim.RequestedCall:
-			if st.nextCall <= now {
+			if st.nextCall-now < callNoise {
+				// The call asked for; rounding may put now a hair
+				// before the timer it was asked for.
+				s.opts.Clock.Advance(max(now, st.nextCall))
 				st.nextCall = 0
 			}
 		case batsim.Notify:
@@ -90,14 +93,18 @@ func (s *step) handle(ctx context.Context, msg batsim.Message) (batsim.Message, 
 			return batsim.Message{}, false, fmt.Errorf("broker: event %d (%s) at %g: %w", i, ev.Type(), ev.Timestamp, err)
 		}
 	}
+	// The timers of time-virtualised schedulers due now fire once the
+	// step's events are applied; their schedulers get to act before time
+	// moves on.
+	woken := s.opts.Clock.Fire()
 	start := time.Now()
-	if err := s.settle(ctx, now); err != nil {
+	if err := s.settle(ctx, now, woken > 0); err != nil {
 		return batsim.Message{}, false, err
 	}
 	replyNow := now
 	if s.opts.ChargeDecisionTime {
 		replyNow += time.Since(start).Seconds() * s.opts.DecisionTimeScale
-		s.opts.Clock.Set(replyNow)
+		s.opts.Clock.Advance(replyNow)
 	}
 	for _, j := range s.toStart {
 		if err := s.markRunning(ctx, j); err != nil {
@@ -119,20 +126,50 @@ func (s *step) handle(ctx context.Context, msg batsim.Message) (batsim.Message, 
 	return reply, false, nil
 }
 
-// scheduleWakeUp asks Batsim to call back while pods stay pending, with a
-// delay that backs off while nothing gets bound; jobs that stay pending when
+// scheduleWakeUp asks Batsim to call back at the earliest of: the next
+// timer of a time-virtualised scheduler, and, while pods stay pending, a
+// delay that backs off while nothing gets bound. Jobs that stay pending when
 // nothing else can happen are rejected after PendingTimeout.
 func (s *step) scheduleWakeUp(ctx context.Context, now, replyNow float64) {
+	s.pendingWakeUp(ctx, now, replyNow)
+	s.timerWakeUp(replyNow)
+}
+
+// callNoise is how far (seconds) a REQUESTED_CALL's now may fall before the
+// instant asked for (float rounding through Batsim).
+const callNoise = 1e-6
+
+// timerWakeUp asks for a call at the next timer of a time-virtualised
+// scheduler, as long as the simulation has jobs to run: a scheduler's
+// periodic timer must not keep a finished simulation alive.
+func (s *step) timerWakeUp(replyNow float64) {
+	st := s.state
+	if st.noMoreJobs && st.pending == 0 && st.running == 0 {
+		return
+	}
+	at, ok := s.opts.Clock.NextTimerSeconds()
+	if !ok || at <= replyNow {
+		return
+	}
+	s.callAt(at)
+}
+
+// callAt asks Batsim for a REQUESTED_CALL at `at`, unless an earlier one is
+// already asked for.
+func (s *step) callAt(at float64) {
+	st := s.state
+	if st.nextCall == 0 || st.nextCall > at {
+		s.decisions = append(s.decisions, batsim.CallMeLater{At: at})
+		st.nextCall = at
+	}
+}
+
+func (s *step) pendingWakeUp(ctx context.Context, now, replyNow float64) {
 	st := s.state
 	pending := st.pendingJobs()
 	if len(pending) == 0 {
 		s.backoff = 0
 		return
-	}
-	if s.progress || s.backoff == 0 {
-		s.backoff = s.opts.BackoffMin
-	} else {
-		s.backoff = min(2*s.backoff, s.opts.BackoffMax)
 	}
 	if st.running == 0 && st.noMoreJobs && !st.dynamicEnabled.Load() {
 		oldest := math.Inf(1)
@@ -148,17 +185,29 @@ func (s *step) scheduleWakeUp(ctx context.Context, now, replyNow float64) {
 			return
 		}
 	}
-	at := replyNow + s.backoff.Seconds()
-	if st.nextCall == 0 || st.nextCall > at {
-		s.decisions = append(s.decisions, batsim.CallMeLater{At: at})
-		st.nextCall = at
+	if s.opts.Clock.Pending() > 0 {
+		// A time-virtualised scheduler decides at its timers, which
+		// timerWakeUp asks for: no need to poll it.
+		s.backoff = 0
+		return
 	}
+	if s.progress || s.backoff == 0 {
+		s.backoff = s.opts.BackoffMin
+	} else {
+		s.backoff = min(2*s.backoff, s.opts.BackoffMax)
+	}
+	s.callAt(replyNow + s.backoff.Seconds())
 }
 
-// settle lets the scheduler react: it returns once no pod is pending, or the
-// API has been quiet for Quiet, or MaxSettle has passed.
-func (s *step) settle(ctx context.Context, now float64) error {
+// settle lets the scheduler react: it returns once no pod is pending (at
+// once if none was), or the API has been quiet for Quiet, or MaxSettle has
+// passed. When timers of a time-virtualised scheduler fired this step
+// (woken), it waits for quiet even with no pod pending.
+func (s *step) settle(ctx context.Context, now float64, woken bool) error {
 	st := s.state
+	if !st.hasPending() && !woken && len(s.pods.Events()) == 0 && len(s.terminating) == 0 {
+		return nil
+	}
 	deadline := time.NewTimer(s.opts.MaxSettle)
 	defer deadline.Stop()
 	quiet := time.NewTimer(s.opts.Quiet)
@@ -166,6 +215,7 @@ func (s *step) settle(ctx context.Context, now float64) error {
 	tick := time.NewTicker(max(s.opts.Quiet/5, time.Millisecond))
 	defer tick.Stop()
 	lastRV := s.store.CurrentRV()
+	_, timers := s.opts.Clock.TimerActivity()
 	resetQuiet := func() {
 		quiet.Reset(s.opts.Quiet)
 	}
@@ -185,12 +235,15 @@ func (s *step) settle(ctx context.Context, now float64) error {
 				drained = true
 			}
 		}
-		if !st.hasPending() {
+		pending := st.hasPending()
+		if !pending && !woken {
 			s.noWatcherSince = time.Time{}
 			return nil
 		}
-		if err := s.checkScheduler(); err != nil {
-			return err
+		if pending {
+			if err := s.checkScheduler(); err != nil {
+				return err
+			}
 		}
 		select {
 		case ev, ok := <-s.pods.Events():
@@ -201,13 +254,17 @@ func (s *step) settle(ctx context.Context, now float64) error {
 		case pod := <-s.terminating:
 			s.podTerminating(ctx, pod)
 			resetQuiet()
+		case <-timers:
+			// A scheduler set or cancelled a timer: it is still acting.
+			_, timers = s.opts.Clock.TimerActivity()
+			resetQuiet()
 		case <-tick.C:
 			if rv := s.store.CurrentRV(); rv != lastRV {
 				lastRV = rv
 				resetQuiet()
 			}
 		case <-quiet.C:
-			if !s.schedulerSeen || !s.api.SchedulerWatching() {
+			if pending && !s.schedulerAlive() {
 				// No scheduler has shown itself yet (it is starting, or
 				// waiting to lead), or it has stopped watching: silence
 				// means nothing; checkScheduler bounds the wait.
@@ -223,10 +280,23 @@ func (s *step) settle(ctx context.Context, now float64) error {
 	}
 }
 
+// schedulerAlive reports whether a scheduler has shown itself and is still
+// there: it has acted on a pod and still watches pods, or it waits for a
+// timer of the simulated clock (a time-virtualised scheduler).
+func (s *step) schedulerAlive() bool {
+	return s.opts.Clock.Pending() > 0 || (s.schedulerSeen && s.api.SchedulerWatching())
+}
+
 // checkScheduler reports a scheduler that never came or is gone: pods are
 // pending and no scheduler has acted on any for StartTimeout, or the
 // scheduler that did has held no watch on pods for SchedulerTimeout.
 func (s *step) checkScheduler() error {
+	if s.opts.Clock.Pending() > 0 {
+		// A time-virtualised scheduler waits for its timer: alive, and
+		// done deciding until simulated time reaches it.
+		s.noWatcherSince, s.waitingSince = time.Time{}, time.Time{}
+		return nil
+	}
 	if !s.schedulerSeen {
 		if s.waitingSince.IsZero() {
 			s.waitingSince = time.Now()

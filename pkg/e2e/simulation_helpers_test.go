@@ -42,7 +42,8 @@ var (
 	buildErr  error
 )
 
-// batkubeBinaries builds kubernetes-server and batkube-engine from this
+// batkubeBinaries builds kubernetes-server, batkube-engine and the example
+// timed-scheduler from this
 // checkout (with the race detector when the tests have it) into a
 // directory that also links the upstream kube-scheduler, and returns it.
 // Building here, rather than using bin/, means a test never runs a stale
@@ -59,7 +60,7 @@ func batkubeBinaries(t testing.TB) string {
 		if raceEnabled {
 			args = append(args, "-race")
 		}
-		args = append(args, "./cmd/kubernetes-server", "./cmd/batkube-engine")
+		args = append(args, "./cmd/kubernetes-server", "./cmd/batkube-engine", "./examples/timed-scheduler")
 		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {

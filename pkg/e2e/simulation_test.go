@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 )
 
 const platform4 = "examples/platforms/platform_4.xml"
@@ -318,6 +317,29 @@ func TestSimulationSchedulerKilled(t *testing.T) {
 			t.Errorf("output %s: %v", f, err)
 		}
 	}
+}
+
+// TestSimulationTimeVirtualisedScheduler: a scheduler that reads Batkube's
+// simulated clock (examples/timed-scheduler, on pkg/clockclient) places pods
+// in rounds every 10 simulated seconds, so every job starts on that grid.
+func TestSimulationTimeVirtualisedScheduler(t *testing.T) {
+	const workload = "pkg/e2e/testdata/contended.json"
+	s := newSimulation(t, platform4, workload)
+	s.cfg.SchedulerCommand = filepath.Join(s.cfg.BinDir, "timed-scheduler") + " --kubeconfig {kubeconfig} --period 10s"
+	s.mustRun(5 * time.Minute)
+	jobs := s.jobs()
+	if got, want := sortedKeys(jobs), workloadJobs(t, workload); !slices.Equal(got, want) {
+		t.Fatalf("_jobs.csv has jobs %v, want %v", got, want)
+	}
+	for id, j := range jobs {
+		if j.state != "COMPLETED_SUCCESSFULLY" {
+			t.Errorf("job %s: %s, want COMPLETED_SUCCESSFULLY", id, j.state)
+		}
+		if round := 10 * math.Round(j.start/10); math.Abs(j.start-round) > 1e-6 || j.start < j.submit {
+			t.Errorf("job %s submitted at %g started at %g, want a round of the scheduler (a multiple of 10 s) after its submission", id, j.submit, j.start)
+		}
+	}
+	checkNoOvercommit(t, s, jobs)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

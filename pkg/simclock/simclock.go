@@ -1,9 +1,9 @@
-// Package simclock is the simulated clock of a Batkube run: simulated seconds,
-// as Batsim counts them, mapped onto a fixed epoch so that object timestamps
-// are reproducible.
 package simclock
 
 import (
+	"container/heap"
+	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -15,17 +15,30 @@ import (
 var DefaultEpoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // Clock is a simulated clock. It implements clock.PassiveClock, so it can
-// stamp the objects of the API server.
+// stamp the objects of the API server, and it keeps timers: instants that
+// someone waits for. Only Set moves it; Set fires the timers that are due.
+//
+// All methods are safe for concurrent use.
 type Clock struct {
 	epoch time.Time
-	mu    sync.RWMutex
-	now   time.Duration // since epoch
+
+	mu     sync.RWMutex
+	now    time.Duration // since epoch
+	timers timerHeap     // pending timers, earliest first
+	seq    uint64        // registrations so far; orders timers due at the same instant
+	// activity counts timer registrations and cancellations; changed, when
+	// not nil, is closed at the next one.
+	activity uint64
+	changed  chan struct{}
 }
 
 var _ clock.PassiveClock = (*Clock)(nil)
 
 // New returns a clock at simulated time 0 on epoch.
 func New(epoch time.Time) *Clock { return &Clock{epoch: epoch} }
+
+// Epoch returns the instant of simulated time 0.
+func (c *Clock) Epoch() time.Time { return c.epoch }
 
 // Now returns the current simulated instant.
 func (c *Clock) Now() time.Time {
@@ -37,22 +50,213 @@ func (c *Clock) Now() time.Time {
 // Since returns the simulated time elapsed since t.
 func (c *Clock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
-// Seconds returns the simulated time in seconds, as Batsim writes it.
-func (c *Clock) Seconds() float64 {
+// Elapsed returns the simulated time since the start of the simulation,
+// exact to the nanosecond.
+func (c *Clock) Elapsed() time.Duration {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.now.Seconds()
+	return c.now
 }
 
-// Set moves the clock to simulated second s. Time never goes back: a smaller
-// s (rounding noise) is ignored.
-func (c *Clock) Set(s float64) {
-	d := FromSeconds(s)
+// Seconds returns the simulated time in seconds, as Batsim writes it.
+func (c *Clock) Seconds() float64 { return c.Elapsed().Seconds() }
+
+// Set moves the clock to simulated second s and fires the timers that are
+// then due, earliest first. Time never goes back: a smaller s (rounding
+// noise) is ignored. Set returns how many timers fired: a positive count
+// means a time-virtualised scheduler was woken by this step.
+func (c *Clock) Set(s float64) int { return c.SetElapsed(FromSeconds(s)) }
+
+// SetElapsed is Set with an exact duration since the start of the simulation.
+func (c *Clock) SetElapsed(d time.Duration) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.advanceLocked(d)
+	return c.fireLocked()
+}
+
+// Advance moves the clock to simulated second s like Set, but leaves the
+// timers that are then due to Fire: a step applies what happened at s
+// first, so that a scheduler woken at s sees it.
+func (c *Clock) Advance(s float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(FromSeconds(s))
+}
+
+// Fire fires the timers due at the current simulated time, earliest first,
+// and returns how many fired.
+func (c *Clock) Fire() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fireLocked()
+}
+
+func (c *Clock) advanceLocked(d time.Duration) {
 	if d > c.now {
 		c.now = d
 	}
+}
+
+func (c *Clock) fireLocked() int {
+	now := c.epoch.Add(c.now)
+	fired := 0
+	for len(c.timers) > 0 && c.timers[0].at <= c.now {
+		t := heap.Pop(&c.timers).(*Timer)
+		t.c <- now // buffered, and a timer fires at most once
+		fired++
+	}
+	return fired
+}
+
+// NewTimer registers a timer that fires when simulated time reaches at: the
+// simulated instant it fired at is then sent on its channel C. A timer whose
+// instant has already been reached fires at once.
+func (c *Clock) NewTimer(at time.Time) *Timer {
+	ch := make(chan time.Time, 1)
+	t := &Timer{C: ch, c: ch, clock: c, at: at.Sub(c.epoch), index: -1}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.at <= c.now {
+		ch <- c.epoch.Add(c.now)
+		return t
+	}
+	c.seq++
+	t.seq = c.seq
+	heap.Push(&c.timers, t)
+	c.changedLocked()
+	return t
+}
+
+// WaitUntil blocks until simulated time reaches at and returns the
+// simulated instant that woke it. If ctx ends first, its timer is removed
+// and WaitUntil returns an error wrapping ctx.Err().
+func (c *Clock) WaitUntil(ctx context.Context, at time.Time) (time.Time, error) {
+	t := c.NewTimer(at)
+	select {
+	case now := <-t.C:
+		return now, nil
+	case <-ctx.Done():
+		if t.Stop() {
+			return time.Time{}, fmt.Errorf("simclock: waiting until %s: %w", at.Format(time.RFC3339Nano), ctx.Err())
+		}
+		return <-t.C, nil // it fired meanwhile
+	}
+}
+
+// NextTimer returns the instant of the earliest pending timer; ok is false
+// when no timer is pending.
+func (c *Clock) NextTimer() (at time.Time, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if len(c.timers) == 0 {
+		return time.Time{}, false
+	}
+	return c.epoch.Add(c.timers[0].at), true
+}
+
+// NextTimerSeconds returns the earliest pending timer in protocol seconds,
+// for a CALL_ME_LATER, rounded up so that Set(s) fires the timer (see
+// ToSeconds).
+func (c *Clock) NextTimerSeconds() (s float64, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if len(c.timers) == 0 {
+		return 0, false
+	}
+	return ToSeconds(c.timers[0].at), true
+}
+
+// Pending returns the number of pending timers.
+func (c *Clock) Pending() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.timers)
+}
+
+// TimerActivity returns how many timers have been registered or cancelled
+// so far, and a channel closed at the next registration or cancellation.
+// The broker counts this as activity of a time-virtualised scheduler, the
+// way it counts writes to the API.
+func (c *Clock) TimerActivity() (count uint64, changed <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.changed == nil {
+		c.changed = make(chan struct{})
+	}
+	return c.activity, c.changed
+}
+
+func (c *Clock) changedLocked() {
+	c.activity++
+	if c.changed != nil {
+		close(c.changed)
+		c.changed = nil
+	}
+}
+
+// Timer is a pending instant of a Clock.
+type Timer struct {
+	// C receives the simulated instant the timer fired at (once).
+	C <-chan time.Time
+
+	c     chan time.Time
+	clock *Clock
+	at    time.Duration // since the epoch
+	seq   uint64
+	index int // in the clock's heap; -1 once fired or stopped
+}
+
+// When returns the instant the timer fires at.
+func (t *Timer) When() time.Time { return t.clock.epoch.Add(t.at) }
+
+// Stop removes the timer from its clock. It reports whether the call stopped
+// the timer; false means it had already fired (its instant is in C unless
+// received already) or been stopped.
+func (t *Timer) Stop() bool {
+	c := t.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&c.timers, t.index)
+	c.changedLocked()
+	return true
+}
+
+// timerHeap is a min-heap of timers by instant, then registration order.
+type timerHeap []*Timer
+
+func (h timerHeap) Len() int { return len(h) }
+
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+
+func (h *timerHeap) Push(x any) {
+	t := x.(*Timer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+
+func (h *timerHeap) Pop() any {
+	old := *h
+	n := len(old) - 1
+	t := old[n]
+	old[n] = nil
+	t.index = -1
+	*h = old[:n]
+	return t
 }
 
 // FromSeconds converts protocol seconds to a duration, rounded to the
@@ -65,4 +269,21 @@ func FromSeconds(s float64) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(math.Round(s * float64(time.Second)))
+}
+
+// ToSeconds converts a duration to protocol seconds, rounding up: it returns
+// d.Seconds(), moved up by the fewest float steps needed for
+// FromSeconds(s) >= d, so that a CALL_ME_LATER at s, set back on the clock,
+// reaches d (a plain conversion may come back a nanosecond short). Below
+// 2^22 s (48 days), where a float64 still resolves the nanosecond,
+// FromSeconds(ToSeconds(d)) == d; beyond, s overshoots d by at most a few ns.
+func ToSeconds(d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	s := d.Seconds()
+	for FromSeconds(s) < d {
+		s = math.Nextafter(s, math.Inf(1))
+	}
+	return s
 }

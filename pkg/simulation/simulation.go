@@ -15,6 +15,8 @@ import (
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/timeservice"
+	"github.com/batkube/batkube/pkg/timeservice/batsky"
 )
 
 // Config describes a simulation server.
@@ -29,6 +31,10 @@ type Config struct {
 	// BatsimEndpoint is the ZeroMQ endpoint Batsim connects to (default
 	// batsim.DefaultEndpoint).
 	BatsimEndpoint string
+	// BatskyEndpoint, if set, is the ZeroMQ endpoint of a scheduler built
+	// with batsky-go (its time package asks the broker for the simulated
+	// time; see pkg/timeservice/batsky). Empty: none.
+	BatskyEndpoint string
 	// ProgressInterval is how often progress is logged (default 2s; < 0: never).
 	ProgressInterval time.Duration
 	Logger           *slog.Logger
@@ -41,6 +47,7 @@ type Simulation struct {
 	clock  *simclock.Clock
 	broker *broker.Broker
 	server *server.Server
+	batsky *batsky.Server // nil without a batsky-go scheduler
 }
 
 // New builds a simulation server.
@@ -72,7 +79,8 @@ func New(cfg Config) (*Simulation, error) {
 	}
 	sopts := cfg.Server
 	sopts.Clock, sopts.Terminator, sopts.Admitter = clk, b, b
-	sopts.Extensions = append(sopts.Extensions[:len(sopts.Extensions):len(sopts.Extensions)], progressHandler{b})
+	sopts.Extensions = append(sopts.Extensions[:len(sopts.Extensions):len(sopts.Extensions)],
+		progressHandler{b}, timeservice.NewHandler(clk))
 	if sopts.Logger == nil {
 		sopts.Logger = cfg.Logger
 	}
@@ -80,7 +88,14 @@ func New(cfg Config) (*Simulation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
-	return &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv}, nil
+	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv}
+	if cfg.BatskyEndpoint != "" {
+		sim.batsky, err = batsky.New(batsky.Options{Endpoint: cfg.BatskyEndpoint, Clock: clk, Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("simulation: %w", err)
+		}
+	}
+	return sim, nil
 }
 
 // Server returns the API server.
@@ -103,10 +118,19 @@ func (s *Simulation) Run(ctx context.Context, l net.Listener) error {
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- s.server.Serve(ctx, l) }()
+	timeServed := make(chan error, 1)
+	if s.batsky != nil {
+		go func() { timeServed <- s.batsky.Run(ctx) }()
+	} else {
+		timeServed <- nil
+	}
 	runErr := s.broker.Run(ctx, conn, s.server.API, s.server.Store)
 	cancel()
 	if err := <-served; err != nil && runErr == nil {
 		runErr = err
+	}
+	if err := <-timeServed; err != nil && runErr == nil {
+		runErr = fmt.Errorf("simulation: batsky-go time service: %w", err)
 	}
 	if runErr == nil {
 		s.log.Info("simulation ended", "simulatedTime", s.Progress().Now, "jobs", s.Progress().Done)

@@ -1,0 +1,194 @@
+// Command timed-scheduler is a small time-virtualised Kubernetes scheduler:
+// it places the pending pods in rounds, one round every --period of
+// simulated time, first fit by cpu and memory requests. It reads time from
+// Batkube's simulated clock (pkg/clockclient), so its rounds fall exactly on
+// the simulated grid whatever the wall-clock speed of the simulation: an
+// example of a scheduler whose own timing is part of the experiment.
+//
+//	batkube-run -p PLATFORM -w WORKLOAD --scheduler-cmd 'bin/timed-scheduler --kubeconfig {kubeconfig} --period 10s'
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+	"time"
+
+	flags "github.com/jessevdk/go-flags"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/batkube/batkube/pkg/clockclient"
+)
+
+type options struct {
+	Kubeconfig    string        `long:"kubeconfig" env:"KUBECONFIG" required:"true" description:"kubeconfig of the Batkube server"`
+	Period        time.Duration `long:"period" default:"10s" description:"simulated time between two scheduling rounds"`
+	SchedulerName string        `long:"scheduler-name" default:"default-scheduler" description:"schedule the pods that name this scheduler"`
+}
+
+func main() {
+	var opts options
+	if _, err := flags.Parse(&opts); err != nil {
+		var ferr *flags.Error
+		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "timed-scheduler:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, opts options) error {
+	if opts.Period <= 0 {
+		return errors.New("--period must be positive")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 5000, 5000
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	clk, err := clockclient.New(cfg.Host, clockclient.Options{HTTPClient: httpClient, BearerToken: cfg.BearerToken})
+	if err != nil {
+		return err
+	}
+	defer clk.Close()
+
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	pods, nodes := factory.Core().V1().Pods(), factory.Core().V1().Nodes()
+	podInformer, nodeInformer := pods.Informer(), nodes.Informer()
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced, nodeInformer.HasSynced) {
+		return ctx.Err()
+	}
+	s := &scheduler{cs: cs, pods: pods.Lister(), nodes: nodes.Lister(), name: opts.SchedulerName}
+	ticker := clk.NewTicker(opts.Period)
+	defer ticker.Stop()
+	slog.Info("scheduling in rounds", "period", opts.Period, "now", clk.Now())
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case now := <-ticker.C():
+			if err := s.round(ctx); err != nil {
+				return err
+			}
+			slog.Info("round", "simulatedTime", now)
+		}
+	}
+}
+
+type scheduler struct {
+	cs    kubernetes.Interface
+	pods  listersv1.PodLister
+	nodes listersv1.NodeLister
+	name  string
+}
+
+// round binds every pending pod that fits, oldest first, first fit.
+func (s *scheduler) round(ctx context.Context) error {
+	all, err := s.pods.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	nodes, err := s.nodes.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	free := map[string]corev1.ResourceList{}
+	for _, n := range nodes {
+		free[n.Name] = n.Status.Allocatable.DeepCopy()
+	}
+	var pending []*corev1.Pod
+	for _, p := range all {
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil:
+		case p.Spec.NodeName != "":
+			if f := free[p.Spec.NodeName]; f != nil {
+				take(f, requests(p))
+			}
+		case p.Spec.SchedulerName == s.name:
+			pending = append(pending, p)
+		}
+	}
+	sort.Slice(pending, func(i, j int) bool {
+		if !pending[i].CreationTimestamp.Equal(&pending[j].CreationTimestamp) {
+			return pending[i].CreationTimestamp.Before(&pending[j].CreationTimestamp)
+		}
+		return pending[i].Name < pending[j].Name
+	})
+	for _, p := range pending {
+		req := requests(p)
+		for _, n := range nodes {
+			if !fits(free[n.Name], req) {
+				continue
+			}
+			err := s.cs.CoreV1().Pods(p.Namespace).Bind(ctx, &corev1.Binding{
+				ObjectMeta: metav1.ObjectMeta{Name: p.Name, UID: p.UID},
+				Target:     corev1.ObjectReference{Kind: "Node", Name: n.Name},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				slog.Warn("binding", "pod", p.Namespace+"/"+p.Name, "node", n.Name, "err", err)
+				break
+			}
+			take(free[n.Name], req)
+			break
+		}
+	}
+	return nil
+}
+
+func requests(p *corev1.Pod) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		for k, v := range c.Resources.Requests {
+			q := out[k]
+			q.Add(v)
+			out[k] = q
+		}
+	}
+	return out
+}
+
+func fits(free, req corev1.ResourceList) bool {
+	for _, k := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if f, r := free[k], req[k]; r.Cmp(f) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func take(free, req corev1.ResourceList) {
+	for k, v := range req {
+		q := free[k]
+		q.Sub(v)
+		free[k] = q
+	}
+}

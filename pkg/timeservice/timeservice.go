@@ -1,0 +1,185 @@
+package timeservice
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batkube/batkube/pkg/simclock"
+)
+
+// Path is where the clock is served.
+const Path = "/batkube/v1/clock"
+
+// UntilHeader carries, in a wait's response headers, the instant the wait
+// waits for (RFC 3339 with nanoseconds); it is sent before the wait ends.
+const UntilHeader = "Batkube-Clock-Until"
+
+// Query parameters of a wait.
+const (
+	ParamUntil = "until"
+	ParamAfter = "after"
+)
+
+// Reading is a reading of the simulated clock.
+type Reading struct {
+	// Seconds is the simulated time since the start of the simulation, in
+	// seconds, as Batsim counts it.
+	Seconds float64 `json:"seconds"`
+	// Nanoseconds is the same, exact.
+	Nanoseconds int64 `json:"nanoseconds"`
+	// Time is the simulated instant on the clock's epoch (RFC 3339 with
+	// nanoseconds on the wire): what object timestamps use.
+	Time time.Time `json:"time"`
+	// Until is, for a wait, the instant it waited for.
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// Error is the body of an error response.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// Handler serves a simclock.Clock under Path. It implements
+// apiserver.NonResourceHandler.
+type Handler struct {
+	clock *simclock.Clock
+}
+
+// NewHandler returns a handler serving c.
+func NewHandler(c *simclock.Clock) *Handler { return &Handler{clock: c} }
+
+// Handles reports whether path is Path.
+func (h *Handler) Handles(path string) bool { return path == Path }
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed, only GET", r.Method))
+		return
+	}
+	at, wait, err := h.parseWait(r.URL.Query())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if !wait {
+		writeJSON(w, http.StatusOK, h.reading(h.clock.Now(), nil))
+		return
+	}
+	t := h.clock.NewTimer(at)
+	w.Header().Set(UntilHeader, at.Format(time.RFC3339Nano))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	select {
+	case now := <-t.C: // already reached
+		_ = json.NewEncoder(w).Encode(h.reading(now, &at))
+		return
+	default:
+	}
+	// Acknowledge the registration before waiting: the client then knows
+	// the instant even if the connection breaks.
+	_ = http.NewResponseController(w).Flush() // a writer that cannot flush only delays the headers
+	var now time.Time
+	select {
+	case now = <-t.C:
+	case <-r.Context().Done():
+		if t.Stop() {
+			return // the client went away: no timer is left behind
+		}
+		now = <-t.C // it fired meanwhile
+	}
+	_ = json.NewEncoder(w).Encode(h.reading(now, &at))
+}
+
+// parseWait reads the query: no parameter is a plain reading, until or after
+// a wait for the instant returned.
+func (h *Handler) parseWait(q url.Values) (at time.Time, wait bool, err error) {
+	for k, vs := range q {
+		if k != ParamUntil && k != ParamAfter {
+			return time.Time{}, false, fmt.Errorf("unknown parameter %q (want %q or %q)", k, ParamUntil, ParamAfter)
+		}
+		if len(vs) != 1 {
+			return time.Time{}, false, fmt.Errorf("parameter %q given %d times", k, len(vs))
+		}
+	}
+	if len(q) > 1 {
+		return time.Time{}, false, fmt.Errorf("give %q or %q, not both", ParamUntil, ParamAfter)
+	}
+	if v, ok := q[ParamUntil]; ok {
+		at, err := parseInstant(v[0], h.clock.Epoch())
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("parameter %q: %w", ParamUntil, err)
+		}
+		return at, true, nil
+	}
+	if v, ok := q[ParamAfter]; ok {
+		d, err := parseDuration(v[0])
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("parameter %q: %w", ParamAfter, err)
+		}
+		return h.clock.Now().Add(d), true, nil
+	}
+	return time.Time{}, false, nil
+}
+
+func (h *Handler) reading(now time.Time, until *time.Time) Reading {
+	d := now.Sub(h.clock.Epoch())
+	return Reading{Seconds: d.Seconds(), Nanoseconds: int64(d), Time: now, Until: until}
+}
+
+// parseInstant reads an RFC 3339 time or protocol seconds since the epoch.
+func parseInstant(v string, epoch time.Time) (time.Time, error) {
+	if strings.ContainsAny(v, "T:") {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("not an RFC 3339 time: %w", err)
+		}
+		return t, nil
+	}
+	s, err := parseSeconds(v)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return epoch.Add(simclock.FromSeconds(s)), nil
+}
+
+// parseDuration reads a Go duration or a number of seconds.
+func parseDuration(v string) (time.Duration, error) {
+	if d, err := time.ParseDuration(v); err == nil {
+		return d, nil
+	}
+	s, err := parseSeconds(v)
+	if err != nil {
+		return 0, errors.New("neither a duration (\"1.5s\") nor a number of seconds")
+	}
+	if s < 0 {
+		return -simclock.FromSeconds(-s), nil
+	}
+	return simclock.FromSeconds(s), nil
+}
+
+func parseSeconds(v string) (float64, error) {
+	s, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(s) || math.IsInf(s, 0) {
+		return 0, fmt.Errorf("%q is not a finite number of seconds", v)
+	}
+	return s, nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, Error{Error: "timeservice: " + err.Error()})
+}
