@@ -296,7 +296,7 @@ func (s *Server) Bind(ctx context.Context, namespace string, b *corev1.Binding) 
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, b.Name, nil)
 	}
 	bindingGR := schema.GroupResource{Resource: "pods/binding"}
-	_, err := s.store.Update(ctx, podsResource.GroupResource(), namespace, b.Name, func(cur store.Object) (store.Object, error) {
+	_, err := s.store.Change(ctx, podsResource.GroupResource(), namespace, b.Name, func(cur store.Object) (store.Object, error) {
 		pod, ok := cur.(*corev1.Pod)
 		if !ok {
 			return nil, apierrors.NewInternalError(fmt.Errorf("stored pod is a %T", cur))

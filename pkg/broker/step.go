@@ -595,7 +595,7 @@ func (s *step) completed(ctx context.Context, d batsim.JobCompleted, now float64
 	}
 	finish := metav1.NewTime(s.opts.Clock.Now())
 	for _, ref := range j.pods {
-		_, err := s.store.Update(ctx, podsGVR.GroupResource(), ref.namespace, ref.name, func(cur store.Object) (store.Object, error) {
+		_, err := s.store.Change(ctx, podsGVR.GroupResource(), ref.namespace, ref.name, func(cur store.Object) (store.Object, error) {
 			pod, ok := cur.(*corev1.Pod)
 			if !ok {
 				return nil, fmt.Errorf("stored pod is a %T", cur)
@@ -633,7 +633,7 @@ func (s *step) completed(ctx context.Context, d batsim.JobCompleted, now float64
 func (s *step) markRunning(ctx context.Context, j *job) error {
 	start := metav1.NewTime(s.opts.Clock.Now())
 	for _, ref := range j.pods {
-		_, err := s.store.Update(ctx, podsGVR.GroupResource(), ref.namespace, ref.name, func(cur store.Object) (store.Object, error) {
+		_, err := s.store.Change(ctx, podsGVR.GroupResource(), ref.namespace, ref.name, func(cur store.Object) (store.Object, error) {
 			pod, ok := cur.(*corev1.Pod)
 			if !ok {
 				return nil, fmt.Errorf("stored pod is a %T", cur)

@@ -31,8 +31,24 @@ type Summary struct {
 	// over it.
 	Wall    time.Duration `json:"wallNanoseconds"`
 	SpeedUp float64       `json:"speedUp"`
+	// SimulationWall is the wall-clock time of the simulation proper, from
+	// Batsim's start to its end (_schedule.csv's simulation_time), and
+	// SchedulingWall the part of it Batsim waited for the decision process
+	// (scheduling_time): the run's wall time less the start-up of the
+	// server and the scheduler.
+	SimulationWall time.Duration `json:"simulationWallNanoseconds"`
+	SchedulingWall time.Duration `json:"schedulingWallNanoseconds"`
 	// Processes lists the CPU time and peak memory of each process.
 	Processes []ProcessUsage `json:"processes"`
+}
+
+// SimulationSpeedUp is the makespan over the wall time of the simulation
+// proper.
+func (s Summary) SimulationSpeedUp() float64 {
+	if s.SimulationWall <= 0 {
+		return 0
+	}
+	return s.Makespan / s.SimulationWall.Seconds()
 }
 
 // ProcessUsage is what a process of the run consumed.
@@ -58,7 +74,8 @@ func (s Summary) Write(w io.Writer) {
 		s.Jobs, s.Succeeded, s.Failed, s.WalltimeReached, s.Killed, s.Rejected)
 	fmt.Fprintf(w, "makespan:      %.3f s simulated (%s)\n", s.Makespan, (time.Duration(s.Makespan * float64(time.Second))).Round(time.Second))
 	fmt.Fprintf(w, "mean waiting:  %.3f s simulated\n", s.MeanWaitingTime)
-	fmt.Fprintf(w, "wall time:     %s (%.0fx real time)\n", s.Wall.Round(time.Millisecond), s.SpeedUp)
+	fmt.Fprintf(w, "wall time:     %s (%.0fx real time); the simulation proper %s (%.0fx)\n", s.Wall.Round(time.Millisecond), s.SpeedUp,
+		s.SimulationWall.Round(time.Millisecond), s.SimulationSpeedUp())
 	for _, p := range s.Processes {
 		fmt.Fprintf(w, "  %-16s CPU %8s, peak RSS %4d MiB\n", p.Name, p.CPU.Round(time.Millisecond), p.MaxRSS>>20)
 	}
@@ -99,6 +116,13 @@ func (s *Summary) readOutputs(prefix string) error {
 	}
 	if s.MeanWaitingTime, err = strconv.ParseFloat(sched[0]["mean_waiting_time"], 64); err != nil {
 		return fmt.Errorf("launch: %s_schedule.csv: mean_waiting_time: %w", prefix, err)
+	}
+	for col, d := range map[string]*time.Duration{"simulation_time": &s.SimulationWall, "scheduling_time": &s.SchedulingWall} {
+		v, err := strconv.ParseFloat(sched[0][col], 64)
+		if err != nil {
+			return fmt.Errorf("launch: %s_schedule.csv: %s: %w", prefix, col, err)
+		}
+		*d = time.Duration(v * float64(time.Second))
 	}
 	return nil
 }

@@ -159,6 +159,19 @@ var errObjectModified = errors.New("the object has been modified; please apply y
 // Stored is returned, like the apiserver does for no-op updates.
 func (s *Store) Update(ctx context.Context, gr schema.GroupResource, namespace, name string,
 	mutate func(cur Object) (Object, error)) (*Stored, error) {
+	return s.update(ctx, gr, namespace, name, mutate, true)
+}
+
+// Change is Update for a mutation that always changes the object (a
+// binding, a phase change): it skips the no-op check, a deep comparison of
+// the whole object that costs more than the rest of the write.
+func (s *Store) Change(ctx context.Context, gr schema.GroupResource, namespace, name string,
+	mutate func(cur Object) (Object, error)) (*Stored, error) {
+	return s.update(ctx, gr, namespace, name, mutate, false)
+}
+
+func (s *Store) update(ctx context.Context, gr schema.GroupResource, namespace, name string,
+	mutate func(cur Object) (Object, error), checkNoop bool) (*Stored, error) {
 	k := key{namespace: namespace, name: name}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -183,7 +196,7 @@ func (s *Store) Update(ctx context.Context, gr schema.GroupResource, namespace, 
 			return nil, apierrors.NewConflict(gr, name, errObjectModified)
 		}
 		next.SetResourceVersion(curRV)
-		noop := apiequality.Semantic.DeepEqual(cur.obj, next)
+		noop := checkNoop && apiequality.Semantic.DeepEqual(cur.obj, next)
 		if st, ok := s.commitUpdate(gr, k, cur, next, noop); ok {
 			return st, nil
 		}

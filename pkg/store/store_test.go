@@ -370,3 +370,20 @@ func TestFieldSetAlwaysHasMetadataFields(t *testing.T) {
 		})
 	}
 }
+
+// TestUpdateOfNothingWritesNothingButChangeWrites: an Update whose result
+// equals the current object is a no-op (no new RV); Change, for mutations
+// known to change the object, skips that check and always writes.
+func TestUpdateOfNothingWritesNothingButChangeWrites(t *testing.T) {
+	s := newTestStore(t, 0)
+	created := mustCreate(t, s, pods, newPod("ns", "a", nil, ""))
+	same := func(cur Object) (Object, error) { return cur, nil }
+	st, err := s.Update(context.Background(), pods, "ns", "a", same)
+	if err != nil || st.RV() != created.RV() || s.CurrentRV() != created.RV() {
+		t.Fatalf("a no-op Update: %v, RV %d (store at %d), want the object unchanged at RV %d", err, st.RV(), s.CurrentRV(), created.RV())
+	}
+	st, err = s.Change(context.Background(), pods, "ns", "a", same)
+	if err != nil || st.RV() != created.RV()+1 {
+		t.Fatalf("Change: %v, RV %d, want a write at RV %d", err, st.RV(), created.RV()+1)
+	}
+}

@@ -1,0 +1,228 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/batkube/batkube/pkg/launch"
+)
+
+// BenchmarkSimulationTrace10h runs the sparse 10-hour trace (1,000 jobs in
+// 20 bursts, examples/workloads/trace_10h.json) on 16 nodes with the
+// embedded engine and an unmodified kube-scheduler 1.37, as `make run`
+// does. It reports the speed-up over real time, end to end (start-up of
+// the server and the scheduler included) and of the simulation proper, and
+// the CPU time per job of Batkube's server (whole run, and net of its
+// start-up, measured by a one-job run beside it) and of the scheduler.
+func BenchmarkSimulationTrace10h(b *testing.B) {
+	for b.Loop() {
+		base := newSimulation(b, "examples/platforms/platform_16.xml", "pkg/e2e/testdata/one_job.json")
+		base.obs = nil
+		baseSum := base.mustRun(5 * time.Minute)
+
+		s := newSimulation(b, "examples/platforms/platform_16.xml", "examples/workloads/trace_10h.json")
+		s.obs = nil
+		sum := s.mustRun(15 * time.Minute)
+		if sum.Succeeded != 1000 {
+			b.Fatalf("%d of 1000 jobs succeeded", sum.Succeeded)
+		}
+		server, sched := sum.Usage(launch.ServerProcess), sum.Usage(launch.SchedulerProcess)
+		baseServer, baseSched := baseSum.Usage(launch.ServerProcess), baseSum.Usage(launch.SchedulerProcess)
+		perJob := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(sum.Jobs) }
+		b.ReportMetric(sum.Wall.Seconds(), "wall-s")
+		b.ReportMetric(sum.SpeedUp, "x-realtime")
+		b.ReportMetric(sum.SimulationWall.Seconds(), "sim-wall-s")
+		b.ReportMetric(sum.SimulationSpeedUp(), "sim-x-realtime")
+		b.ReportMetric(perJob(server.CPU), "server-cpu-ms/job")
+		b.ReportMetric(perJob(server.CPU-baseServer.CPU), "server-net-cpu-ms/job")
+		b.ReportMetric(perJob(sched.CPU-baseSched.CPU), "sched-net-cpu-ms/job")
+		b.Logf("10-hour trace, 1,000 jobs, 16 nodes, kube-scheduler 1.37: makespan %.0f s simulated in %s end to end (%.0fx real time), "+
+			"%s for the simulation proper (%.0fx); Batkube's server %s CPU (%s for a one-job run: start-up), kube-scheduler %s CPU (%s for one job); peak RSS server %d MiB",
+			sum.Makespan, sum.Wall.Round(time.Millisecond), sum.SpeedUp, sum.SimulationWall.Round(time.Millisecond), sum.SimulationSpeedUp(),
+			server.CPU.Round(time.Millisecond), baseServer.CPU.Round(time.Millisecond), sched.CPU.Round(time.Millisecond), baseSched.CPU.Round(time.Millisecond), server.MaxRSS>>20)
+	}
+}
+
+// BenchmarkSimulationMemory runs 10,000 and then 100,000 delay jobs on 1,000
+// nodes and reports the peak resident memory of Batkube's server for each:
+// memory must stay flat as jobs go by (finished pods are removed, the watch
+// history is bounded). A trivial first-fit scheduler in the benchmark's
+// process (client-go, not kube-scheduler) stands in for kube-scheduler, whose
+// own cost would dominate the run.
+func BenchmarkSimulationMemory(b *testing.B) {
+	for b.Loop() {
+		var rss [2]int64
+		for i, jobs := range []int{10_000, 100_000} {
+			workload := filepath.Join(b.TempDir(), fmt.Sprintf("delay_%d.json", jobs))
+			writeSteadyWorkload(b, workload, jobs)
+			s := newSimulation(b, "examples/platforms/platform_1000.xml", workload)
+			s.obs = nil
+			s.cfg.NoScheduler = true
+			s.onReady = func(s *simulation) {
+				ff := &firstFit{cs: s.client}
+				go ff.run(context.Background(), b)
+			}
+			sum := s.mustRun(30 * time.Minute)
+			if sum.Succeeded != jobs {
+				b.Fatalf("%d of %d jobs succeeded", sum.Succeeded, jobs)
+			}
+			server := sum.Usage(launch.ServerProcess)
+			rss[i] = server.MaxRSS
+			b.ReportMetric(float64(server.MaxRSS>>20), fmt.Sprintf("server-peak-MiB-%djobs", jobs))
+			b.ReportMetric(float64(server.CPU)/float64(time.Microsecond)/float64(jobs), fmt.Sprintf("server-cpu-us/job-%djobs", jobs))
+			b.Logf("%d delay jobs on 1,000 nodes (in-process first-fit scheduler): makespan %.0f s in %s (%.0fx), simulation proper %s; server peak RSS %d MiB, CPU %s (%.0f µs/job); engine peak RSS %d MiB",
+				jobs, sum.Makespan, sum.Wall.Round(time.Millisecond), sum.SpeedUp, sum.SimulationWall.Round(time.Millisecond), server.MaxRSS>>20,
+				server.CPU.Round(time.Millisecond), float64(server.CPU)/float64(time.Microsecond)/float64(jobs), sum.Usage(launch.EngineProcess).MaxRSS>>20)
+		}
+		b.ReportMetric(float64(rss[1])/float64(rss[0]), "rss-ratio-100k/10k")
+	}
+}
+
+// writeSteadyWorkload writes n delay jobs of one core, 100 s each, one
+// every 0.05 s: some 2,000 run at once, well within 1,000 nodes × 8 cores.
+func writeSteadyWorkload(b *testing.B, path string, n int) {
+	type job struct {
+		ID      int     `json:"id"`
+		Subtime float64 `json:"subtime"`
+		Res     int     `json:"res"`
+		Profile string  `json:"profile"`
+	}
+	jobs := make([]job, n)
+	for i := range jobs {
+		jobs[i] = job{ID: i, Subtime: float64(i) * 0.05, Res: 1, Profile: "d100"}
+	}
+	doc := map[string]any{"nb_res": 1000, "jobs": jobs,
+		"profiles": map[string]any{"d100": map[string]any{"type": "delay", "delay": 100, "cpu": 1, "memory": "1Gi"}}}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// firstFit is a trivial scheduler: it binds each pending pod to the first
+// node with room for its cpu and memory requests, and frees the room when
+// the pod ends. It stands in for kube-scheduler where the benchmark
+// measures Batkube, not the scheduler.
+type firstFit struct {
+	cs      kubernetes.Interface
+	nodes   []string
+	free    map[string]corev1.ResourceList
+	placed  map[string]string // pod → node
+	waiting []*corev1.Pod
+}
+
+func (f *firstFit) run(ctx context.Context, b *testing.B) {
+	f.free, f.placed = map[string]corev1.ResourceList{}, map[string]string{}
+	nw, err := f.cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Errorf("first-fit: %v", err)
+		return
+	}
+	defer nw.Stop()
+	pw, err := f.cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		b.Errorf("first-fit: %v", err)
+		return
+	}
+	defer pw.Stop()
+	nodes, pods := nw.ResultChan(), pw.ResultChan()
+	for nodes != nil || pods != nil {
+		select {
+		case ev, ok := <-nodes:
+			if !ok {
+				nodes = nil
+				continue
+			}
+			if n, isNode := ev.Object.(*corev1.Node); isNode && ev.Type == watch.Added {
+				f.nodes = append(f.nodes, n.Name)
+				f.free[n.Name] = n.Status.Allocatable.DeepCopy()
+				f.retry(ctx)
+			}
+		case ev, ok := <-pods:
+			if !ok {
+				pods = nil
+				continue
+			}
+			p, isPod := ev.Object.(*corev1.Pod)
+			if !isPod {
+				continue
+			}
+			switch {
+			case ev.Type == watch.Added && p.Spec.NodeName == "":
+				if !f.place(ctx, p) {
+					f.waiting = append(f.waiting, p)
+				}
+			case ev.Type == watch.Deleted || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+				if node, ok := f.placed[p.Name]; ok {
+					delete(f.placed, p.Name)
+					add(f.free[node], podRequests(p), 1)
+					f.retry(ctx)
+				}
+			}
+		}
+	}
+}
+
+func (f *firstFit) retry(ctx context.Context) {
+	left := f.waiting[:0]
+	for _, p := range f.waiting {
+		if !f.place(ctx, p) {
+			left = append(left, p)
+		}
+	}
+	clear(f.waiting[len(left):])
+	f.waiting = left
+}
+
+func (f *firstFit) place(ctx context.Context, p *corev1.Pod) bool {
+	req := podRequests(p)
+	for _, n := range f.nodes {
+		free := f.free[n]
+		if req.Cpu().Cmp(*free.Cpu()) > 0 || req.Memory().Cmp(*free.Memory()) > 0 {
+			continue
+		}
+		err := f.cs.CoreV1().Pods(p.Namespace).Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name},
+			Target: corev1.ObjectReference{Kind: "Node", Name: n}}, metav1.CreateOptions{})
+		if err != nil {
+			return true // gone or already bound: nothing to place
+		}
+		add(free, req, -1)
+		f.placed[p.Name] = n
+		return true
+	}
+	return false
+}
+
+func podRequests(p *corev1.Pod) corev1.ResourceList {
+	out := corev1.ResourceList{corev1.ResourceCPU: resource.Quantity{}, corev1.ResourceMemory: resource.Quantity{}}
+	for _, c := range p.Spec.Containers {
+		add(out, c.Resources.Requests, 1)
+	}
+	return out
+}
+
+func add(to, r corev1.ResourceList, sign int) {
+	for k, v := range r {
+		q := to[k]
+		if sign > 0 {
+			q.Add(v)
+		} else {
+			q.Sub(v)
+		}
+		to[k] = q
+	}
+}
