@@ -1,0 +1,130 @@
+package launch
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+func TestWriteSchedulerConfigPointsAtTheRunsKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.yaml")
+	if err := os.WriteFile(user, []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: /somewhere/else
+  qps: 100
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{"", user} {
+		out := filepath.Join(dir, "out.yaml")
+		if err := writeSchedulerConfig(out, src, "/run/kubeconfig.yaml"); err != nil {
+			t.Fatalf("from %q: %v", src, err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg struct {
+			Kind             string `json:"kind"`
+			ClientConnection struct {
+				Kubeconfig string  `json:"kubeconfig"`
+				QPS        float64 `json:"qps"`
+			} `json:"clientConnection"`
+			Profiles []any `json:"profiles"`
+		}
+		if err := yaml.Unmarshal(b, &cfg); err != nil {
+			t.Fatalf("from %q: %v\n%s", src, err, b)
+		}
+		if cfg.Kind != "KubeSchedulerConfiguration" || cfg.ClientConnection.Kubeconfig != "/run/kubeconfig.yaml" {
+			t.Errorf("from %q: kind %q kubeconfig %q, want the run's kubeconfig in a KubeSchedulerConfiguration", src, cfg.Kind, cfg.ClientConnection.Kubeconfig)
+		}
+		if src == user && (cfg.ClientConnection.QPS != 100 || len(cfg.Profiles) != 1) {
+			t.Errorf("the user's settings were lost: %s", b)
+		}
+		if src == "" && cfg.ClientConnection.QPS != 5000 {
+			t.Errorf("default configuration: qps %g, want 5000", cfg.ClientConnection.QPS)
+		}
+	}
+	if err := writeSchedulerConfig(filepath.Join(dir, "x.yaml"), filepath.Join(dir, "missing.yaml"), "k"); err == nil {
+		t.Error("a missing configuration file was accepted")
+	}
+}
+
+func TestSummaryFromBatsimOutputs(t *testing.T) {
+	dir := t.TempDir()
+	prefix := dir + "/"
+	jobs := `job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,allocated_resources,consumed_energy,metadata
+1,w0,p,0.000000,1,-1.000000,1,COMPLETED_SUCCESSFULLY,0.000000,10.000000,10.000000,0.000000,10.000000,1.000000,0,-1.000000,""
+2,w0,p,1.000000,1,5.000000,0,COMPLETED_WALLTIME_REACHED,1.000000,5.000000,6.000000,0.000000,5.000000,1.000000,1,-1.000000,""
+3,w1,p,2.000000,1,-1.000000,0,REJECTED,,,,,,,,,""
+4,w1,p,2.000000,1,-1.000000,0,COMPLETED_KILLED,2.000000,1.000000,3.000000,0.000000,1.000000,1.000000,0,-1.000000,""
+`
+	schedule := `batsim_version,consumed_joules,makespan,max_slowdown,max_turnaround_time,max_waiting_time,mean_slowdown,mean_turnaround_time,mean_waiting_time,nb_computing_machines,nb_grouped_switches,nb_jobs,nb_jobs_finished,nb_jobs_killed,nb_jobs_rejected,nb_jobs_success,nb_machine_switches,scheduling_time,simulation_time,success_rate,time_computing,time_idle,time_sleeping,time_switching_off,time_switching_on,time_unavailable
+4.2.1,0.000000,10.000000,1.000000,10.000000,0.000000,1.000000,5.333333,0.250000,2,0,4,3,1,1,1,0,0.400000,0.500000,0.250000,16.000000,4.000000,0.000000,0.000000,0.000000,0.000000
+`
+	if err := os.WriteFile(prefix+"_jobs.csv", []byte(jobs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prefix+"_schedule.csv", []byte(schedule), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var s Summary
+	if err := s.readOutputs(prefix); err != nil {
+		t.Fatal(err)
+	}
+	want := Summary{Jobs: 4, Succeeded: 1, WalltimeReached: 1, Rejected: 1, Killed: 1, Makespan: 10, MeanWaitingTime: 0.25,
+		SimulationWall: 500 * time.Millisecond, SchedulingWall: 400 * time.Millisecond}
+	if s.Jobs != want.Jobs || s.Succeeded != want.Succeeded || s.WalltimeReached != want.WalltimeReached || s.Rejected != want.Rejected ||
+		s.Killed != want.Killed || s.Makespan != want.Makespan || s.MeanWaitingTime != want.MeanWaitingTime ||
+		s.SimulationWall != want.SimulationWall || s.SchedulingWall != want.SchedulingWall {
+		t.Errorf("summary %+v, want %+v", s, want)
+	}
+	if got := s.SimulationSpeedUp(); got != 20 {
+		t.Errorf("speed-up of the simulation proper %g, want 10 s / 0.5 s = 20", got)
+	}
+	var b strings.Builder
+	s.Write(&b)
+	for _, w := range []string{"4 (1 succeeded", "1 rejected", "makespan:      10.000 s"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("printed summary lacks %q:\n%s", w, b.String())
+		}
+	}
+	if err := (&Summary{}).readOutputs(filepath.Join(dir, "nothing") + "/"); err == nil {
+		t.Error("missing outputs were accepted")
+	}
+}
+
+func TestTailKeepsTheLastLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	if err := os.WriteFile(path, []byte("a\nb\nc\nd\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]string{1: "d", 2: "c\nd", 10: "a\nb\nc\nd"} {
+		if got := tail(path, n); got != want {
+			t.Errorf("tail %d = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestNewRunChecksItsInputs(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := newRun(Config{Workloads: []string{"w.json"}}); err == nil {
+		t.Error("a run without a platform was accepted")
+	}
+	if _, err := newRun(Config{Platform: filepath.Join(dir, "missing.xml"), Workloads: []string{filepath.Join(dir, "w.json")}}); err == nil ||
+		!strings.Contains(err.Error(), "missing.xml") {
+		t.Errorf("a missing platform: %v, want an error naming it", err)
+	}
+}
