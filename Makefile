@@ -4,7 +4,7 @@ GO    ?= go
 BIN   := $(CURDIR)/bin
 # Packages of the main module without the generated router (vet on ~1M
 # generated lines takes minutes and finds nothing that regenerating would not).
-PKGS  := ./cmd/... ./pkg/...
+PKGS  := ./cmd/... ./pkg/... ./examples/timed-scheduler
 FUZZTIME ?= 10s
 
 .PHONY: help build run run-batsim test test-unit vet fuzz bench generate check-generated serve clean
@@ -16,10 +16,13 @@ help: ## list the targets
 COMMANDS := kubernetes-server batkube-engine batkube-run
 GO_SOURCES := $(shell find cmd pkg restapi -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
-build: $(addprefix $(BIN)/,$(COMMANDS)) ## build kubernetes-server, batkube-engine and batkube-run into bin/
+build: $(addprefix $(BIN)/,$(COMMANDS)) $(BIN)/timed-scheduler ## build kubernetes-server, batkube-engine, batkube-run and the example timed-scheduler into bin/
 
 $(addprefix $(BIN)/,$(COMMANDS)): $(BIN)/%: $(GO_SOURCES)
 	$(GO) build -o $@ ./cmd/$*
+
+$(BIN)/timed-scheduler: examples/timed-scheduler/main.go $(GO_SOURCES)
+	$(GO) build -o $@ ./examples/timed-scheduler
 
 # The example of `make run`; override on the command line, e.g.
 # make run PLATFORM=examples/platforms/platform_4.xml WORKLOADS="examples/workloads/delay_10.json examples/workloads/parallel.json"
@@ -41,12 +44,12 @@ test: build upstream vet ## everything CI runs: vet, unit, integration and e2e t
 	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) fuzz FUZZTIME=5s
 
-test-unit: ## the tests that need no upstream binary
-	$(GO) test -race -count=1 $(PKGS)
+test-unit: ## the tests that need no upstream binary (all but pkg/e2e)
+	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v /pkg/e2e)
 
 vet: ## go vet and gofmt on the hand-written code
 	$(GO) vet $(PKGS)
-	@unformatted=$$(gofmt -l cmd pkg restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	@unformatted=$$(gofmt -l cmd pkg examples/timed-scheduler restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
@@ -56,8 +59,9 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	  done; \
 	done
 
-bench: upstream ## benchmarks: store, REST, client-go and kube-scheduler throughput, engine; prints the figures
-	$(GO) test -run='^$$' -bench=. -benchmem ./pkg/...
+bench: upstream ## the figures: simulation speed (10-hour trace) and memory (100,000 jobs), kube-scheduler binding throughput, then the micro-benchmarks (~15 min)
+	$(GO) test -run='^$$' -bench='Simulation|KubeSchedulerThroughput' -benchtime=1x -timeout=60m ./pkg/e2e
+	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list ./pkg/... | grep -v /pkg/e2e)
 
 generate: ## regenerate swagger.json and the generated server
 	./regenerate-api.sh

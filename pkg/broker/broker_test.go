@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,12 +66,16 @@ func start(t *testing.T, opts broker.Options) *harness {
 	return h
 }
 
-// bindAll is a trivial scheduler: it binds every pending pod to node.
+// stuckLabel marks the pods bindAll leaves pending.
+const stuckLabel = "batkube.test/stuck"
+
+// bindAll is a trivial scheduler: it binds every pending pod to node, but
+// those labelled stuckLabel.
 func bindAll(ctx context.Context, cs kubernetes.Interface, w watch.Interface, node string) {
 	defer w.Stop()
 	for ev := range w.ResultChan() {
 		p, ok := ev.Object.(*corev1.Pod)
-		if !ok || ev.Type != watch.Added || p.Spec.NodeName != "" {
+		if !ok || ev.Type != watch.Added || p.Spec.NodeName != "" || p.Labels[stuckLabel] != "" {
 			continue
 		}
 		_ = cs.CoreV1().Pods(p.Namespace).Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name},
@@ -97,8 +102,11 @@ func (h *harness) send(now float64, data ...batsim.EventData) batsim.Message {
 func begins(hosts ...string) batsim.SimulationBegins {
 	d := batsim.SimulationBegins{NbResources: len(hosts), NbComputeResources: len(hosts), AllowComputeSharing: true,
 		Workloads: map[string]string{"w": "w.json"},
-		Profiles: map[string]map[string]batsim.Profile{"w": {"d10": {Type: "delay",
-			Fields: map[string]json.RawMessage{"delay": json.RawMessage(`10`), "cpu": json.RawMessage(`1`)}}}}}
+		Profiles: map[string]map[string]batsim.Profile{"w": {
+			"d10": {Type: "delay", Fields: map[string]json.RawMessage{"delay": json.RawMessage(`10`), "cpu": json.RawMessage(`1`)}},
+			"stuck": {Type: "delay", Fields: map[string]json.RawMessage{"delay": json.RawMessage(`10`),
+				"pod_template": json.RawMessage(`{"metadata": {"labels": {"` + stuckLabel + `": "yes"}}}`)}},
+		}}}
 	for i, h := range hosts {
 		d.ComputeResources = append(d.ComputeResources, batsim.Resource{ID: i, Name: h, State: batsim.ResourceIdle,
 			Properties: map[string]string{"role": "", "core": "4", "memory": "8Gi"}})
@@ -250,5 +258,131 @@ func TestTimersBecomeCallsAndFireAfterTheStepsEvents(t *testing.T) {
 	h.send(101, batsim.SimulationEnds{})
 	if err := <-h.done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// calls returns the CALL_ME_LATER instants and the other events of a reply.
+func calls(m batsim.Message) (at []float64, others []batsim.EventData) {
+	for _, ev := range m.Events {
+		if c, ok := ev.Data.(batsim.CallMeLater); ok {
+			at = append(at, c.At)
+		} else {
+			others = append(others, ev.Data)
+		}
+	}
+	return at, others
+}
+
+func stuckJob(id string) batsim.JobSubmitted {
+	j := submitted(id)
+	j.Job.Profile = "stuck"
+	return j
+}
+
+// TestPendingPodsGetBackedOffWakeUpsThenRejection: while a pod stays
+// pending the broker asks for wake-ups 1, 2, 4... s later; with nothing left
+// to run, it rejects the job after PendingTimeout.
+func TestPendingPodsGetBackedOffWakeUpsThenRejection(t *testing.T) {
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond, PendingTimeout: 30 * time.Second})
+	h.send(0, begins("node0"))
+	h.send(0, submitted("w!ok")) // the scheduler shows itself
+	now := 1.0
+	r := h.send(now, stuckJob("w!stuck"), batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
+	var gaps []float64
+	for range 4 {
+		at, _ := calls(r)
+		if len(at) != 1 {
+			t.Fatalf("reply at %g: CALL_ME_LATER %v, want one", now, at)
+		}
+		gaps = append(gaps, at[0]-now)
+		now = at[0]
+		r = h.send(now, batsim.RequestedCall{})
+	}
+	if want := []float64{1, 2, 4, 8}; !slices.Equal(gaps, want) {
+		t.Fatalf("wake-ups %v s apart, want %v", gaps, want)
+	}
+	// The other job ends: nothing left to run. After PendingTimeout the
+	// stuck job is rejected.
+	next := now + 16 // the wake-up asked at the last step, still due
+	r = h.send(20, batsim.JobCompleted{JobID: "w!ok", JobState: batsim.JobStateCompletedSuccessfully})
+	for now = 20; now < 1000; {
+		at, others := calls(r)
+		if len(others) > 0 {
+			if rj, ok := others[0].(batsim.RejectJob); !ok || rj.JobID != "w!stuck" || now < 31 {
+				t.Fatalf("at %g: %+v, want REJECT_JOB w!stuck once pending 30 s", now, others)
+			}
+			h.send(now+1, batsim.SimulationEnds{})
+			if err := <-h.done; err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if len(at) == 1 {
+			next = at[0]
+		}
+		if next <= now {
+			t.Fatalf("at %g: no wake-up due while a pod is pending", now)
+		}
+		now = next
+		r = h.send(now, batsim.RequestedCall{})
+	}
+	t.Fatal("the stuck job was never rejected")
+}
+
+// TestDecisionTimeIsChargedOnlyWhenAsked: the reply's now is the request's,
+// unless ChargeDecisionTime adds the scheduler's wall time (scaled).
+func TestDecisionTimeIsChargedOnlyWhenAsked(t *testing.T) {
+	for _, charge := range []bool{false, true} {
+		h := start(t, broker.Options{Quiet: 20 * time.Millisecond, ChargeDecisionTime: charge, DecisionTimeScale: 1000})
+		h.send(0, begins("node0"))
+		r := h.send(5, submitted("w!1"))
+		switch {
+		case !charge && r.Now != 5:
+			t.Errorf("without charging: reply at %g, want 5", r.Now)
+		case charge && r.Now <= 5:
+			t.Errorf("charging 1000 s per wall second: reply at %g, want after 5", r.Now)
+		}
+		if charge {
+			exec := r.Events[0]
+			if exec.Timestamp != r.Now {
+				t.Errorf("EXECUTE_JOB at %g, want at the charged time %g", exec.Timestamp, r.Now)
+			}
+			pod, err := h.cs.CoreV1().Pods("default").Get(h.ctx, "w-1", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// (to the second: metav1.Time's precision in JSON)
+			if want := simclock.DefaultEpoch.Add(simclock.FromSeconds(r.Now)).Truncate(time.Second); !pod.Status.StartTime.Time.Equal(want) {
+				t.Errorf("pod started at %v, want the charged time %v", pod.Status.StartTime, want)
+			}
+		}
+		h.send(r.Now+1, batsim.SimulationEnds{})
+		if err := <-h.done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestNoSchedulerIsReported: pending pods that no scheduler ever examines
+// end the run with an error that says so, within StartTimeout.
+func TestNoSchedulerIsReported(t *testing.T) {
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond, StartTimeout: 500 * time.Millisecond})
+	h.send(0, begins("node0"))
+	reqCtx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	answered := make(chan error, 1)
+	go func() {
+		_, err := h.client.Request(reqCtx, batsim.Message{Now: 1, Events: []batsim.Event{{Timestamp: 1, Data: stuckJob("w!1")}}})
+		answered <- err
+	}()
+	select {
+	case err := <-h.done:
+		if err == nil || !strings.Contains(err.Error(), "no scheduler has bound or examined any") {
+			t.Fatalf("Run: %v, want an error saying no scheduler acted", err)
+		}
+	case err := <-answered:
+		t.Fatalf("the broker answered (%v) although no scheduler acted", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no error 30 s after StartTimeout (500 ms)")
 	}
 }

@@ -273,6 +273,11 @@ func (s *step) settle(ctx context.Context, now float64, woken bool) error {
 			}
 			return nil
 		case <-deadline.C:
+			if pending && !s.schedulerAlive() {
+				// Not a slow scheduler but none (yet, or any more): time
+				// must not move on; checkScheduler bounds the wait.
+				continue
+			}
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
