@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
@@ -44,22 +44,7 @@ func startCluster(t testing.TB) *cluster {
 	ts := servertest.Start(t, server.Options{})
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	content := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: batkube
-  cluster:
-    server: %s
-contexts:
-- name: batkube
-  context:
-    cluster: batkube
-    user: batkube
-current-context: batkube
-users:
-- name: batkube
-  user: {}
-`, ts.URL)
+	content := launch.Kubeconfig(ts.URL)
 	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -125,6 +125,7 @@ func (s *simulation) run(timeout time.Duration) (launch.Summary, error) {
 			t.Errorf("kubeconfig: %v", err)
 			return
 		}
+		rc.QPS = -1 // no client-side rate limit: the tests' clients act as schedulers
 		if s.client, err = kubernetes.NewForConfig(rc); err != nil {
 			t.Errorf("client: %v", err)
 			return

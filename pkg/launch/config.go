@@ -7,8 +7,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// kubeconfig returns a kubeconfig for the API server at url.
-func kubeconfig(url string) string {
+// Kubeconfig returns a kubeconfig for the API server at url (no
+// authentication).
+func Kubeconfig(url string) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:

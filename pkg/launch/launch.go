@@ -257,7 +257,7 @@ func (r *run) startServer(ctx context.Context) error {
 		return err
 	}
 	r.kubeconfig = filepath.Join(r.cfg.OutDir, "kubeconfig.yaml")
-	if err := os.WriteFile(r.kubeconfig, []byte(kubeconfig(r.apiURL)), 0o644); err != nil {
+	if err := os.WriteFile(r.kubeconfig, []byte(Kubeconfig(r.apiURL)), 0o644); err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
 	return r.waitServing(ctx)
