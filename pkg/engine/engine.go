@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/batkube/batkube/pkg/timerq"
 )
 
 // Options are the Batsim options the simulation mirrors.
@@ -144,9 +146,8 @@ type Engine struct {
 	noMoreStatic bool
 
 	now       time.Duration
-	seq       uint64
-	timers    timerQueue
-	calls     int // pending CALL_ME_LATERs
+	timers    timerq.Queue[*run] // a nil run is a CALL_ME_LATER
+	calls     int                // pending CALL_ME_LATERs
 	hosts     []host
 	sharer    *sharer
 	freeRuns  []*run
@@ -481,8 +482,8 @@ func (e *Engine) updateNextSubmission() {
 // nextInstant returns the instant of the next thing that will happen.
 func (e *Engine) nextInstant() (time.Duration, bool) {
 	at, ok := e.nextSubmission()
-	if t := e.timers.peek(); t != nil && (!ok || t.at <= at) {
-		return t.at, true
+	if t := e.timers.Peek(); t != nil && (!ok || t.At() <= at) {
+		return t.At(), true
 	}
 	return at, ok
 }
@@ -492,12 +493,12 @@ func (e *Engine) nextInstant() (time.Duration, bool) {
 func (e *Engine) advanceTo(t time.Duration) {
 	for e.err == nil {
 		sub, hasSub := e.nextSubmission()
-		tm := e.timers.peek()
+		tm := e.timers.Peek()
 		switch {
-		case tm != nil && tm.at <= t && (!hasSub || tm.at <= sub):
-			e.now = max(e.now, tm.at)
-			e.timers.pop()
-			e.fire(tm)
+		case tm != nil && tm.At() <= t && (!hasSub || tm.At() <= sub):
+			e.now = max(e.now, tm.At())
+			e.timers.Pop()
+			e.fire(tm.Value)
 		case hasSub && sub <= t:
 			e.now = max(e.now, sub)
 			e.submitNext()
@@ -534,13 +535,15 @@ func (e *Engine) submit(idx int32) {
 }
 
 // fire handles a timer that fell due.
-func (e *Engine) fire(t *timer) {
-	if t.run == nil {
+// fire handles a timer that fell due: a run's (r), or a CALL_ME_LATER's
+// (r == nil).
+func (e *Engine) fire(r *run) {
+	if r == nil {
 		e.calls--
 		e.outbox = append(e.outbox, RequestedCall{Timestamp: e.now.Seconds()})
 		return
 	}
-	e.onRunTimer(t.run)
+	e.onRunTimer(r)
 }
 
 // apply applies one decision at the current time.
@@ -602,10 +605,9 @@ func (e *Engine) callMeLater(d CallMeLater) error {
 	if err != nil {
 		return &fieldError{field: "timestamp", err: err}
 	}
-	e.seq++
 	// Batsim's waiter sleeps at least 10 µs (a shorter sleep may not move
 	// SimGrid's clock).
-	e.timers.schedule(&timer{index: -1}, max(at, e.now+minWait), e.seq)
+	e.timers.Schedule(&timerq.Item[*run]{}, max(at, e.now+minWait))
 	e.calls++
 	return nil
 }

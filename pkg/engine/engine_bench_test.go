@@ -181,8 +181,8 @@ func TestMemoryDoesNotGrowWithFinishedJobs(t *testing.T) {
 			busy++
 		}
 	}
-	if busy != 0 || len(e.timers) != 0 || len(e.meta) != 0 || len(e.freeRuns) > hosts || e.nbRunning != 0 {
+	if busy != 0 || e.timers.Len() != 0 || len(e.meta) != 0 || len(e.freeRuns) > hosts || e.nbRunning != 0 {
 		t.Errorf("after the end: got %d runs, %d timers, %d metadata, %d pooled runs, %d running; want 0, 0, 0, <= %d, 0",
-			busy, len(e.timers), len(e.meta), len(e.freeRuns), e.nbRunning, hosts)
+			busy, e.timers.Len(), len(e.meta), len(e.freeRuns), e.nbRunning, hosts)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/batkube/batkube/pkg/timerq"
 )
 
 // run is a running job.
@@ -15,7 +17,7 @@ type run struct {
 	alloc     []int         // sorted resource ids
 	executors []int         // the resource of each executor
 	profiles  map[string]*Profile
-	timer     timer
+	timer     timerq.Item[*run]
 
 	// where the job is in its profile: the composed profiles it is inside
 	// (outermost first) and the running leaf
@@ -39,8 +41,7 @@ func (e *Engine) newRun() *run {
 		return r
 	}
 	r := &run{}
-	r.timer.run = r
-	r.timer.index = -1
+	r.timer.Value = r
 	return r
 }
 
@@ -308,8 +309,7 @@ func (e *Engine) scheduleRun(r *run, leafEnd time.Duration) {
 	if r.deadline >= 0 && r.deadline < at {
 		at = r.deadline
 	}
-	e.seq++
-	e.timers.schedule(&r.timer, at, e.seq)
+	e.timers.Schedule(&r.timer, at)
 }
 
 // stopActivity ends the run's computation and lets the others speed up.
@@ -341,7 +341,7 @@ func (e *Engine) onRunTimer(r *run) {
 
 // finishRun ends a job now: JOB_COMPLETED, and its row in the jobs output.
 func (e *Engine) finishRun(r *run, state JobState, ret int) {
-	e.timers.cancel(&r.timer)
+	e.timers.Cancel(&r.timer)
 	if r.act != nil {
 		e.stopActivity(r)
 	}

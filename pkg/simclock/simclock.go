@@ -1,7 +1,6 @@
 package simclock
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"math"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/batkube/batkube/pkg/timerq"
 )
 
 // DefaultEpoch is the wall-clock instant of simulated time 0.
@@ -23,9 +24,8 @@ type Clock struct {
 	epoch time.Time
 
 	mu     sync.RWMutex
-	now    time.Duration // since epoch
-	timers timerHeap     // pending timers, earliest first
-	seq    uint64        // registrations so far; orders timers due at the same instant
+	now    time.Duration        // since epoch
+	timers timerq.Queue[*Timer] // pending timers, earliest first, in registration order at one instant
 	// activity counts timer registrations and cancellations; changed, when
 	// not nil, is closed at the next one.
 	activity uint64
@@ -101,9 +101,8 @@ func (c *Clock) advanceLocked(d time.Duration) {
 func (c *Clock) fireLocked() int {
 	now := c.epoch.Add(c.now)
 	fired := 0
-	for len(c.timers) > 0 && c.timers[0].at <= c.now {
-		t := heap.Pop(&c.timers).(*Timer)
-		t.c <- now // buffered, and a timer fires at most once
+	for next := c.timers.Peek(); next != nil && next.At() <= c.now; next = c.timers.Peek() {
+		c.timers.Pop().Value.c <- now // buffered, and a timer fires at most once
 		fired++
 	}
 	return fired
@@ -114,16 +113,15 @@ func (c *Clock) fireLocked() int {
 // instant has already been reached fires at once.
 func (c *Clock) NewTimer(at time.Time) *Timer {
 	ch := make(chan time.Time, 1)
-	t := &Timer{C: ch, c: ch, clock: c, at: at.Sub(c.epoch), index: -1}
+	t := &Timer{C: ch, c: ch, clock: c, at: at.Sub(c.epoch)}
+	t.item.Value = t
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t.at <= c.now {
 		ch <- c.epoch.Add(c.now)
 		return t
 	}
-	c.seq++
-	t.seq = c.seq
-	heap.Push(&c.timers, t)
+	c.timers.Schedule(&t.item, t.at)
 	c.changedLocked()
 	return t
 }
@@ -149,10 +147,11 @@ func (c *Clock) WaitUntil(ctx context.Context, at time.Time) (time.Time, error) 
 func (c *Clock) NextTimer() (at time.Time, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if len(c.timers) == 0 {
+	next := c.timers.Peek()
+	if next == nil {
 		return time.Time{}, false
 	}
-	return c.epoch.Add(c.timers[0].at), true
+	return c.epoch.Add(next.At()), true
 }
 
 // NextTimerSeconds returns the earliest pending timer in protocol seconds,
@@ -161,17 +160,18 @@ func (c *Clock) NextTimer() (at time.Time, ok bool) {
 func (c *Clock) NextTimerSeconds() (s float64, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if len(c.timers) == 0 {
+	next := c.timers.Peek()
+	if next == nil {
 		return 0, false
 	}
-	return ToSeconds(c.timers[0].at), true
+	return ToSeconds(next.At()), true
 }
 
 // Pending returns the number of pending timers.
 func (c *Clock) Pending() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.timers)
+	return c.timers.Len()
 }
 
 // TimerActivity returns how many timers have been registered or cancelled
@@ -202,9 +202,8 @@ type Timer struct {
 
 	c     chan time.Time
 	clock *Clock
-	at    time.Duration // since the epoch
-	seq   uint64
-	index int // in the clock's heap; -1 once fired or stopped
+	at    time.Duration       // since the epoch
+	item  timerq.Item[*Timer] // queued until fired or stopped
 }
 
 // When returns the instant the timer fires at.
@@ -217,46 +216,11 @@ func (t *Timer) Stop() bool {
 	c := t.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if t.index < 0 {
+	if !c.timers.Cancel(&t.item) {
 		return false
 	}
-	heap.Remove(&c.timers, t.index)
 	c.changedLocked()
 	return true
-}
-
-// timerHeap is a min-heap of timers by instant, then registration order.
-type timerHeap []*Timer
-
-func (h timerHeap) Len() int { return len(h) }
-
-func (h timerHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
-	}
-	return h[i].seq < h[j].seq
-}
-
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-
-func (h *timerHeap) Push(x any) {
-	t := x.(*Timer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-
-func (h *timerHeap) Pop() any {
-	old := *h
-	n := len(old) - 1
-	t := old[n]
-	old[n] = nil
-	t.index = -1
-	*h = old[:n]
-	return t
 }
 
 // FromSeconds converts protocol seconds to a duration, rounded to the
