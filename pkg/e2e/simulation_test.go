@@ -74,6 +74,9 @@ func TestSimulationRunsEveryJob(t *testing.T) {
 	if sum.Succeeded != len(want) || sum.Jobs != len(want) {
 		t.Errorf("summary: %+v, want %d jobs all succeeded", sum, len(want))
 	}
+	// The scheduler met nothing unexpected; at the end the server is gone
+	// before the runner stops it.
+	checkLog(t, filepath.Join(s.cfg.OutDir, "scheduler.log"), "connect: connection refused")
 	t.Logf("makespan %.0f s, mean waiting %.1f s, wall %s", sum.Makespan, sum.MeanWaitingTime, sum.Wall)
 }
 
@@ -340,6 +343,30 @@ func TestSimulationTimeVirtualisedScheduler(t *testing.T) {
 		}
 	}
 	checkNoOvercommit(t, s, jobs)
+}
+
+// checkLog fails the test for every error line of a kube-scheduler log
+// that is neither expected of any run (expectedSchedulerErrors) nor matches
+// one of also.
+func checkLog(t *testing.T, path string, also ...string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+next:
+	for _, line := range lines {
+		if !strings.HasPrefix(line, "E") || expectedSchedulerErrors.MatchString(line) {
+			continue
+		}
+		for _, a := range also {
+			if strings.Contains(line, a) {
+				continue next
+			}
+		}
+		t.Errorf("unexpected error in %s: %s", path, line)
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
