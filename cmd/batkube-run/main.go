@@ -33,6 +33,7 @@ type options struct {
 	SchedulerConfig  string        `long:"scheduler-config" value-name:"FILE" description:"KubeSchedulerConfiguration for the bundled kube-scheduler (its kubeconfig is replaced by the run's)"`
 	NoScheduler      bool          `long:"no-scheduler" description:"start no scheduler: bring your own, pointed at the kubeconfig printed at start"`
 	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
+	Objects          []string      `long:"objects" value-name:"FILE" description:"Kubernetes objects (YAML or JSON manifest) the cluster starts with, e.g. the PriorityClasses a workload's pods name (repeatable)"`
 	APIPort          int           `long:"port" default:"0" description:"port of the API server on 127.0.0.1 (0: a free one)"`
 	BatsimPort       int           `long:"batsim-port" default:"0" description:"port of the Batsim socket on 127.0.0.1 (0: a free one)"`
 	BinDir           string        `long:"bin-dir" value-name:"DIR" description:"where kubernetes-server, batkube-engine and kube-scheduler are (default: beside this binary)"`
@@ -82,6 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		SchedulerConfig:  opts.SchedulerConfig,
 		NoScheduler:      opts.NoScheduler,
 		DynamicJobs:      opts.DynamicJobs,
+		Objects:          opts.Objects,
 		APIPort:          opts.APIPort,
 		BatsimPort:       opts.BatsimPort,
 		ServerArgs:       opts.ServerArgs,

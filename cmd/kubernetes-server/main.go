@@ -33,6 +33,7 @@ type options struct {
 	BookmarkInterval time.Duration     `long:"bookmark-interval" default:"1m" description:"how often an idle watch that allows bookmarks receives one"`
 	Verbosity        int               `short:"v" long:"verbosity" default:"0" description:"log verbosity: 2 logs every request"`
 	CPUProfile       string            `long:"cpu-profile" value-name:"FILE" description:"write a CPU profile of the whole run to FILE (go tool pprof)"`
+	Objects          []string          `long:"objects" value-name:"FILE" description:"create the objects of this YAML or JSON manifest at start, e.g. PriorityClasses, namespaces (repeatable)"`
 	Simulation       simulationOptions `group:"Simulation" namespace:"" description:"Run a Batsim simulation (the server stays a plain API server without --simulate)"`
 }
 
@@ -111,6 +112,9 @@ func run(opts options) error {
 		if err != nil {
 			return err
 		}
+		if err := createObjects(ctx, srv, opts.Objects, logger); err != nil {
+			return err
+		}
 		l, err := listen(addr, logger)
 		if err != nil {
 			return err
@@ -125,11 +129,30 @@ func run(opts options) error {
 	if err != nil {
 		return err
 	}
+	if err := createObjects(ctx, sim.Server(), opts.Objects, logger); err != nil {
+		return err
+	}
 	l, err := listen(addr, logger)
 	if err != nil {
 		return err
 	}
 	return sim.Run(ctx, l)
+}
+
+// createObjects creates the objects of the manifests before clients come.
+func createObjects(ctx context.Context, srv *server.Server, files []string, logger *slog.Logger) error {
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("--objects: %w", err)
+		}
+		created, err := srv.API.CreateManifest(ctx, data)
+		if err != nil {
+			return fmt.Errorf("--objects %s: %w", f, err)
+		}
+		logger.Info("created the objects of a manifest", "file", f, "objects", created)
+	}
+	return nil
 }
 
 func listen(addr string, logger *slog.Logger) (net.Listener, error) {

@@ -135,6 +135,16 @@ func preferred(a, b *resource, storage schema.GroupResource) bool {
 	return version.CompareKubeAwareVersionStrings(a.gvr.Version, b.gvr.Version) > 0
 }
 
+// byKind returns the resource that serves a kind at a version, or nil.
+func (c *catalog) byKind(gvk schema.GroupVersionKind) *resource {
+	for _, r := range c.byGVR {
+		if r.gvk == gvk {
+			return r
+		}
+	}
+	return nil
+}
+
 func (c *catalog) lookup(op *endpoint.Operation) (*resource, bool) {
 	r, ok := c.byGVR[schema.GroupVersionResource{Group: op.Group, Version: op.Version, Resource: op.Resource}]
 	return r, ok

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -376,8 +375,8 @@ func waitFor(t *testing.T, ch <-chan string, o *observer, job string, d time.Dur
 }
 
 // checkNoOvercommit checks that at no simulated instant the pods running on
-// a node (from _jobs.csv's start and finish times) request more cpu or
-// memory than the node has.
+// a node (from _jobs.csv's start and finish times) request more of any
+// resource (cpu, memory, extended ones) than the node has.
 func checkNoOvercommit(t *testing.T, s *simulation, jobs map[string]jobRow) {
 	t.Helper()
 	type change struct {
@@ -419,14 +418,14 @@ func checkNoOvercommit(t *testing.T, s *simulation, jobs map[string]jobRow) {
 			}
 			return changes[i].delta < changes[j].delta
 		})
-		used := corev1.ResourceList{corev1.ResourceCPU: resource.Quantity{}, corev1.ResourceMemory: resource.Quantity{}}
+		used := corev1.ResourceList{}
 		for _, c := range changes {
-			for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			for name, req := range c.req {
 				q := used[name]
 				if c.delta > 0 {
-					q.Add(c.req[name])
+					q.Add(req)
 				} else {
-					q.Sub(c.req[name])
+					q.Sub(req)
 				}
 				used[name] = q
 				if capacity := n.Status.Allocatable[name]; q.Cmp(capacity) > 0 {

@@ -322,6 +322,71 @@ func TestSimulationSchedulerKilled(t *testing.T) {
 	}
 }
 
+// TestSimulationPodTemplates: jobs whose pods carry templates (priorities,
+// node selectors, tolerations, affinity, GPUs) on a heterogeneous platform
+// whose hosts carry labels, taints and extended resources; the
+// PriorityClasses come from a manifest the run starts with.
+func TestSimulationPodTemplates(t *testing.T) {
+	const workload = "examples/workloads/pod_templates.json"
+	s := newSimulation(t, "examples/platforms/heterogeneous.xml", workload)
+	s.cfg.Objects = []string{filepath.Join(repoRoot(), "examples/workloads/priority-classes.yaml")}
+	s.mustRun(3 * time.Minute)
+	jobs := s.jobs()
+	if got, want := sortedKeys(jobs), workloadJobs(t, workload); !slices.Equal(got, want) {
+		t.Fatalf("_jobs.csv has jobs %v, want %v", got, want)
+	}
+	for id, j := range jobs {
+		if j.state != "COMPLETED_SUCCESSFULLY" {
+			t.Errorf("job %s: %s, want COMPLETED_SUCCESSFULLY", id, j.state)
+		}
+		for _, p := range s.obs.podsOf(id) {
+			s.obs.mu.Lock()
+			node := s.obs.nodes[p.node]
+			s.obs.mu.Unlock()
+			if node == nil {
+				t.Errorf("job %s: its pod ran on an unknown node %q", id, p.node)
+				continue
+			}
+			for k, v := range p.final.Spec.NodeSelector {
+				if node.Labels[k] != v {
+					t.Errorf("job %s: pod with nodeSelector %s=%s ran on %s (labels %v)", id, k, v, node.Name, node.Labels)
+				}
+			}
+			for _, taint := range node.Spec.Taints {
+				if taint.Effect == corev1.TaintEffectNoSchedule && !tolerates(p.final.Spec.Tolerations, taint) {
+					t.Errorf("job %s: pod ran on %s despite its taint %s", id, node.Name, taint.ToString())
+				}
+			}
+			if pc := p.final.Spec.PriorityClassName; pc != "" && (p.final.Spec.Priority == nil || *p.final.Spec.Priority == 0) {
+				t.Errorf("job %s: priorityClassName %s but priority %v", id, pc, p.final.Spec.Priority)
+			}
+		}
+	}
+	checkNoOvercommit(t, s, jobs)
+}
+
+// tolerates reports whether a toleration matches a taint (key, effect,
+// Exists or Equal value), the rule of the Kubernetes API.
+func tolerates(tolerations []corev1.Toleration, taint corev1.Taint) bool {
+	for _, tol := range tolerations {
+		if tol.Effect != "" && tol.Effect != taint.Effect {
+			continue
+		}
+		if tol.Key != "" && tol.Key != taint.Key {
+			continue
+		}
+		switch tol.Operator {
+		case corev1.TolerationOpExists:
+			return true
+		case "", corev1.TolerationOpEqual:
+			if tol.Key != "" && tol.Value == taint.Value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TestSimulationTimeVirtualisedScheduler: a scheduler that reads Batkube's
 // simulated clock (examples/timed-scheduler, on pkg/clockclient) places pods
 // in rounds every 10 simulated seconds, so every job starts on that grid.

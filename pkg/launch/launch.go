@@ -56,6 +56,9 @@ type Config struct {
 	// DynamicJobs runs Batsim with dynamic jobs, so that pods created
 	// through the API during the run become jobs.
 	DynamicJobs bool
+	// Objects are manifests (YAML or JSON) of the Kubernetes objects the
+	// cluster starts with, such as the PriorityClasses pods name.
+	Objects []string
 	// ServerArgs and BatsimArgs are passed on to kubernetes-server and to
 	// batsim (or batkube-engine).
 	ServerArgs, BatsimArgs []string
@@ -251,8 +254,16 @@ func (r *run) startServer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{bin, "--simulate", "--host", "127.0.0.1",
-		"--port", strings.TrimPrefix(r.apiURL, "http://127.0.0.1:"), "--batsim-endpoint", r.endpoint}, r.cfg.ServerArgs...)
+	args := []string{bin, "--simulate", "--host", "127.0.0.1",
+		"--port", strings.TrimPrefix(r.apiURL, "http://127.0.0.1:"), "--batsim-endpoint", r.endpoint}
+	for _, f := range r.cfg.Objects {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return fmt.Errorf("launch: %w", err)
+		}
+		args = append(args, "--objects", abs)
+	}
+	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {
 		return err
 	}
