@@ -65,8 +65,29 @@ func ReadPlatformFile(path string) (*Platform, error) {
 
 // zoneNode is a zone (or a cluster, which is a zone) of the platform.
 type zoneNode struct {
+	id     string
 	parent *zoneNode
 	props  map[string]string
+	// SimGrid's DTD lets a zone hold hosts or zones (clusters are zones),
+	// not both.
+	hasHosts, hasZones bool
+}
+
+// holds records that z holds a host (or a zone) and refuses a mix, as
+// SimGrid does ("Starting tag <zone> is not allowed here").
+func (z *zoneNode) holds(host bool, what string) error {
+	if z == nil {
+		return nil
+	}
+	if host {
+		z.hasHosts = true
+	} else {
+		z.hasZones = true
+	}
+	if z.hasHosts && z.hasZones {
+		return fmt.Errorf("zone %q holds both hosts and zones (at %s), which SimGrid refuses: put its hosts in a zone of their own", z.id, what)
+	}
+	return nil
 }
 
 // hostNode is a host being parsed.
@@ -153,10 +174,17 @@ func parsePlatform(r io.Reader) (*Platform, error) {
 			f := frame{kind: frameOther, zone: top.zone}
 			switch t.Name.Local {
 			case "zone", "AS":
-				f = frame{kind: frameZone, zone: &zoneNode{parent: top.zone, props: map[string]string{}}}
+				id := attr(t, "id")
+				if err := top.zone.holds(false, "zone "+strconv.Quote(id)); err != nil {
+					return nil, err
+				}
+				f = frame{kind: frameZone, zone: &zoneNode{id: id, parent: top.zone, props: map[string]string{}}}
 			case "host":
 				h, err := parseHost(t, top.zone)
 				if err != nil {
+					return nil, err
+				}
+				if err := top.zone.holds(true, "host "+strconv.Quote(h.name)); err != nil {
 					return nil, err
 				}
 				if err := addHost(h); err != nil {
@@ -167,7 +195,11 @@ func parsePlatform(r io.Reader) (*Platform, error) {
 				zone := top.zone
 				if t.Name.Local == "cluster" {
 					// A cluster is a zone of its own; its <prop>s are the zone's.
-					zone = &zoneNode{parent: top.zone, props: map[string]string{}}
+					id := attr(t, "id")
+					if err := top.zone.holds(false, "cluster "+strconv.Quote(id)); err != nil {
+						return nil, err
+					}
+					zone = &zoneNode{id: id, parent: top.zone, props: map[string]string{}}
 					f = frame{kind: frameZone, zone: zone}
 				}
 				expanded, err := expandCluster(t, zone, len(hosts))

@@ -14,6 +14,7 @@ const testPlatform = `<?xml version='1.0'?>
   <zone id="root" routing="Full">
     <prop id="site" value="nancy"/>
     <prop id="rack" value="r0"/>
+    <zone id="nodes" routing="Full">
     <host id="master_host" speed="100Mf"/>
     <host id="node10" speed="1Gf" core="4">
       <prop id="memory" value="16Gi"/>
@@ -23,6 +24,7 @@ const testPlatform = `<?xml version='1.0'?>
       <prop id="memory" value="32Gi"/>
       <prop id="label:disktype" value="ssd"/>
     </host>
+    </zone>
     <zone id="gpu" routing="Full">
       <prop id="rack" value="r1"/>
       <host id="gpu0" speed="3 gigaflops">
@@ -99,8 +101,10 @@ func TestParsePlatformErrors(t *testing.T) {
 		{"master_host with an empty role", wrap(`<host id="master_host" speed="1f"><prop id="role" value=""/></host>`), `Batsim would make it ",master"`},
 		{"unknown role", wrap(master + `<host id="a" speed="1f"><prop id="role" value="boss"/></host>`), `unknown role "boss"`},
 		{"host outside zones", `<platform version="4.1"><host id="a" speed="1f"/></platform>`, `host "a" is outside of any zone`},
-		{"huge cluster", wrap(master + `<cluster id="c" prefix="n" suffix="" radical="0-99999999" speed="1f" bw="1Bps" lat="0"/>`), "more than"},
-		{"bad radical", wrap(master + `<cluster id="c" prefix="n" suffix="" radical="1-2-3" speed="1f" bw="1Bps" lat="0"/>`), "malformed group"},
+		{"hosts beside a zone", wrap(master + `<zone id="inner" routing="Full"><host id="a" speed="1f"/></zone>`), `zone "z" holds both hosts and zones (at zone "inner"), which SimGrid refuses`},
+		{"a cluster beside hosts", wrap(master + `<cluster id="c" prefix="n" suffix="" radical="0-1" speed="1f" bw="1Bps" lat="0"/>`), `zone "z" holds both hosts and zones (at cluster "c")`},
+		{"huge cluster", wrap(`<zone id="mz" routing="Full">` + master + `</zone><cluster id="c" prefix="n" suffix="" radical="0-99999999" speed="1f" bw="1Bps" lat="0"/>`), "more than"},
+		{"bad radical", wrap(`<zone id="mz" routing="Full">` + master + `</zone><cluster id="c" prefix="n" suffix="" radical="1-2-3" speed="1f" bw="1Bps" lat="0"/>`), "malformed group"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,7 +130,7 @@ func TestMasterHostIsNotAResource(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := ParsePlatform(strings.NewReader(`<platform version="4.1"><zone id="z" routing="Full">
-				<host id="b" speed="1Gf"/>` + tc.master + `<host id="a" speed="1Gf"><prop id="role" value="compute_node"/></host>
+				<zone id="hosts" routing="Full"><host id="b" speed="1Gf"/>` + tc.master + `<host id="a" speed="1Gf"><prop id="role" value="compute_node"/></host></zone>
 				<cluster id="disks" prefix="disk" suffix="" radical="0-1" speed="1Mf" bw="1GBps" lat="0"><prop id="role" value="storage"/></cluster>
 			</zone></platform>`))
 			if err != nil {
