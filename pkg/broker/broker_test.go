@@ -386,3 +386,42 @@ func TestNoSchedulerIsReported(t *testing.T) {
 		t.Fatal("no error 30 s after StartTimeout (500 ms)")
 	}
 }
+
+// TestUnavailableMachinesAreCordoned: Batsim's external events make a
+// machine unavailable, then available: its node is cordoned (unschedulable,
+// with the unschedulable taint), then uncordoned.
+func TestUnavailableMachinesAreCordoned(t *testing.T) {
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
+	h.send(0, begins("node0", "node1"))
+	set, err := batsim.ParseIntervalSet("1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cordoned := func() bool {
+		t.Helper()
+		n, err := h.cs.CoreV1().Nodes().Get(h.ctx, "node1", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tainted := false
+		for _, taint := range n.Spec.Taints {
+			tainted = tainted || (taint.Key == corev1.TaintNodeUnschedulable && taint.Effect == corev1.TaintEffectNoSchedule)
+		}
+		if tainted != n.Spec.Unschedulable {
+			t.Fatalf("node1: unschedulable %t but taints %v", n.Spec.Unschedulable, n.Spec.Taints)
+		}
+		return n.Spec.Unschedulable
+	}
+	h.send(5, batsim.Notify{Type: batsim.EventMachineUnavailable, Resources: set})
+	if !cordoned() {
+		t.Fatal("node1 is schedulable after its machine became unavailable")
+	}
+	h.send(9, batsim.Notify{Type: batsim.EventMachineAvailable, Resources: set})
+	if cordoned() {
+		t.Fatal("node1 is still cordoned after its machine became available")
+	}
+	h.send(10, batsim.SimulationEnds{})
+	if err := <-h.done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -35,8 +35,12 @@ type state struct {
 	jobs     map[batsim.JobID]*job
 	byPod    map[podRef]*job
 	nodes    map[string]int // node name → Batsim resource id
-	busy     map[string]int // node name → running jobs (for runs without compute sharing)
-	profiles map[string]map[string]batsim.Profile
+	nodeByID map[int]string // Batsim resource id → node name
+	// unavailable holds the nodes of machines Batsim said are unavailable
+	// (external events): cordoned, and never given a job.
+	unavailable map[string]bool
+	busy        map[string]int // node name → running jobs (for runs without compute sharing)
+	profiles    map[string]map[string]batsim.Profile
 
 	// removing holds the pods the broker deletes itself, whose DELETED
 	// events it must not take for a user's deletion.
@@ -67,6 +71,8 @@ func newState() *state {
 		jobs:         map[batsim.JobID]*job{},
 		byPod:        map[podRef]*job{},
 		nodes:        map[string]int{},
+		nodeByID:     map[int]string{},
+		unavailable:  map[string]bool{},
 		busy:         map[string]int{},
 		removing:     map[podRef]bool{},
 		profilesSent: map[string]bool{},

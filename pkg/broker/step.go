@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -81,8 +82,11 @@ func (s *step) handle(ctx context.Context, msg batsim.Message) (batsim.Message, 
 				st.nextCall = 0
 			}
 		case batsim.Notify:
-			if d.Type == batsim.NoMoreStaticJobToSubmit {
+			switch d.Type {
+			case batsim.NoMoreStaticJobToSubmit:
 				st.noMoreJobs = true
+			case batsim.EventMachineUnavailable, batsim.EventMachineAvailable:
+				err = s.setAvailability(ctx, d.Resources, d.Type == batsim.EventMachineAvailable)
 			}
 		case batsim.SimulationEnds:
 			return batsim.Message{Now: now}, true, nil
@@ -355,6 +359,11 @@ func (s *step) podEvent(ctx context.Context, ev store.Event, ok bool, now float6
 		if j == nil || j.phase != jobPending || pod.Spec.NodeName == "" || j.nodes[ref] != "" {
 			return nil
 		}
+		if st.unavailable[pod.Spec.NodeName] {
+			// Bound before the scheduler saw the node cordoned: Batsim
+			// would abort on it. The pod goes back to pending.
+			return s.unbind(ctx, pod)
+		}
 		j.nodes[ref] = pod.Spec.NodeName
 		s.progress = true
 		if len(j.nodes) == len(j.pods) {
@@ -374,6 +383,62 @@ func (s *step) podEvent(ctx context.Context, ev store.Event, ok bool, now float6
 		case jobRunning:
 			s.kill(j)
 		}
+	}
+	return nil
+}
+
+// setAvailability cordons (or uncordons) the nodes of machines that an
+// external event made unavailable (or available again): spec.unschedulable
+// and the node.kubernetes.io/unschedulable taint, as kubectl cordon and the
+// node controller do, so that schedulers leave them alone.
+func (s *step) setAvailability(ctx context.Context, resources batsim.IntervalSet, available bool) error {
+	st := s.state
+	for _, id := range resources.IDs() {
+		name, ok := st.nodeByID[id]
+		if !ok {
+			continue // the master host, or a storage resource
+		}
+		if available {
+			delete(st.unavailable, name)
+		} else {
+			st.unavailable[name] = true
+		}
+		_, err := s.store.Update(ctx, nodesGVR.GroupResource(), "", name, func(cur store.Object) (store.Object, error) {
+			node, ok := cur.(*corev1.Node)
+			if !ok {
+				return nil, fmt.Errorf("stored node is a %T", cur)
+			}
+			node.Spec.Unschedulable = !available
+			taints := node.Spec.Taints[:0]
+			for _, t := range node.Spec.Taints {
+				if t.Key != corev1.TaintNodeUnschedulable {
+					taints = append(taints, t)
+				}
+			}
+			if !available {
+				taints = append(taints, corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule})
+			}
+			node.Spec.Taints = taints
+			return node, nil
+		})
+		if err != nil {
+			return fmt.Errorf("setting node %s (resource %d) available=%t: %w", name, id, available, err)
+		}
+	}
+	return nil
+}
+
+// unbind puts a pod bound to an unavailable node back to pending: a pod's
+// node cannot change, so it is removed and created again, unbound (as a
+// controller would recreate it).
+func (s *step) unbind(ctx context.Context, pod *corev1.Pod) error {
+	s.log.Warn("a pod was bound to a node whose machine is unavailable: it is recreated, pending", "pod", pod.Namespace+"/"+pod.Name, "node", pod.Spec.NodeName)
+	fresh := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace,
+		Labels: maps.Clone(pod.Labels), Annotations: maps.Clone(pod.Annotations)}, Spec: *pod.Spec.DeepCopy()}
+	fresh.Spec.NodeName = ""
+	s.remove(ctx, podRef{pod.Namespace, pod.Name})
+	if _, err := s.api.Create(ctx, podsGVR, fresh); err != nil {
+		return fmt.Errorf("recreating pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
 }
@@ -468,6 +533,7 @@ func (s *step) begin(ctx context.Context, d batsim.SimulationBegins) error {
 			return fmt.Errorf("creating node %s: %w", node.Name, err)
 		}
 		st.nodes[node.Name] = r.ID
+		st.nodeByID[r.ID] = node.Name
 	}
 	st.begun.Store(true)
 	return nil
