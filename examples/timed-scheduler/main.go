@@ -1,5 +1,5 @@
 // Command timed-scheduler is a small time-virtualised Kubernetes scheduler:
-// it places the pending pods in rounds, one round every --period of
+// it places the pending pods in rounds, at every multiple of --period of
 // simulated time, first fit by cpu and memory requests. It reads time from
 // Batkube's simulated clock (pkg/clockclient), so its rounds fall exactly on
 // the simulated grid whatever the wall-clock speed of the simulation: an
@@ -22,12 +22,8 @@ import (
 	flags "github.com/jessevdk/go-flags"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/batkube/batkube/pkg/clockclient"
@@ -79,46 +75,60 @@ func run(ctx context.Context, opts options) error {
 	}
 	defer clk.Close()
 
-	factory := informers.NewSharedInformerFactory(cs, 0)
-	pods, nodes := factory.Core().V1().Pods(), factory.Core().V1().Nodes()
-	podInformer, nodeInformer := pods.Informer(), nodes.Informer()
-	factory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), podInformer.HasSynced, nodeInformer.HasSynced) {
-		return ctx.Err()
+	s := &scheduler{cs: cs, name: opts.SchedulerName}
+	// Rounds fall on multiples of the period (on the simulated clock: :00,
+	// :10, :20... for 10s), whenever the scheduler started: runs are
+	// reproducible.
+	now, err := clk.NowContext(ctx)
+	if err != nil {
+		return err
 	}
-	s := &scheduler{cs: cs, pods: pods.Lister(), nodes: nodes.Lister(), name: opts.SchedulerName}
-	ticker := clk.NewTicker(opts.Period)
-	defer ticker.Stop()
-	slog.Info("scheduling in rounds", "period", opts.Period, "now", clk.Now())
+	next := now.Truncate(opts.Period).Add(opts.Period)
+	slog.Info("scheduling in rounds", "period", opts.Period, "now", now, "first", next)
 	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case now := <-ticker.C():
-			if err := s.round(ctx); err != nil {
-				return err
-			}
-			slog.Info("round", "simulatedTime", now)
+		now, err := clk.WaitUntil(ctx, next)
+		if err != nil {
+			return err
 		}
+		if err := s.round(ctx); err != nil {
+			return err
+		}
+		slog.Info("round", "simulatedTime", now)
+		if last := now.Truncate(opts.Period); last.After(next) {
+			next = last // woken late: skip the rounds missed
+		}
+		next = next.Add(opts.Period)
 	}
 }
 
 type scheduler struct {
-	cs    kubernetes.Interface
-	pods  listersv1.PodLister
-	nodes listersv1.NodeLister
-	name  string
+	cs   kubernetes.Interface
+	name string
 }
 
-// round binds every pending pod that fits, oldest first, first fit.
+// round binds every pending pod that fits, oldest first, first fit. It
+// reads pods and nodes afresh from the server rather than from informer
+// caches: the tick that wakes it travels on its own connection and may
+// overtake the watch events of the same simulated instant, while a list
+// always includes everything the broker applied before firing the timer.
+// That makes each round see exactly the cluster at its instant, and runs
+// reproducible.
 func (s *scheduler) round(ctx context.Context) error {
-	all, err := s.pods.List(labels.Everything())
+	podList, err := s.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
-	nodes, err := s.nodes.List(labels.Everything())
+	nodeList, err := s.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
+	}
+	nodes := make([]*corev1.Node, len(nodeList.Items))
+	for i := range nodeList.Items {
+		nodes[i] = &nodeList.Items[i]
+	}
+	all := make([]*corev1.Pod, len(podList.Items))
+	for i := range podList.Items {
+		all[i] = &podList.Items[i]
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	free := map[string]corev1.ResourceList{}

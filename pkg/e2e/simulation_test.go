@@ -389,25 +389,36 @@ func tolerates(tolerations []corev1.Toleration, taint corev1.Taint) bool {
 
 // TestSimulationTimeVirtualisedScheduler: a scheduler that reads Batkube's
 // simulated clock (examples/timed-scheduler, on pkg/clockclient) places pods
-// in rounds every 10 simulated seconds, so every job starts on that grid.
+// in rounds every 10 simulated seconds. With room for every job, each
+// starts exactly at the first round at or after its submission (a round at
+// the instant of a submission sees it: timers fire once the step's events
+// are applied); with contention, every start still falls on the grid.
 func TestSimulationTimeVirtualisedScheduler(t *testing.T) {
-	const workload = "pkg/e2e/testdata/contended.json"
-	s := newSimulation(t, platform4, workload)
-	s.cfg.SchedulerCommand = filepath.Join(s.cfg.BinDir, "timed-scheduler") + " --kubeconfig {kubeconfig} --period 10s"
-	s.mustRun(5 * time.Minute)
-	jobs := s.jobs()
-	if got, want := sortedKeys(jobs), workloadJobs(t, workload); !slices.Equal(got, want) {
-		t.Fatalf("_jobs.csv has jobs %v, want %v", got, want)
+	for _, workload := range []string{"pkg/e2e/testdata/rounds.json", "pkg/e2e/testdata/contended.json"} {
+		t.Run(filepath.Base(workload), func(t *testing.T) {
+			s := newSimulation(t, platform4, workload)
+			s.cfg.SchedulerCommand = filepath.Join(s.cfg.BinDir, "timed-scheduler") + " --kubeconfig {kubeconfig} --period 10s"
+			s.mustRun(5 * time.Minute)
+			jobs := s.jobs()
+			if got, want := sortedKeys(jobs), workloadJobs(t, workload); !slices.Equal(got, want) {
+				t.Fatalf("_jobs.csv has jobs %v, want %v", got, want)
+			}
+			exact := strings.HasSuffix(workload, "rounds.json")
+			for id, j := range jobs {
+				if j.state != "COMPLETED_SUCCESSFULLY" {
+					t.Errorf("job %s: %s, want COMPLETED_SUCCESSFULLY", id, j.state)
+				}
+				firstRound := 10 * math.Ceil(j.submit/10)
+				switch round := 10 * math.Round(j.start/10); {
+				case math.Abs(j.start-round) > 1e-6 || j.start < j.submit:
+					t.Errorf("job %s submitted at %g started at %g, want a round of the scheduler (a multiple of 10 s) after its submission", id, j.submit, j.start)
+				case exact && j.start != firstRound:
+					t.Errorf("job %s submitted at %g started at %g, want the first round after it, %g", id, j.submit, j.start, firstRound)
+				}
+			}
+			checkNoOvercommit(t, s, jobs)
+		})
 	}
-	for id, j := range jobs {
-		if j.state != "COMPLETED_SUCCESSFULLY" {
-			t.Errorf("job %s: %s, want COMPLETED_SUCCESSFULLY", id, j.state)
-		}
-		if round := 10 * math.Round(j.start/10); math.Abs(j.start-round) > 1e-6 || j.start < j.submit {
-			t.Errorf("job %s submitted at %g started at %g, want a round of the scheduler (a multiple of 10 s) after its submission", id, j.submit, j.start)
-		}
-	}
-	checkNoOvercommit(t, s, jobs)
 }
 
 // checkLog fails the test for every error line of a kube-scheduler log
