@@ -376,19 +376,19 @@ func (r *run) wait(ctx context.Context) error {
 		case <-serverDone:
 			serverDone = nil
 			if r.server.err != nil {
-				return r.failed(r.server, schedulerErr)
+				// Batsim gets time to write its outputs; it ends once the
+				// server's socket is gone.
+				r.batsim.wait(30 * time.Second)
+				return r.failed(schedulerErr)
 			}
 		case <-batsimDone:
 			batsimDone = nil
 			if r.batsim.err != nil {
-				// Batsim fails when the server it talks to does: the
-				// server's error, if any, says why.
-				if r.server.wait(10 * time.Second) {
-					if r.server.err != nil {
-						return r.failed(r.server, schedulerErr)
-					}
-				}
-				return r.failed(r.batsim, schedulerErr)
+				// Batsim fails when the server it talks to does, and the
+				// server fails soon after a Batsim that dies: give it a
+				// moment, so that the report has both sides.
+				r.server.wait(3 * time.Second)
+				return r.failed(schedulerErr)
 			}
 		case <-tick.C:
 			if r.cfg.Progress != nil && serverDone != nil {
@@ -401,17 +401,20 @@ func (r *run) wait(ctx context.Context) error {
 	return nil
 }
 
-// failed stops the other processes and describes the failure of p. Batsim
-// gets time to write its outputs when the server is the one that failed.
-func (r *run) failed(p *process, schedulerErr error) error {
-	if p == r.server && r.batsim != nil {
-		r.batsim.stop(30 * time.Second)
+// failed describes a failed run: the failure of the server and of Batsim
+// (the one that failed first is usually the cause; both are shown with the
+// end of their logs), and the scheduler's if it had ended before.
+func (r *run) failed(schedulerErr error) error {
+	var parts []string
+	for _, p := range []*process{r.server, r.batsim} {
+		if p != nil && p.exited() && p.err != nil {
+			parts = append(parts, p.failure().Error())
+		}
 	}
-	err := fmt.Errorf("launch: %w", p.failure())
-	if schedulerErr != nil && p == r.server {
-		err = fmt.Errorf("%w\n(the scheduler had ended before: %v)", err, schedulerErr)
+	if schedulerErr != nil {
+		parts = append(parts, "the scheduler had ended before: "+schedulerErr.Error())
 	}
-	return err
+	return fmt.Errorf("launch: %s", strings.Join(parts, "\n"))
 }
 
 // stopAll stops whatever still runs: Batsim first (it writes its outputs
