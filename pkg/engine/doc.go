@@ -137,8 +137,21 @@
 // # What differs from Batsim 4.2.1
 //
 //   - Times are exact: a job starts at its EXECUTE_JOB's timestamp and ends
-//     flops / speed or delay seconds later, where real Batsim adds a few
-//     simulated microseconds of internal messages.
+//     flops / speed or delay seconds later. Real Batsim adds the latency of
+//     its internal messages over the platform's links: none on the example
+//     platforms with SimGrid 3.32 (times match exactly), a few microseconds
+//     with a loopback or link latency (e.g. --sg-cfg
+//     network/loopback-lat:0.000001).
+//   - Events of one instant: the engine reports them in one message,
+//     completions first. Real Batsim reports the completion of a computing
+//     job (not of a delay one) that ends at the instant of a submission in
+//     a second message, after the decision about the submission, and sends
+//     no_more_static_job_to_submit in a message of its own. With the same
+//     decisions the outputs are identical (checked by replaying real runs'
+//     decisions); a live scheduler may decide differently with real Batsim,
+//     since it sees the hosts still busy.
+//   - No external events (--events), energy, power states, storage or MPI
+//     profiles; _machine_states.csv and _schedule.trace are not written.
 //   - A simulation that cannot go on (jobs wait, none runs, no call is
 //     pending) is an error at once, where real Batsim waits for ever or
 //     SimGrid reports a deadlock.
