@@ -104,17 +104,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	defer r.stopAll()
 	runErr := r.run(ctx)
 	r.stopAll()
 	sum := Summary{OutDir: r.cfg.OutDir, Engine: r.engineName(), Wall: time.Since(start)}
 	for _, p := range r.procs() {
 		sum.Processes = append(sum.Processes, p.usage())
 	}
-	if err := sum.readOutputs(r.prefix()); err != nil {
-		if runErr == nil {
-			return sum, err
-		}
+	if err := sum.readOutputs(r.prefix()); err != nil && runErr == nil {
+		return sum, err // a run that failed has its own error; its outputs may be partial
 	}
 	if sum.Wall > 0 {
 		sum.SpeedUp = sum.Makespan / sum.Wall.Seconds()
