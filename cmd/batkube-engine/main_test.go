@@ -6,11 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	zmq "github.com/pebbe/zmq4"
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/enginerun/enginetest"
@@ -93,56 +89,6 @@ func TestRunAgainstFirstFit(t *testing.T) {
 	}
 }
 
-// rawPeer answers the i-th message (from 0) with replies[i] over a bare
-// ZeroMQ REP socket, and returns its endpoint; the socket is closed when the
-// test ends.
-func rawPeer(t *testing.T, replies []string) string {
-	t.Helper()
-	sock, err := zmq.NewSocket(zmq.REP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range []error{sock.SetLinger(0), sock.SetRcvtimeo(50 * time.Millisecond), sock.Bind("tcp://127.0.0.1:*")} {
-		if err != nil {
-			sock.Close()
-			t.Fatal(err)
-		}
-	}
-	endpoint, err := sock.GetLastEndpoint()
-	if err != nil {
-		sock.Close()
-		t.Fatal(err)
-	}
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		defer sock.Close()
-		for _, reply := range replies {
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				if _, err := sock.RecvBytes(0); err == nil {
-					break
-				} else if zmq.AsErrno(err) != zmq.Errno(syscall.EAGAIN) {
-					return
-				}
-			}
-			if _, err := sock.Send(reply, 0); err != nil {
-				return
-			}
-		}
-		<-done
-	}()
-	t.Cleanup(func() {
-		close(done)
-		<-exited
-	})
-	return endpoint
-}
-
 // TestBadDecisionsExitNonZero checks that a reply that breaks the protocol,
 // or that real Batsim would abort on, ends the command with exit code 1, an
 // error naming the event and its field, and the outputs written so far.
@@ -170,7 +116,7 @@ func TestBadDecisionsExitNonZero(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			endpoint := rawPeer(t, append(append([]string(nil), first...), tt.reply))
+			endpoint := enginetest.RawPeer(t, append(append([]string(nil), first...), tt.reply), "")
 			prefix := filepath.Join(t.TempDir(), "out") + "/"
 			var stdout, stderr bytes.Buffer
 			code := run(context.Background(), []string{"-q", "-p", examples + "platforms/platform_4.xml", "-w", wl,

@@ -8,11 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	zmq "github.com/pebbe/zmq4"
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/engine"
@@ -51,57 +48,6 @@ func readFile(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// startRawDecisionProcess serves a bare ZeroMQ REP socket that answers the
-// i-th message (from 0) with reply(i), bytes that no encoder would need to
-// accept. It returns the endpoint; the socket is closed when the test ends.
-func startRawDecisionProcess(t testing.TB, reply func(i int) string) string {
-	t.Helper()
-	sock, err := zmq.NewSocket(zmq.REP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range []error{sock.SetLinger(0), sock.SetRcvtimeo(50 * time.Millisecond), sock.Bind("tcp://127.0.0.1:*")} {
-		if err != nil {
-			sock.Close()
-			t.Fatal(err)
-		}
-	}
-	endpoint, err := sock.GetLastEndpoint()
-	if err != nil {
-		sock.Close()
-		t.Fatal(err)
-	}
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		defer sock.Close()
-		for i := 0; ; i++ {
-			for {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				_, err := sock.RecvBytes(0)
-				if err == nil {
-					break
-				}
-				if zmq.AsErrno(err) != zmq.Errno(syscall.EAGAIN) {
-					return
-				}
-			}
-			if _, err := sock.Send(reply(i), 0); err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		close(done)
-		<-exited
-	})
-	return endpoint
 }
 
 // TestRunMalformedRepliesEndTheRun sends replies that break the protocol or
@@ -158,12 +104,7 @@ func TestRunMalformedRepliesEndTheRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			replies := append(append([]string(nil), first...), tt.reply)
-			endpoint := startRawDecisionProcess(t, func(i int) string {
-				if i < len(replies) {
-					return replies[i]
-				}
-				return `{"now": 1000, "events": []}`
-			})
+			endpoint := enginetest.RawPeer(t, replies, `{"now": 1000, "events": []}`)
 			prefix := prefixIn(t)
 			sum, err := enginerun.Run(context.Background(), enginerun.Config{
 				Platform:     platform("platform_4.xml"),
