@@ -170,12 +170,14 @@ func (s *step) callAt(at float64) {
 
 func (s *step) pendingWakeUp(ctx context.Context, now, replyNow float64) {
 	st := s.state
-	pending := st.pendingJobs()
-	if len(pending) == 0 {
+	if !st.hasPending() {
 		s.backoff = 0
 		return
 	}
+	// Only when nothing else can happen is it worth looking at the pending
+	// jobs one by one (the scan is over every job).
 	if st.running == 0 && st.noMoreJobs && !st.dynamicEnabled.Load() {
+		pending := st.pendingJobs()
 		oldest := math.Inf(1)
 		for _, j := range pending {
 			oldest = min(oldest, j.pendingSince)
