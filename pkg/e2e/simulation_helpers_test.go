@@ -320,14 +320,7 @@ func (o *observer) pod(typ watch.EventType, p *corev1.Pod) {
 	if p.Status.StartTime != nil {
 		r.startTime = p.Status.StartTime.Time
 	}
-	r.requests = corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		for k, v := range c.Resources.Requests {
-			q := r.requests[k]
-			q.Add(v)
-			r.requests[k] = q
-		}
-	}
+	r.requests = podRequests(p)
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			select {

@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 )
 
 const platform4 = "examples/platforms/platform_4.xml"
@@ -365,23 +366,12 @@ func TestSimulationPodTemplates(t *testing.T) {
 	checkNoOvercommit(t, s, jobs)
 }
 
-// tolerates reports whether a toleration matches a taint (key, effect,
-// Exists or Equal value), the rule of the Kubernetes API.
+// tolerates reports whether one of the tolerations tolerates the taint, by
+// the API's own rule.
 func tolerates(tolerations []corev1.Toleration, taint corev1.Taint) bool {
-	for _, tol := range tolerations {
-		if tol.Effect != "" && tol.Effect != taint.Effect {
-			continue
-		}
-		if tol.Key != "" && tol.Key != taint.Key {
-			continue
-		}
-		switch tol.Operator {
-		case corev1.TolerationOpExists:
+	for i := range tolerations {
+		if tolerations[i].ToleratesTaint(klog.Background(), &taint, false) {
 			return true
-		case "", corev1.TolerationOpEqual:
-			if tol.Key != "" && tol.Value == taint.Value {
-				return true
-			}
 		}
 	}
 	return false
