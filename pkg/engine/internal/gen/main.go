@@ -33,12 +33,13 @@ func main() {
 // files returns the generated files, by path under examples/.
 func files() map[string][]byte {
 	return map[string][]byte{
-		"platforms/platform_4.xml":    homogeneousPlatform(4),
-		"platforms/platform_16.xml":   homogeneousPlatform(16),
-		"platforms/platform_1000.xml": homogeneousPlatform(1000),
-		"workloads/delay_10.json":     delayWorkload(10, 2),
-		"workloads/delay_30.json":     delayWorkload(30, 1),
-		"workloads/trace_10h.json":    trace10h(),
+		"platforms/platform_4.xml":      homogeneousPlatform(4),
+		"platforms/platform_16.xml":     homogeneousPlatform(16),
+		"platforms/platform_1000.xml":   homogeneousPlatform(1000),
+		"workloads/delay_10.json":       delayWorkload(10, 2),
+		"workloads/delay_30.json":       delayWorkload(30, 1),
+		"workloads/trace_10h.json":      trace10h(),
+		"workloads/contended_1500.json": contended(),
 	}
 }
 
@@ -142,6 +143,48 @@ func trace10h() []byte {
 		}
 		f := used[name]
 		fmt.Fprintf(&b, "    \"%s\": {\"type\": \"delay\", \"delay\": %s, \"cpu\": %s, \"memory\": \"%s\"}%s\n", name, f[0], f[1], f[2], sep)
+	}
+	b.WriteString("  }\n}\n")
+	return b.Bytes()
+}
+
+// contended is 1,500 single-host delay jobs arriving as a Poisson process
+// (0.9 jobs/s, some 28 minutes) with several sizes (1, 2 or 4 cores, 20 to
+// 120 s): about 100 % of the 128 cores of platform_16.xml, so jobs queue
+// and schedulers differ.
+func contended() []byte {
+	rng := rand.New(rand.NewPCG(2026, 7))
+	delays := []int{20, 40, 80, 120}
+	cpus := []int{1, 2, 4}
+	memories := []string{"512Mi", "1Gi", "2Gi"}
+	const n, rate = 1500, 0.9
+	var b bytes.Buffer
+	b.WriteString("{\n  \"nb_res\": 16,\n  \"jobs\": [\n")
+	used := map[string]string{}
+	t := 0.0
+	for i := range n {
+		d, c, m := delays[rng.IntN(len(delays))], cpus[rng.IntN(len(cpus))], memories[rng.IntN(len(memories))]
+		name := fmt.Sprintf("d%d_c%d_m%s", d, c, m)
+		used[name] = fmt.Sprintf("{\"type\": \"delay\", \"delay\": %d, \"cpu\": %d, \"memory\": \"%s\"}", d, c, m)
+		sep := ","
+		if i == n-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "    {\"id\": %d, \"subtime\": %.3f, \"res\": 1, \"profile\": \"%s\"}%s\n", i, t, name, sep)
+		t += rng.ExpFloat64() / rate
+	}
+	b.WriteString("  ],\n  \"profiles\": {\n")
+	names := make([]string, 0, len(used))
+	for name := range used {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for i, name := range names {
+		sep := ","
+		if i == len(names)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "    \"%s\": %s%s\n", name, used[name], sep)
 	}
 	b.WriteString("  }\n}\n")
 	return b.Bytes()
