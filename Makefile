@@ -4,7 +4,7 @@ GO    ?= go
 BIN   := $(CURDIR)/bin
 # Packages of the main module without the generated router (vet on ~1M
 # generated lines takes minutes and finds nothing that regenerating would not).
-PKGS  := ./cmd/... ./pkg/... ./examples/timed-scheduler
+PKGS  := ./cmd/... ./pkg/... ./examples/timed-scheduler ./examples/schedulers/...
 FUZZTIME ?= 10s
 
 .PHONY: help build run run-batsim test test-unit vet fuzz bench generate check-generated serve clean
@@ -49,7 +49,7 @@ test-unit: ## the tests that need no upstream binary (all but pkg/e2e)
 
 vet: ## go vet and gofmt on the hand-written code
 	$(GO) vet $(PKGS)
-	@unformatted=$$(gofmt -l cmd pkg examples/timed-scheduler restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	@unformatted=$$(gofmt -l cmd pkg examples/timed-scheduler examples/schedulers restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \

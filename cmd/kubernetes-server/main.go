@@ -28,7 +28,7 @@ type options struct {
 	Host             string            `long:"host" env:"BATKUBE_HOST" default:"127.0.0.1" description:"address to listen on (use 0.0.0.0 to accept remote clients)"`
 	Port             int               `long:"port" env:"BATKUBE_PORT" default:"8001" description:"port to listen on"`
 	Token            string            `long:"token" env:"BATKUBE_TOKEN" description:"require this bearer token from every client (no authentication when empty)"`
-	WatchHistory     int               `long:"watch-history" default:"10000" description:"number of past events kept so that watches can resume from an older resourceVersion"`
+	WatchHistory     int               `long:"watch-history" default:"10000" description:"number of past events kept per resource (at least; a ring grows while a live watcher lags, up to a million) so that watches can resume from an older resourceVersion"`
 	MinWatchTimeout  time.Duration     `long:"min-watch-timeout" default:"30m" description:"watches that ask for no timeout end after a random time between this and twice this"`
 	BookmarkInterval time.Duration     `long:"bookmark-interval" default:"1m" description:"how often an idle watch that allows bookmarks receives one"`
 	Verbosity        int               `short:"v" long:"verbosity" default:"0" description:"log verbosity: 2 logs every request"`
@@ -46,8 +46,12 @@ type simulationOptions struct {
 	SchedulerName      string        `long:"scheduler-name" default:"default-scheduler" description:"schedulerName of pods whose profile names none"`
 	DefaultCPU         string        `long:"node-default-cpu" default:"1" description:"cores of a host that has no cpu/core property"`
 	DefaultMemory      string        `long:"node-default-memory" default:"16Gi" description:"memory of a host that has no memory property"`
-	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"the scheduler is deemed settled when the API is quiet this long while pods are pending"`
-	MaxSettle          time.Duration `long:"settle-max" default:"2s" description:"wall time the scheduler gets at most per simulation step"`
+	Settle             string        `long:"settle" default:"auto" choice:"auto" choice:"kube-scheduler" choice:"signal" choice:"quiet" description:"how a step decides the scheduler is done: auto uses kube-scheduler's metrics when --kube-scheduler-metrics is set, idle signals (POST /batkube/v1/idle) once a scheduler sends one, and the quiet window otherwise; the other modes use only one of them"`
+	KubeSchedulerURL   string        `long:"kube-scheduler-metrics" value-name:"URL" description:"metrics endpoint of the kube-scheduler under test (e.g. https://127.0.0.1:10259/metrics), run with --authentication-kubeconfig and --authorization-kubeconfig pointing at this server: each step then ends exactly when the scheduler has nothing left to do"`
+	SchedulerNames     []string      `long:"kube-scheduler-name" value-name:"NAME" description:"schedulerName of one of that kube-scheduler's profiles (repeatable; default default-scheduler)"`
+	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"last resort, for schedulers that neither expose their state nor signal: the scheduler is deemed done when the API is quiet this long while pods are pending"`
+	MaxSettle          time.Duration `long:"settle-max" default:"0s" description:"wall time the scheduler gets at most per simulation step (0: 2s with the quiet window alone, 1m otherwise)"`
+	StatsFile          string        `long:"stats-file" value-name:"FILE" description:"write the run's final progress and settle statistics to FILE (JSON) when the simulation ends"`
 	BackoffMin         time.Duration `long:"backoff-min" default:"1s" description:"first simulated delay of the wake-ups asked while pods stay pending"`
 	BackoffMax         time.Duration `long:"backoff-max" default:"1m" description:"largest simulated delay of those wake-ups"`
 	PendingTimeout     time.Duration `long:"pending-timeout" default:"1h" description:"simulated time after which pods still pending, with nothing left that could free resources, are rejected"`
@@ -183,11 +187,13 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		Epoch:          epoch,
 		BatsimEndpoint: sim.Endpoint,
 		BatskyEndpoint: sim.BatskyEndpoint,
+		StatsFile:      sim.StatsFile,
 		Logger:         logger,
+		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,
+			SchedulerNames: sim.SchedulerNames},
 		Broker: broker.Options{
 			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},
 			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName},
-			Quiet:              sim.Quiet,
 			MaxSettle:          sim.MaxSettle,
 			BackoffMin:         sim.BackoffMin,
 			BackoffMax:         sim.BackoffMax,

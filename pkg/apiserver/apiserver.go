@@ -46,8 +46,17 @@ type Options struct {
 	Terminator Terminator
 	// Admitter, when set, may refuse the creations clients send.
 	Admitter Admitter
-	// BearerToken, when set, is required in every request's Authorization header.
+	// BearerToken, when set, is required in every request's Authorization
+	// header. It stands for an administrator (group system:masters) unless
+	// the Authenticator knows it.
 	BearerToken string
+	// Authenticator answers TokenReviews and identifies the senders of
+	// self-reviews by their bearer tokens. nil: every token but BearerToken
+	// is unknown.
+	Authenticator Authenticator
+	// Authorizer answers access reviews. nil: everything is allowed
+	// (Batkube has no RBAC).
+	Authorizer Authorizer
 	// Logger receives request logs at Verbosity >= 2 and errors always.
 	Logger    *slog.Logger
 	Verbosity int
@@ -142,6 +151,9 @@ func New(opts Options) (*Server, error) {
 		schedulers: map[string]bool{},
 	}
 	if err := s.createSystemNamespaces(context.Background()); err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
+	if err := s.createAuthenticationConfigMap(context.Background()); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
 	return s, nil

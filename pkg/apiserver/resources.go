@@ -25,7 +25,10 @@ type resource struct {
 	// version of a resource; storageGVK the type they are stored as.
 	storage    schema.GroupResource
 	storageGVK schema.GroupVersionKind
-	scheme     *runtime.Scheme
+	// review answers a create of a review resource, which is never stored
+	// (nil for the stored resources).
+	review reviewer
+	scheme *runtime.Scheme
 	// memo names this version's encodings in the stored objects' memo.
 	memo struct{ json, proto, protoDoc string }
 }
@@ -84,7 +87,7 @@ func newCatalog(ops []endpoint.Operation, s *runtime.Scheme) (*catalog, error) {
 				continue
 			}
 			listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
-			r = &resource{gvr: gvr, gvk: gvk, listGVK: listGVK, subresources: map[string]bool{}, scheme: s}
+			r = &resource{gvr: gvr, gvk: gvk, listGVK: listGVK, subresources: map[string]bool{}, review: reviewerFor(gvk.GroupKind()), scheme: s}
 			c.byGVR[gvr] = r
 		}
 		if op.Namespaced {
@@ -135,10 +138,10 @@ func preferred(a, b *resource, storage schema.GroupResource) bool {
 	return version.CompareKubeAwareVersionStrings(a.gvr.Version, b.gvr.Version) > 0
 }
 
-// byKind returns the resource that serves a kind at a version, or nil.
+// byKind returns the stored resource that serves a kind at a version, or nil.
 func (c *catalog) byKind(gvk schema.GroupVersionKind) *resource {
 	for _, r := range c.byGVR {
-		if r.gvk == gvk {
+		if r.gvk == gvk && r.review == nil {
 			return r
 		}
 	}
@@ -155,7 +158,7 @@ func (c *catalog) namespacedStorages() []*resource {
 	seen := map[schema.GroupResource]bool{}
 	var out []*resource
 	for _, r := range c.byGVR {
-		if r.namespaced && !seen[r.storage] && r.gvk == r.storageGVK {
+		if r.namespaced && r.review == nil && !seen[r.storage] && r.gvk == r.storageGVK {
 			seen[r.storage] = true
 			out = append(out, r)
 		}

@@ -40,6 +40,14 @@ func (q *request) serve(w http.ResponseWriter) {
 	}
 	q.format = f
 	ctx := q.http.Context()
+	if q.res.review != nil {
+		if q.op.Verb != endpoint.Create || q.op.Subresource != "" {
+			s.writeError(w, q.http, apierrors.NewMethodNotSupported(q.res.gvr.GroupResource(), string(q.op.Verb)))
+			return
+		}
+		q.review(w)
+		return
+	}
 	switch q.op.Verb {
 	case endpoint.Get:
 		q.get(w)
@@ -261,7 +269,11 @@ func (q *request) createOp(ctx context.Context, w http.ResponseWriter) {
 
 // create stores a new object sent to r: name generation, server-set
 // metadata, defaults, validation, and conversion to the storage version.
+// Reviews are never stored.
 func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry bool) (*store.Stored, error) {
+	if r.review != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("%s are reviews, answered and never stored", r.gvr.GroupResource()))
+	}
 	if obj.GetName() == "" && obj.GetGenerateName() != "" {
 		obj.SetName(obj.GetGenerateName() + s.randomSuffix())
 	}

@@ -1,7 +1,15 @@
 // Package broker runs a simulation: it answers Batsim (or the embedded
 // engine) over the Batsim protocol, turns its events into Kubernetes objects
-// in the store, lets the scheduler react in real time, and turns what the
-// scheduler did (bindings, deletions) back into Batsim decisions.
+// in the store, lets the scheduler react, and turns what the scheduler did
+// (bindings, deletions) back into Batsim decisions.
+//
+// One step (run.handle) applies a Batsim message to the cluster (events.go:
+// nodes, pods, their phases), fires the timers due at that instant, waits
+// until the scheduler is done (settle.go, asking a settle.Policy), starts the
+// jobs whose pods are all bound and admitted (kubelet.go), and asks Batsim
+// for the calls the run needs (wakeup.go). What clients do to pods reaches
+// the broker through an unbounded store subscription (intake.go), so no
+// burst of writes can overflow it.
 package broker
 
 import (
@@ -9,14 +17,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/simclock"
 	"github.com/batkube/batkube/pkg/store"
 	"github.com/batkube/batkube/pkg/translate"
@@ -29,25 +38,29 @@ type Options struct {
 	// Nodes and Pods are the translation defaults.
 	Nodes translate.NodeOptions
 	Pods  translate.PodOptions
-	// Quiet is how long the API must be silent, while pods are pending,
-	// before the scheduler is deemed settled (default 50ms).
+	// Settle decides when the scheduler is done at an instant (default:
+	// settle.NewQuiet(Quiet)).
+	Settle settle.Policy
+	// Quiet is the silence window of the default policy (default 50ms).
 	Quiet time.Duration
-	// MaxSettle bounds the wall time the scheduler gets per step (default 2s).
+	// MaxSettle bounds the wall time the scheduler gets per step (default
+	// 2s with the quiet policy, 1m with the others).
 	MaxSettle time.Duration
 	// BackoffMin and BackoffMax bound the simulated delay of the wake-ups
-	// asked for while pods stay pending (defaults 1s and 60s).
+	// asked for while pods stay pending and the policy cannot tell that the
+	// scheduler is idle (defaults 1s and 60s): a scheduler that only polls
+	// gets its chances to retry.
 	BackoffMin, BackoffMax time.Duration
-	// PendingTimeout is the simulated time after which jobs still pending,
-	// when nothing else can happen, are rejected (default 1h).
+	// PendingTimeout is the simulated time after which a job still pending,
+	// while nothing runs and no job is left to submit, is rejected
+	// (default 1h).
 	PendingTimeout time.Duration
 	// SchedulerTimeout is how long pods may stay pending with no client
 	// watching pods before the scheduler is reported dead (default 10s).
 	SchedulerTimeout time.Duration
 	// StartTimeout is how long pods may stay pending before a scheduler
 	// first acts on one (binds it or marks it unschedulable), after which
-	// the run fails (default 1m). Until then the broker does not take
-	// silence for a settled scheduler: a scheduler that is starting, or
-	// waiting to win its leader election, is not done deciding.
+	// the run fails (default 1m).
 	StartTimeout time.Duration
 	// ChargeDecisionTime adds the scheduler's wall time, times
 	// DecisionTimeScale (default 1), to simulated time.
@@ -83,15 +96,24 @@ type Progress struct {
 	Total     int  `json:"total"`
 	Steps     int  `json:"steps"` // messages answered
 	Ended     bool `json:"ended"` // SIMULATION_ENDS answered
+	// Settle counts the steps by how the wait for the scheduler ended.
+	Settle settle.Stats `json:"settle"`
+	// Admission counts the pods the kubelet refused (over-committed nodes).
+	AdmissionRejected int `json:"admissionRejected"`
 }
 
 // Broker is the decision process of a simulation.
 type Broker struct {
-	opts  Options
-	log   *slog.Logger
-	state *state
-	// terminating receives the pods the API server marks terminating.
-	terminating chan *corev1.Pod
+	opts Options
+	log  *slog.Logger
+
+	// Read by the API server's admission, written by the broker's loop.
+	begun          atomic.Bool
+	dynamicEnabled atomic.Bool
+	registrationOK atomic.Bool
+
+	// terminating holds the bound pods clients delete (the kubelet's part).
+	terminating *queue[*corev1.Pod]
 	// last is the progress after the latest step, for other goroutines.
 	last atomic.Pointer[Progress]
 }
@@ -103,8 +125,6 @@ func (b *Broker) Progress() Progress {
 	}
 	return Progress{Total: -1}
 }
-
-var podsGR = schema.GroupResource{Resource: "pods"}
 
 // New returns a Broker; install it as the API server's Terminator and
 // Admitter (server.Options) so that it sees the pods clients delete or create.
@@ -118,7 +138,14 @@ func New(opts Options) (*Broker, error) {
 		}
 	}
 	def(&opts.Quiet, 50*time.Millisecond)
-	def(&opts.MaxSettle, 2*time.Second)
+	if opts.Settle == nil {
+		opts.Settle = settle.NewQuiet(opts.Quiet)
+	}
+	if _, quiet := opts.Settle.(*settle.Quiet); quiet {
+		def(&opts.MaxSettle, 2*time.Second)
+	} else {
+		def(&opts.MaxSettle, time.Minute)
+	}
 	def(&opts.BackoffMin, time.Second)
 	def(&opts.BackoffMax, time.Minute)
 	def(&opts.PendingTimeout, time.Hour)
@@ -131,25 +158,19 @@ func New(opts Options) (*Broker, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Broker{opts: opts, log: opts.Logger, state: newState(), terminating: make(chan *corev1.Pod, 1024)}, nil
+	return &Broker{opts: opts, log: opts.Logger, terminating: newQueue[*corev1.Pod]()}, nil
 }
 
 // PodTerminating implements apiserver.Terminator: the deletion of a bound
 // pod becomes a KILL_JOB (or a REJECT_JOB if its job has not started).
-func (b *Broker) PodTerminating(pod *corev1.Pod) {
-	b.terminating <- pod
-}
+func (b *Broker) PodTerminating(pod *corev1.Pod) { b.terminating.push(pod) }
 
 // Run answers the Batsim peer on conn until the simulation ends (nil), ctx
 // is cancelled, or something goes wrong: the error says what, and the peer
 // has been answered whenever possible so that it can write its outputs.
 func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Server, st *store.Store) error {
-	watcher, err := st.Watch(ctx, podsGR, store.WatchOptions{ResourceVersion: st.CurrentRV()})
-	if err != nil {
-		return fmt.Errorf("broker: watching pods: %w", err)
-	}
-	defer watcher.Stop()
-	s := &step{Broker: b, pods: watcher, api: api, store: st}
+	r := newRun(b, api, st)
+	defer r.intake.Close()
 	for {
 		msg, err := conn.Recv(ctx)
 		if err != nil {
@@ -158,7 +179,7 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 			}
 			return fmt.Errorf("broker: receiving from Batsim: %w", err)
 		}
-		reply, done, err := s.handle(ctx, msg)
+		reply, done, err := r.handle(ctx, msg)
 		if err != nil {
 			// No answer: an answer would let Batsim move time on as if
 			// the decisions were made. The socket closes when the caller
@@ -170,7 +191,7 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 		if err := conn.Send(reply); err != nil {
 			return fmt.Errorf("broker: replying to Batsim: %w", err)
 		}
-		p := b.state.progress(reply.Now, s.steps)
+		p := r.progress(reply.Now)
 		p.Ended = done
 		b.last.Store(&p)
 		if b.opts.Progress != nil {
@@ -180,4 +201,33 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 			return nil
 		}
 	}
+}
+
+// queue is an unbounded FIFO that several goroutines push to and the
+// broker's loop drains; ready has a token while items wait.
+type queue[T any] struct {
+	mu    sync.Mutex
+	items []T
+	ready chan struct{}
+}
+
+func newQueue[T any]() *queue[T] { return &queue[T]{ready: make(chan struct{}, 1)} }
+
+func (q *queue[T]) push(v T) {
+	q.mu.Lock()
+	q.items = append(q.items, v)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the waiting items, oldest first.
+func (q *queue[T]) take() []T {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items
 }

@@ -1,7 +1,10 @@
 package broker
 
 import (
-	"sync/atomic"
+	"cmp"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/batkube/batkube/pkg/batsim"
 )
@@ -9,7 +12,7 @@ import (
 type jobPhase int
 
 const (
-	jobPending  jobPhase = iota // submitted, not all pods bound
+	jobPending  jobPhase = iota // submitted, not all pods bound and admitted
 	jobRunning                  // EXECUTE_JOB sent
 	jobFinished                 // completed, rejected or killed
 )
@@ -17,45 +20,34 @@ const (
 // podRef names a pod.
 type podRef struct{ namespace, name string }
 
+func (r podRef) String() string { return r.namespace + "/" + r.name }
+
 // job is what the broker tracks of one Batsim job.
 type job struct {
-	id           batsim.JobID
-	pods         []podRef
-	nodes        map[podRef]string // node of each bound pod
-	phase        jobPhase
+	id    batsim.JobID
+	pods  []podRef
+	nodes map[podRef]string // node of each bound and admitted pod
+	// reserved is what each admitted pod reserved on its node.
+	reserved map[podRef]map[corev1.ResourceName]int64
+	phase    jobPhase
+	// pendingSince is the simulated instant the job started waiting.
 	pendingSince float64
-	killSent     bool
-	rejected     bool
-	dynamic      bool
+	// gone holds the pods removed so far.
+	gone     map[podRef]bool
+	killSent bool
+	rejected bool
+	dynamic  bool
 }
 
-// state is the broker's view of the simulation. Only the broker's loop
-// touches it, except the atomics read by admission.
-type state struct {
-	jobs     map[batsim.JobID]*job
-	byPod    map[podRef]*job
-	nodes    map[string]int // node name → Batsim resource id
-	nodeByID map[int]string // Batsim resource id → node name
-	// unavailable holds the nodes of machines Batsim said are unavailable
-	// (external events): cordoned, and never given a job.
-	unavailable map[string]bool
-	busy        map[string]int // node name → running jobs (for runs without compute sharing)
-	profiles    map[string]map[string]batsim.Profile
-
+// jobs is the broker's view of the jobs of the simulation.
+type jobs struct {
+	byID  map[batsim.JobID]*job
+	byPod map[podRef]*job
 	// removing holds the pods the broker deletes itself, whose DELETED
 	// events it must not take for a user's deletion.
 	removing map[podRef]bool
 	// finished pods waiting for their removal time (simulated seconds).
 	finished []finishedPod
-
-	computeSharing bool
-	dynamicAck     bool
-	begun          atomic.Bool
-	dynamicEnabled atomic.Bool
-	noMoreJobs     bool
-	registrationOK atomic.Bool // NOTIFY registration_finished sent
-	profilesSent   map[string]bool
-	nextCall       float64 // earliest CALL_ME_LATER not yet answered; 0 if none
 
 	submitted, running, done int
 	pending                  int // jobs in jobPending
@@ -66,40 +58,38 @@ type finishedPod struct {
 	at  float64
 }
 
-func newState() *state {
-	return &state{
-		jobs:         map[batsim.JobID]*job{},
-		byPod:        map[podRef]*job{},
-		nodes:        map[string]int{},
-		nodeByID:     map[int]string{},
-		unavailable:  map[string]bool{},
-		busy:         map[string]int{},
-		removing:     map[podRef]bool{},
-		profilesSent: map[string]bool{},
-	}
+func newJobs() *jobs {
+	return &jobs{byID: map[batsim.JobID]*job{}, byPod: map[podRef]*job{}, removing: map[podRef]bool{}}
 }
 
-func (s *state) pendingJobs() []*job {
+// pendingJobs returns the jobs waiting for their pods to be bound, by
+// submission instant then id (so that decisions about them come in a
+// reproducible order). It scans every job: only for when the pending
+// timeout may apply.
+func (s *jobs) pendingJobs() []*job {
 	if s.pending == 0 {
 		return nil
 	}
 	var out []*job
-	for _, j := range s.jobs {
+	for _, j := range s.byID {
 		if j.phase == jobPending {
 			out = append(out, j)
 		}
 	}
+	slices.SortFunc(out, func(a, b *job) int {
+		return cmp.Or(cmp.Compare(a.pendingSince, b.pendingSince), cmp.Compare(a.id, b.id))
+	})
 	return out
 }
 
-// hasPending is asked at every pod event while the scheduler settles, so it
-// reads a count rather than scanning the jobs.
-func (s *state) hasPending() bool { return s.pending > 0 }
-
 // add tracks a new, pending job.
-func (s *state) add(j *job) {
+func (s *jobs) add(j *job) {
 	j.phase = jobPending
-	s.jobs[j.id] = j
+	if j.nodes == nil {
+		j.nodes = map[podRef]string{}
+		j.reserved = map[podRef]map[corev1.ResourceName]int64{}
+	}
+	s.byID[j.id] = j
 	for _, p := range j.pods {
 		s.byPod[p] = j
 	}
@@ -107,30 +97,32 @@ func (s *state) add(j *job) {
 	s.submitted++
 }
 
-// setPhase moves a job to phase p, keeping the pending count.
-func (s *state) setPhase(j *job, p jobPhase) {
-	if j.phase == jobPending {
+// setPhase moves a job to phase p, keeping the counts.
+func (s *jobs) setPhase(j *job, p jobPhase) {
+	switch {
+	case j.phase == p:
+		return
+	case j.phase == jobPending:
 		s.pending--
+	case j.phase == jobRunning:
+		s.running--
 	}
-	if p == jobPending {
+	switch p {
+	case jobPending:
 		s.pending++
+	case jobRunning:
+		s.running++
+	case jobFinished:
+		s.done++
 	}
 	j.phase = p
 }
 
-func (s *state) progress(now float64, steps int) Progress {
-	total := -1
-	if s.noMoreJobs {
-		total = s.submitted
-	}
-	return Progress{Now: now, Submitted: s.submitted, Pending: s.pending, Running: s.running, Done: s.done, Total: total, Steps: steps}
-}
-
 // forget drops a finished job once its pods are gone.
-func (s *state) forget(j *job) {
+func (s *jobs) forget(j *job) {
 	s.setPhase(j, jobFinished)
 	for _, p := range j.pods {
 		delete(s.byPod, p)
 	}
-	delete(s.jobs, j.id)
+	delete(s.byID, j.id)
 }

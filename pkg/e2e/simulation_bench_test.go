@@ -125,7 +125,7 @@ type firstFit struct {
 	waiting []*corev1.Pod
 }
 
-func (f *firstFit) run(ctx context.Context, b *testing.B) {
+func (f *firstFit) run(ctx context.Context, b testing.TB) {
 	f.free, f.placed = map[string]corev1.ResourceList{}, map[string]string{}
 	nw, err := f.cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
 	if err != nil {

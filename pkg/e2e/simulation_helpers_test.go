@@ -59,7 +59,7 @@ func batkubeBinaries(t testing.TB) string {
 		if raceEnabled {
 			args = append(args, "-race")
 		}
-		args = append(args, "./cmd/kubernetes-server", "./cmd/batkube-engine", "./examples/timed-scheduler")
+		args = append(args, "./cmd/kubernetes-server", "./cmd/batkube-engine", "./examples/timed-scheduler", "./examples/schedulers/fifo")
 		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -100,6 +100,18 @@ func newSimulation(t testing.TB, platform string, workloads ...string) *simulati
 		cfg.Workloads = append(cfg.Workloads, abs(root, w))
 	}
 	return &simulation{t: t, cfg: cfg, obs: newObserver()}
+}
+
+// newHeldSimulation prepares a run of testdata/hold.json, which keeps a
+// simulation going in real time while a test acts on it: a job runs for a
+// million simulated seconds beside one that never fits, and the server
+// settles on silence (--settle=quiet), polling the scheduler with
+// back-off wake-ups, so every step takes a wall-clock window. (Exact
+// settling would finish the run at once.)
+func newHeldSimulation(t testing.TB) *simulation {
+	s := newSimulation(t, "examples/platforms/platform_4.xml", "pkg/e2e/testdata/hold.json")
+	s.cfg.ServerArgs = []string{"--settle=quiet"}
+	return s
 }
 
 // abs resolves a path relative to the repository, leaving absolute ones.

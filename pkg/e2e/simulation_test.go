@@ -110,9 +110,9 @@ func TestSimulationWalltime(t *testing.T) {
 // TestSimulationDeleteRunningPod: deleting a running pod with client-go
 // kills its job (COMPLETED_KILLED).
 func TestSimulationDeleteRunningPod(t *testing.T) {
-	s := newSimulation(t, platform4, "pkg/e2e/testdata/hold.json")
+	s := newHeldSimulation(t)
 	// The blocker is rejected once nothing runs any more.
-	s.cfg.ServerArgs = []string{"--pending-timeout=10m"}
+	s.cfg.ServerArgs = append(s.cfg.ServerArgs, "--pending-timeout=10m")
 	s.onReady = func(s *simulation) {
 		go func() {
 			name := waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
@@ -138,7 +138,7 @@ func TestSimulationDeleteRunningPod(t *testing.T) {
 
 // TestSimulationDeletePendingPod: deleting a pending pod rejects its job.
 func TestSimulationDeletePendingPod(t *testing.T) {
-	s := newSimulation(t, platform4, "pkg/e2e/testdata/hold.json")
+	s := newHeldSimulation(t)
 	deleted := make(chan time.Time, 1)
 	s.onReady = func(s *simulation) {
 		go func() {
@@ -228,7 +228,7 @@ func TestSimulationTwoWorkloads(t *testing.T) {
 // with kubectl during the run becomes a Batsim job that runs for the delay
 // its annotation gives.
 func TestSimulationPodCreatedWithKubectl(t *testing.T) {
-	s := newSimulation(t, platform4, "pkg/e2e/testdata/hold.json")
+	s := newHeldSimulation(t)
 	s.cfg.DynamicJobs = true
 	manifest := `apiVersion: v1
 kind: Pod
@@ -285,8 +285,8 @@ spec:
 // within a bounded time, and the run fails with a clear message, leaving
 // the outputs written so far.
 func TestSimulationSchedulerKilled(t *testing.T) {
-	s := newSimulation(t, platform4, "pkg/e2e/testdata/hold.json")
-	s.cfg.ServerArgs = []string{"--scheduler-timeout=2s"}
+	s := newHeldSimulation(t)
+	s.cfg.ServerArgs = append(s.cfg.ServerArgs, "--scheduler-timeout=2s")
 	killed := make(chan time.Time, 1)
 	s.onReady = func(s *simulation) {
 		pid := s.cluster.SchedulerPID

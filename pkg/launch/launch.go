@@ -50,6 +50,11 @@ type Config struct {
 	// kube-scheduler; its clientConnection.kubeconfig is replaced by the
 	// run's. Default: client QPS raised, everything else upstream's defaults.
 	SchedulerConfig string
+	// KubeScheduler is the kube-scheduler binary to run (default: the
+	// bundled one, BinDir/kube-scheduler), e.g. BinDir/kube-scheduler-1.18.
+	// The run serves its metrics to the server, which then ends each step
+	// exactly when the scheduler is done (settle mode kube-scheduler).
+	KubeScheduler string
 	// APIPort is the API server's port on 127.0.0.1 and BatsimPort that of
 	// the Batsim socket (0: a free port).
 	APIPort, BatsimPort int
@@ -113,6 +118,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := sum.readOutputs(r.prefix()); err != nil && runErr == nil {
 		return sum, err // a run that failed has its own error; its outputs may be partial
 	}
+	if err := sum.readStats(r.statsFile()); err != nil && runErr == nil {
+		return sum, err
+	}
 	if sum.Wall > 0 {
 		sum.SpeedUp = sum.Makespan / sum.Wall.Seconds()
 	}
@@ -131,7 +139,21 @@ type run struct {
 	endpoint   string
 
 	server, scheduler, batsim *process
+	// kube is the plan for a kube-scheduler the run starts (nil for
+	// another scheduler, or none).
+	kube *kubeScheduler
 }
+
+// kubeScheduler is how a run starts a kube-scheduler.
+type kubeScheduler struct {
+	bin, config string
+	minor       int
+	names       []string // its profiles' schedulerNames
+	metricsPort int
+}
+
+// statsFile receives the server's final progress and settle statistics.
+func (r *run) statsFile() string { return filepath.Join(r.cfg.OutDir, "server-stats.json") }
 
 func newRun(cfg Config) (*run, error) {
 	if cfg.Platform == "" || len(cfg.Workloads) == 0 {
@@ -179,7 +201,7 @@ func newRun(cfg Config) (*run, error) {
 	r.cfg.OutDir = abs
 	// Outputs of an earlier run in the same folder must not pass for this
 	// one's.
-	for _, f := range []string{"_jobs.csv", "_schedule.csv", "summary.json"} {
+	for _, f := range []string{"_jobs.csv", "_schedule.csv", "summary.json", "server-stats.json"} {
 		if err := os.Remove(filepath.Join(abs, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("launch: %w", err)
 		}
@@ -226,6 +248,13 @@ func (r *run) run(ctx context.Context) error {
 	}
 	r.apiURL = "http://127.0.0.1:" + strconv.Itoa(apiPort)
 	r.endpoint = "tcp://127.0.0.1:" + strconv.Itoa(batsimPort)
+	r.kubeconfig = filepath.Join(r.cfg.OutDir, "kubeconfig.yaml")
+	if err := os.WriteFile(r.kubeconfig, []byte(Kubeconfig(r.apiURL)), 0o644); err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	if err := r.planKubeScheduler(); err != nil {
+		return err
+	}
 	if err := r.startServer(ctx); err != nil {
 		return err
 	}
@@ -252,7 +281,14 @@ func (r *run) startServer(ctx context.Context) error {
 		return err
 	}
 	args := []string{bin, "--simulate", "--host", "127.0.0.1",
-		"--port", strings.TrimPrefix(r.apiURL, "http://127.0.0.1:"), "--batsim-endpoint", r.endpoint}
+		"--port", strings.TrimPrefix(r.apiURL, "http://127.0.0.1:"), "--batsim-endpoint", r.endpoint,
+		"--stats-file", r.statsFile()}
+	if k := r.kube; k != nil {
+		args = append(args, "--kube-scheduler-metrics", fmt.Sprintf("https://127.0.0.1:%d/metrics", k.metricsPort))
+		for _, name := range k.names {
+			args = append(args, "--kube-scheduler-name", name)
+		}
+	}
 	for _, f := range r.cfg.Objects {
 		abs, err := filepath.Abs(f)
 		if err != nil {
@@ -263,10 +299,6 @@ func (r *run) startServer(ctx context.Context) error {
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {
 		return err
-	}
-	r.kubeconfig = filepath.Join(r.cfg.OutDir, "kubeconfig.yaml")
-	if err := os.WriteFile(r.kubeconfig, []byte(Kubeconfig(r.apiURL)), 0o644); err != nil {
-		return fmt.Errorf("launch: %w", err)
 	}
 	return r.waitServing(ctx)
 }
@@ -311,16 +343,47 @@ func (r *run) startScheduler() error {
 		r.scheduler, err = startProcess(SchedulerProcess, logPath, env, "/bin/sh", "-c", "exec "+command)
 		return err
 	}
-	bin, err := r.bin("kube-scheduler")
+	k := r.kube
+	args := []string{k.bin, "--config", k.config,
+		// Its metrics, for the server's settle policy: served on loopback,
+		// the scrapes authenticated and authorised by asking the server.
+		"--secure-port", strconv.Itoa(k.metricsPort), "--bind-address", "127.0.0.1",
+		"--authentication-kubeconfig", r.kubeconfig, "--authorization-kubeconfig", r.kubeconfig}
+	if k.minor <= 22 {
+		args = append(args, "--port", "0") // no insecure port (10251 by default then)
+	}
+	r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...)
+	return err
+}
+
+// planKubeScheduler prepares the kube-scheduler the run starts, if any:
+// its configuration, version and metrics port.
+func (r *run) planKubeScheduler() error {
+	if r.cfg.NoScheduler || r.cfg.SchedulerCommand != "" {
+		return nil
+	}
+	bin := r.cfg.KubeScheduler
+	if bin == "" {
+		var err error
+		if bin, err = r.bin("kube-scheduler"); err != nil {
+			return err
+		}
+	}
+	minor, _, err := kubeSchedulerVersion(bin)
 	if err != nil {
 		return err
 	}
 	config := filepath.Join(r.cfg.OutDir, "kube-scheduler.yaml")
-	if err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig); err != nil {
+	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor)
+	if err != nil {
 		return err
 	}
-	r.scheduler, err = startProcess(SchedulerProcess, logPath, env, bin, "--config", config, "--secure-port", "0")
-	return err
+	port, err := freePort(0)
+	if err != nil {
+		return err
+	}
+	r.kube = &kubeScheduler{bin: bin, config: config, minor: minor, names: names, metricsPort: port}
+	return nil
 }
 
 func (r *run) startBatsim() error {

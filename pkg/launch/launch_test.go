@@ -29,8 +29,12 @@ profiles:
 	}
 	for _, src := range []string{"", user} {
 		out := filepath.Join(dir, "out.yaml")
-		if err := writeSchedulerConfig(out, src, "/run/kubeconfig.yaml"); err != nil {
+		names, err := writeSchedulerConfig(out, src, "/run/kubeconfig.yaml", 37)
+		if err != nil {
 			t.Fatalf("from %q: %v", src, err)
+		}
+		if len(names) != 1 || names[0] != "default-scheduler" {
+			t.Errorf("from %q: profile names %v, want [default-scheduler]", src, names)
 		}
 		b, err := os.ReadFile(out)
 		if err != nil {
@@ -57,7 +61,7 @@ profiles:
 			t.Errorf("default configuration: qps %g, want 5000", cfg.ClientConnection.QPS)
 		}
 	}
-	if err := writeSchedulerConfig(filepath.Join(dir, "x.yaml"), filepath.Join(dir, "missing.yaml"), "k"); err == nil {
+	if _, err := writeSchedulerConfig(filepath.Join(dir, "x.yaml"), filepath.Join(dir, "missing.yaml"), "k", 37); err == nil {
 		t.Error("a missing configuration file was accepted")
 	}
 }

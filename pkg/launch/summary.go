@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/settle"
 )
 
 // Summary is the outcome of a run, read from Batsim's output files (so it is
@@ -40,6 +43,13 @@ type Summary struct {
 	SchedulingWall time.Duration `json:"schedulingWallNanoseconds"`
 	// Processes lists the CPU time and peak memory of each process.
 	Processes []ProcessUsage `json:"processes"`
+	// Steps counts the messages the server answered; Settle counts them by
+	// how the wait for the scheduler ended (which policy, how many exact);
+	// AdmissionRejected the pods the kubelet refused (over-committed
+	// nodes). From the server's statistics.
+	Steps             int          `json:"steps"`
+	Settle            settle.Stats `json:"settle"`
+	AdmissionRejected int          `json:"admissionRejected"`
 }
 
 // SimulationSpeedUp is the makespan over the wall time of the simulation
@@ -78,6 +88,14 @@ func (s Summary) Write(w io.Writer) {
 		s.SimulationWall.Round(time.Millisecond), s.SimulationSpeedUp())
 	for _, p := range s.Processes {
 		fmt.Fprintf(w, "  %-16s CPU %8s, peak RSS %4d MiB\n", p.Name, p.CPU.Round(time.Millisecond), p.MaxRSS>>20)
+	}
+	fmt.Fprintf(w, "settling:      %s; %d steps: %d with nothing pending, %d exact (scheduler idle), %d on the quiet window, %d on settle-max\n",
+		s.Settle.Policy, s.Steps, s.Settle.NothingPending, s.Settle.Idle, s.Settle.Quiet, s.Settle.MaxWait)
+	if n := s.Settle.Inexact(); n > 0 {
+		fmt.Fprintf(w, "               %d steps ended without knowing the scheduler was done: some jobs may have started later than they could have\n", n)
+	}
+	if s.AdmissionRejected > 0 {
+		fmt.Fprintf(w, "admission:     %d pods refused by their node's kubelet (bound to a node without room: OutOfcpu...)\n", s.AdmissionRejected)
 	}
 	fmt.Fprintf(w, "outputs:       %s (_jobs.csv, _schedule.csv, logs)\n", s.OutDir)
 }
@@ -124,6 +142,20 @@ func (s *Summary) readOutputs(prefix string) error {
 		}
 		*d = time.Duration(v * float64(time.Second))
 	}
+	return nil
+}
+
+// readStats fills in the server's statistics of the run.
+func (s *Summary) readStats(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("launch: the server's statistics: %w", err)
+	}
+	var p broker.Progress
+	if err := json.Unmarshal(data, &p); err != nil {
+		return fmt.Errorf("launch: the server's statistics %s: %w", path, err)
+	}
+	s.Steps, s.Settle, s.AdmissionRejected = p.Steps, p.Settle, p.AdmissionRejected
 	return nil
 }
 

@@ -43,8 +43,18 @@ var KubernetesVersion = version.Info{
 type Options struct {
 	// WatchHistory is the number of past events kept for watches that resume.
 	WatchHistory int
-	// BearerToken, when set, is required from every client.
+	// BearerToken, when set, is required from every client; it stands for an
+	// administrator (group system:masters) unless Authenticator knows it.
 	BearerToken string
+	// Authenticator answers TokenReviews, for the components that delegate
+	// the authentication of their own clients to the API server
+	// (kube-scheduler's /metrics): apiserver.StaticTokens maps tokens to
+	// users. nil: every token but BearerToken is unknown.
+	Authenticator apiserver.Authenticator
+	// Authorizer answers SubjectAccessReviews, for the same components:
+	// apiserver.AllowGroups{apiserver.SystemMasters} allows the
+	// administrators only. nil: everything is allowed (Batkube has no RBAC).
+	Authorizer apiserver.Authorizer
 	// Clock gives object timestamps (simulated time in a simulation).
 	Clock clock.PassiveClock
 	// Terminator plays the kubelet's part in pod deletion (nil: at once).
@@ -101,6 +111,8 @@ func New(opts Options) (*Server, error) {
 		Terminator:       opts.Terminator,
 		Admitter:         opts.Admitter,
 		BearerToken:      opts.BearerToken,
+		Authenticator:    opts.Authenticator,
+		Authorizer:       opts.Authorizer,
 		Logger:           opts.Logger,
 		Verbosity:        opts.Verbosity,
 		MinWatchTimeout:  opts.MinWatchTimeout,

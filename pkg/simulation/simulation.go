@@ -5,15 +5,19 @@ package simulation
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
 	"time"
 
+	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/server"
+	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/simclock"
 	"github.com/batkube/batkube/pkg/timeservice"
 	"github.com/batkube/batkube/pkg/timeservice/batsky"
@@ -35,9 +39,44 @@ type Config struct {
 	// with batsky-go (its time package asks the broker for the simulated
 	// time; see pkg/timeservice/batsky). Empty: none.
 	BatskyEndpoint string
+	// Settle configures how a step decides that the scheduler is done.
+	Settle SettleConfig
+	// StatsFile, if set, receives the final progress of the run as JSON
+	// (broker.Progress) when the simulation ends, for the runner's summary.
+	StatsFile string
 	// ProgressInterval is how often progress is logged (default 2s; < 0: never).
 	ProgressInterval time.Duration
 	Logger           *slog.Logger
+}
+
+// Settle modes (SettleConfig.Mode).
+const (
+	// SettleAuto uses the kube-scheduler policy when KubeSchedulerMetrics
+	// is set, the idle signals once a scheduler sends one, and silence
+	// (the quiet window) otherwise.
+	SettleAuto = "auto"
+	// SettleKubeScheduler only trusts the kube-scheduler's metrics.
+	SettleKubeScheduler = "kube-scheduler"
+	// SettleSignal only trusts idle signals.
+	SettleSignal = "signal"
+	// SettleQuiet only looks at silence.
+	SettleQuiet = "quiet"
+)
+
+// SettleConfig configures the settle policy (package settle).
+type SettleConfig struct {
+	// Mode is one of the Settle* modes (default SettleAuto).
+	Mode string
+	// Quiet is the silence window of the quiet policy (default 50ms).
+	Quiet time.Duration
+	// KubeSchedulerMetrics is the metrics URL of the kube-scheduler under
+	// test (e.g. https://127.0.0.1:10259/metrics); it must be run with
+	// --authentication-kubeconfig and --authorization-kubeconfig pointing
+	// at this server, which then authorises the policy's scrapes.
+	KubeSchedulerMetrics string
+	// SchedulerNames are the kube-scheduler's profiles' schedulerNames
+	// (default: default-scheduler).
+	SchedulerNames []string
 }
 
 // Simulation is an API server driven by Batsim.
@@ -67,6 +106,14 @@ func New(cfg Config) (*Simulation, error) {
 	clk := simclock.New(cfg.Epoch)
 	bopts := cfg.Broker
 	bopts.Clock = clk
+	signals := settle.NewSignals()
+	token, err := randomToken()
+	if err != nil {
+		return nil, fmt.Errorf("simulation: %w", err)
+	}
+	if bopts.Settle, err = cfg.Settle.policy(signals, token, cfg.Logger); err != nil {
+		return nil, fmt.Errorf("simulation: %w", err)
+	}
 	if bopts.Logger == nil {
 		bopts.Logger = cfg.Logger
 	}
@@ -80,7 +127,14 @@ func New(cfg Config) (*Simulation, error) {
 	sopts := cfg.Server
 	sopts.Clock, sopts.Terminator, sopts.Admitter = clk, b, b
 	sopts.Extensions = append(sopts.Extensions[:len(sopts.Extensions):len(sopts.Extensions)],
-		progressHandler{b}, timeservice.NewHandler(clk))
+		progressHandler{b}, timeservice.NewHandler(clk), signals)
+	// The settle policy's scrapes of kube-scheduler's metrics come with
+	// this token; the scheduler asks this server to review it.
+	tokens := apiserver.StaticTokens{token: settleUser}
+	if sopts.BearerToken != "" {
+		tokens[sopts.BearerToken] = adminUser
+	}
+	sopts.Authenticator = tokens
 	if sopts.Logger == nil {
 		sopts.Logger = cfg.Logger
 	}
@@ -132,10 +186,29 @@ func (s *Simulation) Run(ctx context.Context, l net.Listener) error {
 	if err := <-timeServed; err != nil && runErr == nil {
 		runErr = fmt.Errorf("simulation: batsky-go time service: %w", err)
 	}
+	if s.cfg.StatsFile != "" {
+		if err := writeStats(s.cfg.StatsFile, s.Progress()); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
 	if runErr == nil {
-		s.log.Info("simulation ended", "simulatedTime", s.Progress().Now, "jobs", s.Progress().Done)
+		p := s.Progress()
+		s.log.Info("simulation ended", "simulatedTime", p.Now, "jobs", p.Done, "steps", p.Steps,
+			"settle", p.Settle.Policy, "exactSteps", p.Settle.Idle, "quietSteps", p.Settle.Quiet, "maxWaitSteps", p.Settle.MaxWait)
 	}
 	return runErr
+}
+
+// writeStats writes the final progress of a run as JSON.
+func writeStats(path string, p broker.Progress) error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("simulation: stats: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("simulation: stats: %w", err)
+	}
+	return nil
 }
 
 // progressLogger logs the progress of a run at most once per interval.

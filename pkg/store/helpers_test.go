@@ -18,8 +18,9 @@ import (
 )
 
 var (
-	pods  = schema.GroupResource{Resource: "pods"}
-	nodes = schema.GroupResource{Resource: "nodes"}
+	pods   = schema.GroupResource{Resource: "pods"}
+	nodes  = schema.GroupResource{Resource: "nodes"}
+	events = schema.GroupResource{Group: "events.k8s.io", Resource: "events"}
 )
 
 // eventDeadline bounds how long a test waits for an event that must come.
@@ -102,6 +103,40 @@ func nextEvent(t testing.TB, w *Watcher) Event {
 		t.Fatalf("no event within %v", eventDeadline)
 	}
 	return Event{}
+}
+
+// receive returns the watcher's next event, or false once its stream is
+// closed, failing the test if neither comes before the deadline.
+func receive(t testing.TB, w *Watcher) (Event, bool) {
+	t.Helper()
+	timer := time.NewTimer(eventDeadline)
+	defer timer.Stop()
+	select {
+	case ev, ok := <-w.Events():
+		return ev, ok
+	case <-timer.C:
+		t.Fatalf("no event within %v", eventDeadline)
+	}
+	return Event{}, false
+}
+
+// writeEvents creates n objects of another resource than pods, "events", as
+// a scheduler's stream of Events would.
+func writeEvents(t testing.TB, s *Store, n int) {
+	t.Helper()
+	for i := range n {
+		mustCreate(t, s, events, newPod("ns", "e"+strconv.Itoa(i), nil, ""))
+	}
+}
+
+// ringLen is the length of gr's history ring (0 without a history).
+func ringLen(s *Store, gr schema.GroupResource) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if h := s.histories[gr]; h != nil {
+		return len(h.ring)
+	}
+	return 0
 }
 
 // nextEvents returns the next n events.

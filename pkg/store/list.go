@@ -20,8 +20,9 @@ type ListOptions struct {
 	Limit    int64
 	Continue string
 	// ResourceVersion with Exact lists the state as of that RV (410 Gone if
-	// older than the history). Without Exact it is a lower bound: the current
-	// state is listed, and an RV the store has not reached is an error.
+	// older than the resource's history). Without Exact it is a lower bound:
+	// the current state is listed, and an RV the store has not reached is an
+	// error.
 	ResourceVersion uint64
 	Exact           bool
 }
@@ -45,14 +46,14 @@ const (
 )
 
 // List returns the objects of gr matching opts. Errors: BadRequest for a
-// malformed continue token, 410 Expired for a snapshot older than the history
+// malformed continue token, 410 Expired for a snapshot older than gr's history
 // (an expired continue carries a token to resume at the current state),
 // Timeout for a resourceVersion the store has not reached.
 func (s *Store) List(gr schema.GroupResource, opts ListOptions) (ListResult, error) {
 	pred := newPredicate(gr, opts.Label, opts.Field, s.fields)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	current := s.log.last
+	current := s.last
 	at := current
 	var after *key
 	switch {
@@ -69,7 +70,7 @@ func (s *Store) List(gr schema.GroupResource, opts ListOptions) (ListResult, err
 			return ListResult{}, apierrors.NewBadRequest(fmt.Sprintf(
 				"invalid continue token: %v: resourceVersion %d is newer than the server's %d", errInvalidContinue, at, current))
 		}
-		if at < s.log.compacted() {
+		if at < s.compactedLocked(gr) {
 			return ListResult{}, expiredContinue(tok.after)
 		}
 	case opts.Exact:
@@ -77,7 +78,7 @@ func (s *Store) List(gr schema.GroupResource, opts ListOptions) (ListResult, err
 		if at > current {
 			return ListResult{}, tooLarge(at, current)
 		}
-		if c := s.log.compacted(); at < c {
+		if c := s.compactedLocked(gr); at < c {
 			return ListResult{}, tooOld(at, c)
 		}
 	case opts.ResourceVersion > current:
@@ -121,8 +122,9 @@ func (s *Store) List(gr schema.GroupResource, opts ListOptions) (ListResult, err
 	return res, nil
 }
 
-// expiredContinue is the 410 of a continue token older than the history; it
-// carries a token that continues after the same key at the current state.
+// expiredContinue is the 410 of a continue token older than its resource's
+// history; it carries a token that continues after the same key at the
+// current state.
 func expiredContinue(after key) error {
 	err := apierrors.NewResourceExpired(continueExpired)
 	if tok, encErr := encodeContinue(continueToken{rv: latestRV, after: after}); encErr == nil {
@@ -132,21 +134,22 @@ func expiredContinue(after key) error {
 }
 
 // scanLocked calls yield, in key order, for each object of gr that existed at
-// resourceVersion at (compacted <= at <= current) in namespace (all when "")
-// with a key after `after` (all when nil), until yield returns false.
+// resourceVersion at (compactedLocked(gr) <= at <= current) in namespace (all
+// when "") with a key after `after` (all when nil), until yield returns false.
 //
-// The state at `at` is rebuilt from the history, without keeping old copies:
+// The state at `at` is rebuilt from gr's history, without keeping old copies:
 // an object's state at `at` is the previous state of its first write after
 // `at`, if there is one, else its current state.
 func (s *Store) scanLocked(gr schema.GroupResource, at uint64, namespace string, after *key, yield func(key, *Stored) bool) {
 	t := s.objects[gr]
 	var past map[key]*Stored // state at `at` of the keys written since (nil: absent)
 	var gone []entry         // keys deleted since `at` that existed then, in key order
-	if at < s.log.last {
+	h := s.histories[gr]
+	if from, to := h.afterLocked(at); from < to {
 		past = make(map[key]*Stored)
-		for rv := at + 1; rv <= s.log.last; rv++ {
-			r := s.log.at(rv)
-			if r.gr != gr || (namespace != "" && r.key.namespace != namespace) {
+		for seq := from; seq < to; seq++ {
+			r := h.at(seq)
+			if namespace != "" && r.key.namespace != namespace {
 				continue
 			}
 			if _, seen := past[r.key]; !seen {

@@ -266,3 +266,54 @@ func TestListRVBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestWritesToAnotherResourceDoNotExpireAContinueToken: a burst of Events, 50
+// times the history, leaves the pods' history alone, so a paged pod list
+// goes on at its first page's snapshot.
+func TestWritesToAnotherResourceDoNotExpireAContinueToken(t *testing.T) {
+	const history, burst = 1000, 50_000
+	s := newTestStore(t, history)
+	for _, name := range []string{"a", "b", "c", "d"} {
+		mustCreate(t, s, pods, newPod("ns", name, nil, ""))
+	}
+	first, err := s.List(pods, ListOptions{Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustDelete(t, s, pods, "ns", "c") // after the snapshot: the next page still shows c
+	writeEvents(t, s, burst)
+	rest, err := s.List(pods, ListOptions{Limit: 2, Continue: first.Continue})
+	if err != nil {
+		t.Fatalf("continuing after the burst: %v", err)
+	}
+	if got, want := itemNames(rest.Items), []string{"ns/c", "ns/d"}; !slices.Equal(got, want) || rest.RV != first.RV {
+		t.Errorf("got %v at RV %d, want %v at the first page's RV %d", got, rest.RV, want, first.RV)
+	}
+}
+
+// TestWritesToAnotherResourceDoNotExpireAnExactRVList: the same for a list
+// at an exact past RV.
+func TestWritesToAnotherResourceDoNotExpireAnExactRVList(t *testing.T) {
+	const history, burst = 1000, 50_000
+	s := newTestStore(t, history)
+	mustCreate(t, s, pods, newPod("ns", "a", nil, "")) // 1
+	mustCreate(t, s, pods, newPod("ns", "b", nil, "")) // 2
+	mustUpdate(t, s, pods, "ns", "a", func(p *corev1.Pod) { p.Spec.NodeName = "n1" })
+	mustDelete(t, s, pods, "ns", "b")
+	writeEvents(t, s, burst)
+	mustCreate(t, s, pods, newPod("ns", "c", nil, ""))
+	res, err := s.List(pods, ListOptions{ResourceVersion: 2, Exact: true})
+	if err != nil {
+		t.Fatalf("listing at RV 2 after the burst: %v", err)
+	}
+	var got []string
+	for _, st := range res.Items {
+		got = append(got, st.Object().GetName()+"@"+strconvU(st.RV()))
+	}
+	if want := []string{"a@1", "b@2"}; !slices.Equal(got, want) || res.RV != 2 {
+		t.Errorf("got %v at RV %d, want %v at 2", got, res.RV, want)
+	}
+	if _, err := s.List(events, ListOptions{ResourceVersion: 2, Exact: true}); !apierrors.IsResourceExpired(err) {
+		t.Errorf("listing events at RV 2: got %v, want 410 Expired: the burst passed their own history", err)
+	}
+}

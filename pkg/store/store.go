@@ -14,16 +14,32 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// DefaultHistorySize is the number of past writes kept for watches and
-// consistent lists when Options.HistorySize is not set.
+// DefaultHistorySize is the number of past writes of each resource kept for
+// watches and consistent lists when Options.HistorySize is not set.
 const DefaultHistorySize = 10000
+
+// DefaultHistoryMax is the most records a resource's history grows to for
+// watchers that lag when Options.HistoryMax is not set.
+const DefaultHistoryMax = 1 << 20
 
 // Options configure a Store.
 type Options struct {
-	// HistorySize bounds the event history shared by all resources
-	// (DefaultHistorySize when < 1). A watch or a paged list older than the
-	// history gets 410 Gone.
+	// HistorySize is the number of past writes each resource keeps for
+	// watches and consistent lists (DefaultHistorySize when < 1): the
+	// initial length of each resource's history ring (allocated as the
+	// resource's first records come). Resources have a history each, so
+	// writes to one never push out another's records. A watch, an exact-RV
+	// list or a continue token older than what its resource's history keeps
+	// gets 410 Gone.
 	HistorySize int
+	// HistoryMax caps the length of a resource's history (DefaultHistoryMax
+	// when < 1, HistorySize when smaller). Rather than drop a record that a
+	// live watcher of the resource has not read yet, a full history doubles,
+	// up to this cap: a burst of writes does not end a watcher that reads
+	// slower than the writer. Past the cap the watcher gets 410 Gone.
+	// Histories never shrink, so memory is bounded by HistoryMax records per
+	// resource, and goes beyond HistorySize only while watchers lag.
+	HistoryMax int
 	// Fields gives the field selector values of an object; the store adds
 	// metadata.name and metadata.namespace. Nil: only those two.
 	Fields FieldsFunc
@@ -33,23 +49,21 @@ type Options struct {
 
 // Store is the in-memory object store. All methods are safe for concurrent use.
 type Store struct {
-	fields FieldsFunc
-	clock  clock.WithTicker
+	fields      FieldsFunc
+	clock       clock.WithTicker
+	historySize int
+	historyMax  int
 
 	mu      sync.RWMutex
 	objects map[schema.GroupResource]*table // current objects; a resource with none has no table
-	log     history
+	// histories holds the history of every resource written, watched or
+	// subscribed to since the store was created. A resource without one
+	// has no past write to replay: it can be replayed from any RV.
+	histories map[schema.GroupResource]*history
+	last      uint64 // the RV of the latest write, the store's current RV
 
-	// rv mirrors log.last for readers that do not take mu.
+	// rv mirrors last for readers that do not take mu.
 	rv atomic.Uint64
-	// changed is closed and replaced by the first write after a watcher took
-	// it (changedTaken), to wake watchers that are caught up.
-	changed      atomic.Pointer[chan struct{}]
-	changedTaken atomic.Bool
-	// lapped is closed and replaced every lapEvery writes, to wake watchers
-	// blocked on a slow consumer so they notice when the history passed them.
-	lapped   atomic.Pointer[chan struct{}]
-	lapEvery uint64
 
 	liveWatchers atomic.Int64
 
@@ -79,25 +93,74 @@ func New(opts Options) *Store {
 	if opts.HistorySize < 1 {
 		opts.HistorySize = DefaultHistorySize
 	}
+	if opts.HistoryMax < 1 {
+		opts.HistoryMax = DefaultHistoryMax
+	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	s := &Store{
-		closing:  make(chan struct{}),
-		fields:   opts.Fields,
-		clock:    opts.Clock,
-		objects:  make(map[schema.GroupResource]*table),
-		log:      newHistory(opts.HistorySize),
-		lapEvery: max(1, uint64(opts.HistorySize)/8),
+	return &Store{
+		closing:     make(chan struct{}),
+		fields:      opts.Fields,
+		clock:       opts.Clock,
+		historySize: opts.HistorySize,
+		historyMax:  max(opts.HistoryMax, opts.HistorySize),
+		objects:     make(map[schema.GroupResource]*table),
+		histories:   make(map[schema.GroupResource]*history),
 	}
-	changed, lapped := make(chan struct{}), make(chan struct{})
-	s.changed.Store(&changed)
-	s.lapped.Store(&lapped)
-	return s
+}
+
+// historyLocked returns the history of gr, creating it if need be. The
+// caller holds mu for writing.
+func (s *Store) historyLocked(gr schema.GroupResource) *history {
+	h := s.histories[gr]
+	if h == nil {
+		h = newHistory(s.historySize, s.historyMax)
+		s.histories[gr] = h
+	}
+	return h
+}
+
+// historyOf returns the history of gr, creating it if need be. Histories are
+// never removed: the result stays the history of gr.
+func (s *Store) historyOf(gr schema.GroupResource) *history {
+	s.mu.RLock()
+	h := s.histories[gr]
+	s.mu.RUnlock()
+	if h != nil {
+		return h
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.historyLocked(gr)
+}
+
+// compactedLocked is the RV of the newest record of gr its history dropped
+// (0 when none): the changes of gr after RV r can be replayed if and only if
+// r >= compactedLocked(gr).
+func (s *Store) compactedLocked(gr schema.GroupResource) uint64 {
+	if h := s.histories[gr]; h != nil {
+		return h.compactedRV
+	}
+	return 0
 }
 
 // CurrentRV returns the resourceVersion of the latest write.
 func (s *Store) CurrentRV() uint64 { return s.rv.Load() }
+
+// LatestRV returns the resourceVersion of the latest write to gr (0 if none).
+func (s *Store) LatestRV(gr schema.GroupResource) uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	h := s.histories[gr]
+	if h == nil || h.kept() == 0 {
+		if h != nil {
+			return h.compactedRV
+		}
+		return 0
+	}
+	return h.at(h.next - 1).rv
+}
 
 // Get returns the current object of gr at namespace/name, or NotFound.
 func (s *Store) Get(gr schema.GroupResource, namespace, name string) (*Stored, error) {
@@ -137,9 +200,9 @@ func (s *Store) Create(ctx context.Context, gr schema.GroupResource, obj Object)
 	} else if _, ok := t.Get(entry{key: k}); ok {
 		return nil, apierrors.NewAlreadyExists(gr, k.name)
 	}
-	st := newStored(obj, s.log.last+1)
+	st := newStored(obj, s.last+1)
 	t.ReplaceOrInsert(entry{key: k, obj: st})
-	s.appendLocked(record{rv: st.rv, typ: watch.Added, gr: gr, key: k, obj: st})
+	s.appendLocked(gr, record{rv: st.rv, typ: watch.Added, key: k, obj: st})
 	return st, nil
 }
 
@@ -214,9 +277,9 @@ func (s *Store) commitUpdate(gr schema.GroupResource, k key, cur *Stored, next O
 	if noop {
 		return cur, true
 	}
-	st = newStored(next, s.log.last+1)
+	st = newStored(next, s.last+1)
 	s.objects[gr].ReplaceOrInsert(entry{key: k, obj: st})
-	s.appendLocked(record{rv: st.rv, typ: watch.Modified, gr: gr, key: k, obj: st, prev: cur})
+	s.appendLocked(gr, record{rv: st.rv, typ: watch.Modified, key: k, obj: st, prev: cur})
 	return st, true
 }
 
@@ -258,20 +321,20 @@ func (s *Store) commitDelete(gr schema.GroupResource, k key, cur *Stored, gone O
 	if t.Len() == 0 {
 		delete(s.objects, gr)
 	}
-	st = newStored(gone, s.log.last+1)
-	s.appendLocked(record{rv: st.rv, typ: watch.Deleted, gr: gr, key: k, obj: st, prev: cur})
+	st = newStored(gone, s.last+1)
+	s.appendLocked(gr, record{rv: st.rv, typ: watch.Deleted, key: k, obj: st, prev: cur})
 	return st, true
 }
 
-// appendLocked records a write and wakes the watchers. It never blocks.
-func (s *Store) appendLocked(r record) {
-	s.log.append(r)
+// appendLocked records a write of gr in its history, wakes the watchers and
+// queues the write on the subscriptions to gr. It never blocks.
+func (s *Store) appendLocked(gr schema.GroupResource, r record) {
+	h := s.historyLocked(gr)
+	h.appendLocked(r)
+	s.last = r.rv
 	s.rv.Store(r.rv)
-	if s.changedTaken.Swap(false) {
-		wake(&s.changed)
-	}
-	if r.rv%s.lapEvery == 0 {
-		wake(&s.lapped)
+	for _, sub := range h.subs {
+		sub.add(Change{Type: r.typ, GR: gr, Object: r.obj, Prev: r.prev, RV: r.rv})
 	}
 }
 
@@ -281,7 +344,7 @@ func wake(p *atomic.Pointer[chan struct{}]) {
 	close(*p.Swap(&ch))
 }
 
-// tooOld is the 410 Gone of a request older than the history.
+// tooOld is the 410 Gone of a request older than its resource's history.
 func tooOld(rv, compacted uint64) error {
 	return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, compacted))
 }

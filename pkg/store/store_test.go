@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 func TestEveryWriteTakesTheNextRV(t *testing.T) {
@@ -272,13 +274,17 @@ func TestMemoryBoundedByHistory(t *testing.T) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if got := len(s.log.ring); got > history {
+	// The history is per resource now: the pods' one holds the pods' records
+	// and, all writes being to pods, it was compacted up to the same RV as
+	// the global history was.
+	h := s.histories[pods]
+	if got := len(h.ring); got > history {
 		t.Errorf("history holds %d records, want at most %d", got, history)
 	}
 	if got := len(s.objects); got != 0 {
 		t.Errorf("store still has %d resource tables, want 0", got)
 	}
-	if got, want := s.log.compacted(), uint64(writes-history); got != want {
+	if got, want := s.compactedLocked(pods), uint64(writes-history); got != want {
 		t.Errorf("got compacted RV %d, want %d", got, want)
 	}
 }
@@ -385,5 +391,198 @@ func TestUpdateOfNothingWritesNothingButChangeWrites(t *testing.T) {
 	st, err = s.Change(context.Background(), pods, "ns", "a", same)
 	if err != nil || st.RV() != created.RV()+1 {
 		t.Fatalf("Change: %v, RV %d, want a write at RV %d", err, st.RV(), created.RV()+1)
+	}
+}
+
+// TestHistoryRingGrowsDropsAndSearchesInOrder drives one resource's history
+// directly: it fills up to its size, then grows only for a follower that has
+// not read its oldest record, up to its cap, and finds the records after any
+// RV among RVs that are not contiguous.
+func TestHistoryRingGrowsDropsAndSearchesInOrder(t *testing.T) {
+	h := newHistory(3, 24)
+	var f follower
+	h.follow(&f, 0)
+	rvs := []uint64{}
+	appendN := func(n int) {
+		for range n {
+			rv := uint64(1)
+			if len(rvs) > 0 {
+				rv = rvs[len(rvs)-1] + uint64(len(rvs)%3+1) // gaps: other resources' RVs
+			}
+			rvs = append(rvs, rv)
+			h.appendLocked(record{rv: rv})
+		}
+	}
+	check := func(wantLen int, wantFirst uint64) {
+		t.Helper()
+		if len(h.ring) != wantLen || h.first.Load() != wantFirst || h.next != uint64(len(rvs)) {
+			t.Fatalf("ring of %d, records [%d, %d); want a ring of %d, records [%d, %d)",
+				len(h.ring), h.first.Load(), h.next, wantLen, wantFirst, len(rvs))
+		}
+		if wantFirst > 0 && h.compactedRV != rvs[wantFirst-1] {
+			t.Errorf("compactedRV %d, want %d", h.compactedRV, rvs[wantFirst-1])
+		}
+		for seq := wantFirst; seq < h.next; seq++ {
+			if got := h.at(seq).rv; got != rvs[seq] {
+				t.Fatalf("record %d has RV %d, want %d", seq, got, rvs[seq])
+			}
+			if from, _ := h.afterLocked(rvs[seq] - 1); from != seq {
+				t.Errorf("first record after RV %d: %d, want %d", rvs[seq]-1, from, seq)
+			}
+			if from, _ := h.afterLocked(rvs[seq]); from != seq+1 {
+				t.Errorf("first record after RV %d: %d, want %d", rvs[seq], from, seq+1)
+			}
+		}
+	}
+
+	appendN(20) // the follower reads nothing: 3 -> 6 -> 12 -> 24
+	check(24, 0)
+	lapped := *h.lapped.Load()
+	for range 30 { // it keeps up: the ring turns over at its length
+		f.next.Store(h.next)
+		appendN(1)
+	}
+	check(24, 26)
+	select {
+	case <-lapped:
+		t.Error("a follower that keeps up was woken as lapped")
+	default:
+	}
+	f.next.Store(h.next)
+	appendN(25) // it reads nothing again: lapped at the cap, and woken
+	check(24, 51)
+	select {
+	case <-lapped:
+	default:
+		t.Error("lapping the follower did not wake it")
+	}
+	h.unfollow(&f)
+	grown := newHistory(3, 24) // without a follower it never grows past its size
+	for rv := range uint64(10) {
+		grown.appendLocked(record{rv: rv + 1})
+	}
+	if len(grown.ring) != 3 || grown.compactedRV != 7 {
+		t.Errorf("a history without followers holds %d records, compacted at %d; want 3 and 7", len(grown.ring), grown.compactedRV)
+	}
+}
+
+// TestSubscriptionDeliversEveryWriteOnceInOrder: 100,000 writes before the
+// first Take, to the resources subscribed to and to another one, all with a
+// history far too short to hold them.
+func TestSubscriptionDeliversEveryWriteOnceInOrder(t *testing.T) {
+	const writes = 100_000
+	s := newTestStore(t, 100)
+	mustCreate(t, s, pods, newPod("ns", "before", nil, "")) // before the subscription: not delivered
+	sub := s.Subscribe(pods, nodes, pods)
+	current := map[schema.GroupResource]map[string]*Stored{pods: {}, nodes: {}, events: {}}
+	var want []Change
+	for i := range writes {
+		gr := []schema.GroupResource{pods, pods, nodes, events}[i%4]
+		name := strconv.Itoa(i % 7)
+		prev := current[gr][name]
+		var c Change
+		switch {
+		case prev == nil:
+			c = Change{Type: watch.Added, Object: mustCreate(t, s, gr, newPod("ns", name, nil, ""))}
+		case i%3 == 0:
+			c = Change{Type: watch.Deleted, Object: mustDelete(t, s, gr, "ns", name), Prev: prev}
+		default: // Change rather than Update: no costly no-op check, the write always changes the pod
+			st, err := s.Change(context.Background(), gr, "ns", name, func(cur Object) (Object, error) {
+				cur.(*corev1.Pod).Spec.NodeName = strconv.Itoa(i)
+				return cur, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c = Change{Type: watch.Modified, Object: st, Prev: prev}
+		}
+		current[gr][name] = c.Object
+		if c.Type == watch.Deleted {
+			delete(current[gr], name)
+		}
+		if gr != events {
+			c.GR, c.RV = gr, c.Object.RV()
+			want = append(want, c)
+		}
+	}
+	select {
+	case <-sub.Ready():
+	default:
+		t.Error("Ready is not signalled while changes wait")
+	}
+	got := sub.Take(nil)
+	if len(got) != len(want) {
+		t.Fatalf("took %d changes, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("change %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if more := sub.Take(nil); len(more) != 0 {
+		t.Errorf("a second Take returned %d changes, want none", len(more))
+	}
+
+	sub.Close()
+	sub.Close()
+	mustCreate(t, s, pods, newPod("ns", "after", nil, ""))
+	if after := sub.Take(nil); len(after) != 0 {
+		t.Errorf("took %d changes written after Close, want none", len(after))
+	}
+	select {
+	case <-sub.Ready():
+		t.Error("Ready is signalled after Close")
+	default:
+	}
+}
+
+// TestSubscriptionSeesConcurrentWritersInRVOrder: a consumer taking as
+// changes come while 8 writers create pods and another writes nodes sees
+// each pod creation once, in increasing RV order.
+func TestSubscriptionSeesConcurrentWritersInRVOrder(t *testing.T) {
+	const writers, perWriter = 8, 2000
+	s := newTestStore(t, 0)
+	sub := s.Subscribe(pods)
+	defer sub.Close()
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range perWriter {
+				mustCreate(t, s, pods, newPod("ns", fmt.Sprintf("w%d-%d", g, i), nil, ""))
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range perWriter {
+			mustCreate(t, s, nodes, newPod("", fmt.Sprintf("n%d", i), nil, ""))
+		}
+	})
+
+	seen := make(map[string]bool, writers*perWriter)
+	var last uint64
+	var buf []Change
+	timer := time.NewTimer(eventDeadline)
+	defer timer.Stop()
+	for len(seen) < writers*perWriter {
+		select {
+		case <-sub.Ready():
+		case <-timer.C:
+			t.Fatalf("saw %d creations within %v, want %d", len(seen), eventDeadline, writers*perWriter)
+		}
+		buf = sub.Take(buf[:0])
+		for _, c := range buf {
+			name := c.Object.Object().GetName()
+			if c.GR != pods || c.Type != watch.Added || c.Prev != nil || c.RV != c.Object.RV() {
+				t.Fatalf("got %s of %s %s at RV %d, want the ADDED of a pod", c.Type, c.GR, name, c.RV)
+			}
+			if c.RV <= last || seen[name] {
+				t.Fatalf("got %s at RV %d after RV %d (seen before: %v)", name, c.RV, last, seen[name])
+			}
+			seen[name], last = true, c.RV
+		}
+	}
+	wg.Wait()
+	if more := sub.Take(nil); len(more) != 0 {
+		t.Errorf("%d more changes after every creation, want none", len(more))
 	}
 }

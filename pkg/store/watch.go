@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,8 +21,8 @@ type WatchOptions struct {
 	Label     labels.Selector // nil or empty: no filter
 	Field     fields.Selector // nil or empty: no filter
 	// ResourceVersion: deliver the events after this RV (410 Gone if older
-	// than the history; an RV in the future waits for it). 0 without
-	// SendInitialEvents starts at the current RV.
+	// than the resource's history; an RV in the future waits for it). 0
+	// without SendInitialEvents starts at the current RV.
 	ResourceVersion uint64
 	// SendInitialEvents first sends an ADDED event for every matching object
 	// (a snapshot at the current RV, in key order), then a Bookmark with
@@ -44,7 +45,7 @@ type Event struct {
 	// InitialEventsEnd marks the Bookmark that ends the initial events.
 	InitialEventsEnd bool
 	// Err is the reason of an Error event: 410 Expired when the watcher fell
-	// behind the history.
+	// behind its resource's history.
 	Err error
 }
 
@@ -57,12 +58,15 @@ const (
 var errStopped = errors.New("store: watcher stopped")
 
 // Watcher streams the events of one watch. Each watcher has a goroutine that
-// follows the history at its own pace: writers never wait for it. A watcher
-// whose consumer falls so far behind that the history drops events it has not
-// sent gets an Error event (410 Expired) and ends; the consumer re-lists.
+// follows its resource's history at its own pace: writers never wait for it.
+// While the watcher runs, the history keeps the records it has not read,
+// growing up to Options.HistoryMax records. A watcher whose consumer falls
+// further behind gets an Error event (410 Expired) and ends; the consumer
+// re-lists.
 type Watcher struct {
 	store  *Store
 	gr     schema.GroupResource
+	hist   *history // gr's
 	ns     string
 	pred   predicate
 	ticker clock.Ticker // nil without bookmarks
@@ -70,7 +74,16 @@ type Watcher struct {
 	initial     []*Stored // the snapshot to send first
 	initialRV   uint64
 	sendInitial bool
-	cursor      uint64 // the next RV to read from the history
+	// follow is where the watcher is in hist, registered there from position
+	// until the watcher ends.
+	follow follower
+	// rv is the RV up to which the watcher has read every write of gr: it
+	// skips the records up to it and sends bookmarks at it.
+	rv uint64
+	// delivered is the RV up to which every write of gr has been handed to
+	// the consumer (sent on out) or skipped; sent counts the events handed
+	// over. See Progress.
+	delivered, sent atomic.Uint64
 
 	out      chan Event
 	stop     chan struct{}
@@ -82,8 +95,8 @@ type Watcher struct {
 }
 
 // Watch starts a watch of gr. It fails with 410 Expired when
-// opts.ResourceVersion is older than the history. The watcher runs until
-// Stop, ctx's end, or falling behind the history.
+// opts.ResourceVersion is older than gr's history. The watcher runs until
+// Stop, ctx's end, or falling behind the history past Options.HistoryMax.
 func (s *Store) Watch(ctx context.Context, gr schema.GroupResource, opts WatchOptions) (*Watcher, error) {
 	if s.isClosing() {
 		return nil, apierrors.NewServiceUnavailable("the server is shutting down")
@@ -91,6 +104,7 @@ func (s *Store) Watch(ctx context.Context, gr schema.GroupResource, opts WatchOp
 	w := &Watcher{
 		store: s,
 		gr:    gr,
+		hist:  s.historyOf(gr),
 		ns:    opts.Namespace,
 		pred:  newPredicate(gr, opts.Label, opts.Field, s.fields),
 		out:   make(chan Event, watchBuffer),
@@ -108,12 +122,14 @@ func (s *Store) Watch(ctx context.Context, gr schema.GroupResource, opts WatchOp
 	return w, nil
 }
 
-// position sets where the watcher starts, taking the initial snapshot if asked.
+// position sets where the watcher starts, taking the initial snapshot if
+// asked, and registers it with its history.
 func (w *Watcher) position(opts WatchOptions) error {
-	s := w.store
+	s, h := w.store, w.hist
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	current := s.log.last
+	current := s.last
+	next := h.next
 	switch {
 	case opts.SendInitialEvents:
 		if opts.ResourceVersion > current {
@@ -125,16 +141,31 @@ func (w *Watcher) position(opts WatchOptions) error {
 			}
 			return true
 		})
-		w.sendInitial, w.initialRV, w.cursor = true, current, current+1
+		w.sendInitial, w.initialRV, w.rv = true, current, current
 	case opts.ResourceVersion == 0:
-		w.cursor = current + 1
+		w.rv = current
 	default:
-		if c := s.log.compacted(); opts.ResourceVersion < c {
+		if c := h.compactedRV; opts.ResourceVersion < c {
 			return tooOld(opts.ResourceVersion, c)
 		}
-		w.cursor = opts.ResourceVersion + 1
+		// From an RV in the future, next is the next record and the
+		// records up to the RV are skipped as they come.
+		w.rv = opts.ResourceVersion
+		next = h.searchLocked(w.rv)
 	}
+	h.follow(&w.follow, next)
 	return nil
+}
+
+// Progress tells how far the watcher is: every write of its resource up to
+// resourceVersion delivered has been handed to the consumer (or did not
+// match), and sent events were handed over in all. A consumer that has
+// received and dealt with sent events, when delivered is at the resource's
+// LatestRV, has dealt with every write so far. Read delivered before sent:
+// Progress does.
+func (w *Watcher) Progress() (delivered, sent uint64) {
+	delivered = w.delivered.Load()
+	return delivered, w.sent.Load()
 }
 
 // Events returns the stream of events. It is closed when the watcher ends.
@@ -158,6 +189,7 @@ func (w *Watcher) Err() error {
 func (w *Watcher) run(ctx context.Context) {
 	defer close(w.done) // last: Stop returns once everything else is done
 	defer w.store.liveWatchers.Add(-1)
+	defer w.hist.unfollow(&w.follow) // a watcher that ended keeps no record
 	if w.ticker != nil {
 		defer w.ticker.Stop()
 	}
@@ -205,16 +237,17 @@ func (w *Watcher) stream(ctx context.Context) error {
 	}
 	buf := make([]record, 0, readBatch)
 	for {
+		skip := w.rv // the records up to it were read, or precede a future start RV
 		var wake <-chan struct{}
 		var err error
-		buf, wake, err = w.store.readFrom(w.cursor, buf[:0])
+		buf, wake, err = w.read(buf[:0])
 		if err != nil {
 			return err
 		}
-		if len(buf) > 0 {
-			w.cursor = buf[len(buf)-1].rv + 1
-		}
 		for i := range buf {
+			if buf[i].rv <= skip {
+				continue
+			}
 			if ev, ok := w.eventFor(&buf[i]); ok {
 				if err := w.send(ctx, ev); err != nil {
 					return err
@@ -222,6 +255,7 @@ func (w *Watcher) stream(ctx context.Context) error {
 			}
 		}
 		clear(buf) // drop references to objects the history may forget
+		w.delivered.Store(w.rv)
 		if wake != nil {
 			if w.store.isClosing() {
 				return nil // caught up with a closed store: the stream ends
@@ -233,31 +267,54 @@ func (w *Watcher) stream(ctx context.Context) error {
 	}
 }
 
-// readFrom copies the records from RV `from` on into buf (up to its
-// capacity). When there are none yet it returns a channel closed by the next
-// write; when `from` has left the history, a 410 Expired.
-func (s *Store) readFrom(from uint64, buf []record) ([]record, <-chan struct{}, error) {
+// read copies the records the watcher has not read into buf (up to its
+// capacity) and moves the watcher past them. When there are none yet it
+// returns a channel closed by the next write of the resource; when the
+// history has dropped one, a 410 Expired.
+func (w *Watcher) read(buf []record) ([]record, <-chan struct{}, error) {
+	s, h := w.store, w.hist
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if c := s.log.compacted(); from-1 < c {
-		return buf, nil, tooOld(from-1, c)
+	next := w.follow.next.Load()
+	if next < h.first.Load() {
+		return buf, nil, tooOld(w.rv, h.compactedRV)
 	}
-	if from > s.log.last {
-		s.changedTaken.Store(true)
-		return buf, *s.changed.Load(), nil
+	if next == h.next {
+		w.rv = max(w.rv, s.last) // the writes since were to other resources
+		h.changedTaken.Store(true)
+		return buf, *h.changed.Load(), nil
 	}
-	end := min(s.log.last, from+uint64(cap(buf))-1)
-	for rv := from; rv <= end; rv++ {
-		buf = append(buf, *s.log.at(rv))
+	end := min(h.next, next+uint64(cap(buf)))
+	for seq := next; seq < end; seq++ {
+		buf = append(buf, *h.at(seq))
+	}
+	w.follow.next.Store(end)
+	if end == h.next {
+		w.rv = max(w.rv, s.last)
+	} else {
+		w.rv = max(w.rv, buf[len(buf)-1].rv)
 	}
 	return buf, nil, nil
+}
+
+// caughtUp reports whether the watcher has read every record of its
+// resource; if so it moves the watcher's RV to the current one.
+func (w *Watcher) caughtUp() bool {
+	s := w.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if w.follow.next.Load() != w.hist.next {
+		return false
+	}
+	w.rv = max(w.rv, s.last)
+	return true
 }
 
 // eventFor turns a record into the event this watcher sends, if any. A write
 // that makes an object match the selectors is an Added, one that makes it
 // stop matching a Deleted.
 func (w *Watcher) eventFor(r *record) (Event, bool) {
-	if r.gr != w.gr || (w.ns != "" && r.key.namespace != w.ns) {
+	if w.ns != "" && r.key.namespace != w.ns {
 		return Event{}, false
 	}
 	typ := r.typ
@@ -285,18 +342,20 @@ func (w *Watcher) eventFor(r *record) (Event, bool) {
 }
 
 // send delivers ev, waiting for the consumer; it gives up with 410 Expired if
-// the history drops the records the watcher has yet to read meanwhile.
+// the history drops a record the watcher has yet to read meanwhile (which it
+// does only past Options.HistoryMax).
 func (w *Watcher) send(ctx context.Context, ev Event) error {
+	w.sent.Add(1) // before the hand-over: see Progress
 	select {
 	case w.out <- ev:
 		return nil
 	default:
 	}
-	s := w.store
+	h := w.hist
 	for {
-		lapped := *s.lapped.Load() // before reading the RV, so no lap is missed
-		if c := compactedAt(s.rv.Load(), s.log.size()); w.cursor-1 < c {
-			return tooOld(w.cursor-1, c)
+		lapped := *h.lapped.Load() // before looking at the history, so no lap is missed
+		if w.follow.next.Load() < h.first.Load() {
+			return w.expired()
 		}
 		select {
 		case w.out <- ev:
@@ -327,13 +386,23 @@ func (w *Watcher) wait(ctx context.Context, wake <-chan struct{}) error {
 		case <-w.stop:
 			return errStopped
 		case <-tick:
-			rv := w.cursor - 1
-			if rv > w.store.CurrentRV() { // watching from a future RV
+			if !w.caughtUp() {
+				return nil // read first; a later tick sends the bookmark
+			}
+			if w.rv > w.store.CurrentRV() { // watching from a future RV
 				continue
 			}
-			if err := w.send(ctx, Event{Type: watch.Bookmark, RV: rv}); err != nil {
+			if err := w.send(ctx, Event{Type: watch.Bookmark, RV: w.rv}); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// expired is the 410 Expired of a watcher its history has lapped.
+func (w *Watcher) expired() error {
+	s := w.store
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return tooOld(w.rv, w.hist.compactedRV)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -11,6 +12,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	testingclock "k8s.io/utils/clock/testing"
 )
@@ -136,7 +139,9 @@ func TestFiftyWatchersReceiveEveryConcurrentWriteOnce(t *testing.T) {
 
 func TestSlowWatcherDoesNotBlockWriters(t *testing.T) {
 	const history = 100
-	s := newTestStore(t, history)
+	// HistoryMax = HistorySize: a history grows for a live watcher that
+	// lags, so without a cap this one would never be lapped.
+	s := New(Options{HistorySize: history, HistoryMax: history, Fields: podFields})
 	w := mustWatch(t, s, pods, WatchOptions{}) // never read until the writers are done
 	// Enough writes that the history passes the watcher whatever it managed
 	// to read before its buffer filled.
@@ -172,7 +177,9 @@ func TestSlowWatcherEndsOnceTheHistoryPassesIt(t *testing.T) {
 	// The watcher goroutine, blocked on a full buffer, notices on its own that
 	// the history dropped its next record and ends, freeing its resources.
 	const history = 16
-	s := newTestStore(t, history)
+	// HistoryMax = HistorySize: without a cap the history would grow
+	// rather than pass the watcher.
+	s := New(Options{HistorySize: history, HistoryMax: history, Fields: podFields})
 	w := mustWatch(t, s, pods, WatchOptions{})
 	for i := range 2 * (watchBuffer + readBatch + history) {
 		mustCreate(t, s, pods, newPod("ns", fmt.Sprintf("p%d", i), nil, ""))
@@ -426,5 +433,190 @@ func TestCloseEndsWatchesAfterTheirLastEvent(t *testing.T) {
 	}
 	if _, err := s.Watch(context.Background(), pods, WatchOptions{}); !apierrors.IsServiceUnavailable(err) {
 		t.Errorf("Watch after Close: %v, want 503 ServiceUnavailable", err)
+	}
+}
+
+// TestWritesToAnotherResourceDoNotExpireAPodWatcher: every resource has a
+// history of its own, so a burst of Events, 50 times the history, pushes out
+// no record a pod watcher that is behind still needs: neither one blocked on
+// a consumer that does not read, nor one that starts from before the burst.
+func TestWritesToAnotherResourceDoNotExpireAPodWatcher(t *testing.T) {
+	const history, burst = 1000, 50_000
+	const podWrites = watchBuffer + readBatch + 100 // enough to block the live watcher
+	s := newTestStore(t, history)
+	from := mustCreate(t, s, nodes, newPod("", "n1", nil, "")).RV() // 1
+	live := mustWatch(t, s, pods, WatchOptions{})                   // not read before the burst ends
+	for i := range podWrites {
+		mustCreate(t, s, pods, newPod("ns", fmt.Sprintf("p%03d", i), nil, ""))
+	}
+	writeEvents(t, s, burst)
+	added := mustCreate(t, s, pods, newPod("ns", "last", nil, ""))
+	late := mustWatch(t, s, pods, WatchOptions{ResourceVersion: from}) // starts behind the burst
+
+	for name, w := range map[string]*Watcher{"live": live, "late": late} {
+		evs := nextEvents(t, w, podWrites+1)
+		for i, ev := range evs[:podWrites] {
+			if ev.Type != watch.Added || ev.RV != from+uint64(i+1) {
+				t.Fatalf("%s watcher: event %d is %s at RV %d, want ADDED at %d", name, i, ev.Type, ev.RV, from+uint64(i+1))
+			}
+		}
+		if ev := evs[podWrites]; ev.Type != watch.Added || ev.RV != added.RV() {
+			t.Errorf("%s watcher: last event is %s at RV %d, want ADDED at %d", name, ev.Type, ev.RV, added.RV())
+		}
+	}
+	// The burst did pass its own history, which the pod watchers did not hold.
+	if _, err := s.Watch(context.Background(), events, WatchOptions{ResourceVersion: from}); !apierrors.IsResourceExpired(err) {
+		t.Errorf("watching events from RV %d: got %v, want 410 Expired", from, err)
+	}
+	if got := ringLen(s, events); got != history {
+		t.Errorf("the events history grew to %d records for pod watchers, want %d", got, history)
+	}
+	// A resource nobody wrote has nothing to replay, from any RV.
+	leases := mustWatch(t, s, schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, WatchOptions{ResourceVersion: 1})
+	leases.Stop()
+}
+
+// TestHistoryGrowsForALaggingWatcher: a watcher that reads one event for every
+// ten records of its resource written, 20 times the history in all, gets every
+// event once and in order: the history grew rather than drop records it had
+// not read. With a cap below the lag, it is lapped and gets 410.
+func TestHistoryGrowsForALaggingWatcher(t *testing.T) {
+	const history, writes = 1000, 20_000
+	tests := []struct {
+		name        string
+		historyMax  int
+		wantExpired bool
+	}{
+		{"default cap", 0, false},
+		{"cap below the lag", 2 * history, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(Options{HistorySize: history, HistoryMax: tt.historyMax, Fields: podFields})
+			w := mustWatch(t, s, pods, WatchOptions{})
+			var evs []Event
+			open := true
+			read := func() {
+				var ev Event
+				if ev, open = receive(t, w); open {
+					evs = append(evs, ev)
+				}
+			}
+			for i := range writes {
+				if name := fmt.Sprintf("p%d", i/2); i%2 == 0 {
+					mustCreate(t, s, pods, newPod("ns", name, nil, ""))
+				} else {
+					mustUpdate(t, s, pods, "ns", name, func(p *corev1.Pod) { p.Spec.NodeName = "n" })
+				}
+				if i%10 == 9 && open {
+					read()
+				}
+			}
+			for open && len(evs) < writes {
+				read()
+			}
+
+			if tt.wantExpired {
+				if got := ringLen(s, pods); got != tt.historyMax {
+					t.Errorf("the history holds %d records, want the cap %d", got, tt.historyMax)
+				}
+				if len(evs) == 0 || evs[len(evs)-1].Type != watch.Error || !apierrors.IsResourceExpired(evs[len(evs)-1].Err) {
+					t.Fatalf("got %d events ending with %v, want a final Error with 410 Expired", len(evs), names(evs[max(0, len(evs)-1):]))
+				}
+				if !apierrors.IsResourceExpired(w.Err()) {
+					t.Errorf("got Err() %v, want 410 Expired", w.Err())
+				}
+				// On 410 the watcher drops what its consumer has not read
+				// (racing this reader): the events before the Error are in
+				// order, not necessarily all there.
+				for i := 1; i < len(evs)-1; i++ {
+					if evs[i].RV <= evs[i-1].RV {
+						t.Fatalf("event %d at RV %d follows RV %d", i, evs[i].RV, evs[i-1].RV)
+					}
+				}
+				return
+			}
+			if len(evs) != writes {
+				t.Fatalf("got %d events, want %d", len(evs), writes)
+			}
+			for i, ev := range evs {
+				wantType := map[bool]watch.EventType{true: watch.Added, false: watch.Modified}[i%2 == 0]
+				if ev.RV != uint64(i+1) || ev.Type != wantType {
+					t.Fatalf("event %d: got %s at RV %d, want %s at %d", i, ev.Type, ev.RV, wantType, i+1)
+				}
+			}
+			if got := ringLen(s, pods); got <= history || got > DefaultHistoryMax {
+				t.Errorf("the history holds %d records, want more than %d, at most %d", got, history, DefaultHistoryMax)
+			}
+		})
+	}
+}
+
+// TestEndedWatchersDoNotGrowTheHistory: only live watchers hold records; nor
+// does a live watcher of another resource.
+func TestEndedWatchersDoNotGrowTheHistory(t *testing.T) {
+	const history = 1000
+	tests := []struct {
+		name string
+		end  func(t *testing.T, w *Watcher, cancel context.CancelFunc)
+	}{
+		{"stopped", func(_ *testing.T, w *Watcher, _ context.CancelFunc) { w.Stop() }},
+		{"cancelled", func(t *testing.T, w *Watcher, cancel context.CancelFunc) { cancel(); endOf(t, w); <-w.done }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(t, history)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			w, err := s.Watch(ctx, pods, WatchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustWatch(t, s, nodes, WatchOptions{}) // live, never read
+			mustCreate(t, s, pods, newPod("ns", "first", nil, ""))
+			tt.end(t, w, cancel)
+			for i := range 5 * history {
+				mustCreate(t, s, pods, newPod("ns", fmt.Sprintf("p%d", i), nil, ""))
+			}
+			if got := ringLen(s, pods); got != history {
+				t.Errorf("the history holds %d records, want %d", got, history)
+			}
+		})
+	}
+}
+
+// TestProgressTellsWhenTheConsumerHasEveryWrite: a watcher's Progress
+// reaches the resource's LatestRV once every write was handed over, and
+// counts the events handed over; writes it skips (other objects, other
+// resources) move it on too.
+func TestProgressTellsWhenTheConsumerHasEveryWrite(t *testing.T) {
+	s := newTestStore(t, 100)
+	ctx := context.Background()
+	w, err := s.Watch(ctx, pods, WatchOptions{Label: labels.SelectorFromSet(labels.Set{"app": "a"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	mustCreate(t, s, pods, newPod("default", "a", map[string]string{"app": "a"}, ""))
+	mustCreate(t, s, pods, newPod("default", "b", map[string]string{"app": "b"}, "")) // not selected
+	mustCreate(t, s, events, newPod("default", "e", nil, ""))
+	<-w.Events()
+	latest := s.LatestRV(pods)
+	if latest != 2 {
+		t.Fatalf("LatestRV(pods) = %d, want 2", latest)
+	}
+	deadline := time.Now().Add(eventDeadline)
+	for {
+		delivered, sent := w.Progress()
+		if delivered >= latest {
+			if sent != 1 {
+				t.Fatalf("sent %d events, want 1", sent)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress stuck at %d, want %d", delivered, latest)
+		}
+		runtime.Gosched()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -345,6 +346,11 @@ func TestPacedExchanges(t *testing.T) {
 		if got, want := sched.exchange(), simclock.DefaultEpoch.Add(time.Duration(i)*time.Second); !got.Equal(want) {
 			t.Errorf("exchange %d: got %v, want %v", i, got, want)
 		}
+	}
+	// The server counts an exchange once it has read the scheduler's
+	// "done", which may come after the scheduler's side returned.
+	for deadline := time.Now().Add(10 * time.Second); srv.Exchanges() < 3 && time.Now().Before(deadline); {
+		runtime.Gosched()
 	}
 	if err := stop(); err != nil {
 		t.Errorf("Run returned %v", err)

@@ -1,0 +1,216 @@
+// Command fifo is a first-come first-served, first-fit Kubernetes
+// scheduler in some 150 lines, written to be read: it takes the pending
+// pods in the order they were created, binds each to the first node (by
+// name) with room for its cpu and memory requests, and skips those that do
+// not fit (greedy). It decides only on whole states of the cluster and
+// tells Batkube when it has nothing left to do (the idle signal of package
+// settle), so a simulation moves on the instant it is done, and the same
+// workload gives the same outputs, byte for byte, run after run.
+//
+//	batkube-run -p PLATFORM -w WORKLOAD --scheduler-cmd 'bin/fifo --kubeconfig {kubeconfig}'
+//
+// With --ignore-capacity it binds every pod to the first node, room or
+// not: a deliberately bad scheduler, whose pods the nodes' kubelets refuse
+// (OutOfcpu).
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"syscall"
+
+	flags "github.com/jessevdk/go-flags"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/batkube/batkube/pkg/settle/signalclient"
+)
+
+type options struct {
+	Kubeconfig     string `long:"kubeconfig" env:"KUBECONFIG" required:"true" description:"kubeconfig of the Batkube server"`
+	SchedulerName  string `long:"scheduler-name" default:"default-scheduler" description:"schedule the pods that name this scheduler"`
+	IgnoreCapacity bool   `long:"ignore-capacity" description:"bind every pod to the first node, room or not (a deliberately bad scheduler)"`
+}
+
+func main() {
+	var opts options
+	if _, err := flags.Parse(&opts); err != nil {
+		var ferr *flags.Error
+		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "fifo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, opts options) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: the server is in memory
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	idle, err := signalclient.New(cfg, "fifo")
+	if err != nil {
+		return err
+	}
+	for {
+		// A whole state: the live pods and the nodes, each list a
+		// consistent snapshot; everything up to the older one is seen.
+		pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "status.phase!=Succeeded,status.phase!=Failed"})
+		if err != nil {
+			return err
+		}
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		bound, err := schedule(ctx, cs, opts, pods.Items, nodes.Items)
+		if err != nil {
+			return err
+		}
+		if bound > 0 {
+			continue // look again: the bindings changed the cluster
+		}
+		seen := min(rv(pods.ResourceVersion), rv(nodes.ResourceVersion))
+		answer, err := idle.IdleAndWait(ctx, strconv.FormatUint(seen, 10))
+		if err != nil {
+			return err
+		}
+		if answer.Ended {
+			return nil
+		}
+	}
+}
+
+// schedule binds what it can of the pending pods and returns how many.
+func schedule(ctx context.Context, cs kubernetes.Interface, opts options, pods []corev1.Pod, nodes []corev1.Node) (int, error) {
+	slices.SortFunc(nodes, func(a, b corev1.Node) int { return naturalCompare(a.Name, b.Name) })
+	free := map[string]corev1.ResourceList{}
+	for _, n := range nodes {
+		if !n.Spec.Unschedulable {
+			free[n.Name] = n.Status.Allocatable.DeepCopy()
+		}
+	}
+	var pending []corev1.Pod
+	for _, p := range pods {
+		switch {
+		case p.Spec.NodeName != "":
+			take(free[p.Spec.NodeName], p)
+		case p.Spec.SchedulerName == opts.SchedulerName && p.DeletionTimestamp == nil:
+			pending = append(pending, p)
+		}
+	}
+	// First come, first served: creation instant, then name (w0-2 before w0-10).
+	slices.SortStableFunc(pending, func(a, b corev1.Pod) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return naturalCompare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	bound := 0
+	for _, p := range pending {
+		for _, n := range nodes {
+			room, ok := free[n.Name]
+			if !ok || (!opts.IgnoreCapacity && !fits(room, p)) {
+				continue
+			}
+			binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+				Target: corev1.ObjectReference{Kind: "Node", Name: n.Name}}
+			if err := cs.CoreV1().Pods(p.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+				return bound, fmt.Errorf("binding %s/%s to %s: %w", p.Namespace, p.Name, n.Name, err)
+			}
+			take(room, p)
+			bound++
+			break
+		}
+	}
+	return bound, nil
+}
+
+// fits reports whether the pod's cpu and memory requests fit in room.
+func fits(room corev1.ResourceList, p corev1.Pod) bool {
+	for name, want := range requests(p) {
+		if have := room[name]; have.Cmp(want) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// take removes the pod's requests from room.
+func take(room corev1.ResourceList, p corev1.Pod) {
+	if room == nil {
+		return
+	}
+	for name, want := range requests(p) {
+		have := room[name]
+		have.Sub(want)
+		room[name] = have
+	}
+}
+
+func requests(p corev1.Pod) corev1.ResourceList {
+	sum := corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := c.Resources.Requests[name]; ok {
+				total := sum[name]
+				total.Add(q)
+				sum[name] = total
+			}
+		}
+	}
+	return sum
+}
+
+func rv(s string) uint64 {
+	n, _ := strconv.ParseUint(s, 10, 64)
+	return n
+}
+
+// naturalCompare orders strings with their digit runs compared as numbers.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, _ := strconv.ParseUint(a[:da], 10, 64)
+			nb, _ := strconv.ParseUint(b[:db], 10, 64)
+			if na != nb {
+				return cmp.Compare(na, nb)
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}

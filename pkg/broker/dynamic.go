@@ -1,0 +1,71 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/batkube/batkube/pkg/batsim"
+)
+
+// Dynamic jobs: a pod created through the API during a simulation becomes
+// a Batsim job (REGISTER_JOB), when Batsim runs with dynamic jobs.
+
+// registerDynamic turns a pod created through the API into a Batsim job.
+func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
+	if !r.dynamicEnabled.Load() || r.registrationOK.Load() {
+		return nil // refused by admission; nothing to do
+	}
+	now := r.opts.Clock.Seconds()
+	delay := r.opts.DynamicJobDelay.Seconds()
+	if v, ok := pod.Annotations[DelayAnnotation]; ok {
+		d, err := strconv.ParseFloat(v, 64)
+		if err != nil || d < 0 {
+			r.log.Warn("ignoring a malformed annotation", "pod", pod.Name, "annotation", DelayAnnotation, "value", v)
+		} else {
+			delay = d
+		}
+	}
+	profileName := "batkube-delay-" + strconv.FormatFloat(delay, 'f', -1, 64)
+	id := batsim.JobID("dyn!" + pod.Namespace + "." + pod.Name)
+	if !r.profilesSent[profileName] {
+		delayJSON, _ := json.Marshal(delay)
+		r.step.decisions = append(r.step.decisions, batsim.RegisterProfile{WorkloadName: "dyn", ProfileName: profileName,
+			Profile: batsim.Profile{Type: "delay", Fields: map[string]json.RawMessage{"delay": delayJSON}}})
+		r.profilesSent[profileName] = true
+	}
+	r.step.decisions = append(r.step.decisions, batsim.RegisterJob{JobID: id, Job: batsim.Job{ID: id, Subtime: now, Res: 1, Profile: profileName, Walltime: batsim.NoWalltime}})
+	ref := podRef{pod.Namespace, pod.Name}
+	j := &job{id: id, pods: []podRef{ref}, pendingSince: now, dynamic: true}
+	r.jobs.add(j)
+	if pod.Spec.NodeName != "" { // created already bound
+		return r.bound(ctx, j, ref, pod)
+	}
+	return nil
+}
+
+// AdmitCreate implements apiserver.Admitter: during a simulation, a pod
+// created by a client becomes a dynamic job, which Batsim must allow.
+func (b *Broker) AdmitCreate(gvr schema.GroupVersionResource, _ runtime.Object) error {
+	if gvr.GroupResource() != podsGVR.GroupResource() {
+		return nil
+	}
+	if !b.begun.Load() {
+		return apierrors.NewServiceUnavailable("the simulation has not begun yet: pods come from the workload")
+	}
+	if !b.dynamicEnabled.Load() {
+		return apierrors.NewForbidden(podsGVR.GroupResource(), "",
+			errors.New("the simulation creates pods from its workload; pods created through the API need Batsim's dynamic jobs (batsim --enable-dynamic-jobs --acknowledge-dynamic-jobs)"))
+	}
+	if b.registrationOK.Load() {
+		return apierrors.NewForbidden(podsGVR.GroupResource(), "",
+			errors.New("the simulation is ending: its workload is over and Batsim was told no more jobs come"))
+	}
+	return nil
+}

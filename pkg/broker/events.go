@@ -1,0 +1,140 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/translate"
+)
+
+// apply applies one Batsim event to the cluster.
+func (r *run) apply(ctx context.Context, ev batsim.Event, now float64) error {
+	switch d := ev.Data.(type) {
+	case batsim.SimulationBegins:
+		return r.begin(ctx, d)
+	case batsim.JobSubmitted:
+		return r.submit(ctx, d, now)
+	case batsim.JobCompleted:
+		return r.completed(ctx, d)
+	case batsim.JobKilled:
+		for _, id := range d.JobIDs {
+			if j := r.jobs.byID[id]; j != nil {
+				r.removeJobPods(ctx, j)
+			}
+		}
+	case batsim.RequestedCall:
+		r.wakeups.called(r.opts.Clock, now)
+	case batsim.Notify:
+		switch d.Type {
+		case batsim.NoMoreStaticJobToSubmit:
+			r.noMoreJobs = true
+		case batsim.EventMachineUnavailable, batsim.EventMachineAvailable:
+			available := d.Type == batsim.EventMachineAvailable
+			if available {
+				r.step.freed = true
+			}
+			return r.nodes.setAvailability(ctx, r.store, d.Resources, available)
+		}
+	default:
+		r.log.Debug("ignoring a Batsim event", "type", ev.Type())
+	}
+	return nil
+}
+
+// begin creates the nodes of the platform.
+func (r *run) begin(ctx context.Context, d batsim.SimulationBegins) error {
+	r.computeSharing = d.AllowComputeSharing
+	r.dynamicEnabled.Store(d.Config.DynamicJobsEnabled)
+	r.dynamicAck = d.Config.DynamicJobsAcknowledged
+	r.profiles = d.Profiles
+	if !d.AllowComputeSharing {
+		r.log.Warn("Batsim runs without compute sharing: a node can run one pod at a time; run batsim with --enable-compute-sharing for Kubernetes semantics")
+	}
+	for _, res := range d.ComputeResources {
+		h := translate.Host{ID: res.ID, Name: res.Name, Properties: res.Properties, ZoneProperties: res.ZoneProperties}
+		if translate.IsMaster(h) {
+			continue
+		}
+		node, err := translate.Node(h, r.opts.Nodes)
+		if err != nil {
+			return err
+		}
+		if _, err := r.api.Create(ctx, nodesGVR, node); err != nil {
+			return fmt.Errorf("creating node %s: %w", node.Name, err)
+		}
+		r.nodes.add(node, res.ID)
+	}
+	r.begun.Store(true)
+	return nil
+}
+
+// submit creates the pods of a submitted job.
+func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) error {
+	if _, known := r.jobs.byID[d.JobID]; known {
+		return nil // a dynamic job, registered for a pod that exists
+	}
+	profile := d.Profile
+	if profile == nil {
+		p, ok := r.profiles[d.JobID.Workload()][d.Job.Profile]
+		if !ok {
+			return fmt.Errorf("job %s: profile %q of workload %q is unknown", d.JobID, d.Job.Profile, d.JobID.Workload())
+		}
+		profile = &p
+	}
+	fields := make(map[string]json.RawMessage, len(profile.Fields)+1)
+	for k, v := range profile.Fields {
+		fields[k] = v
+	}
+	typ, _ := json.Marshal(profile.Type)
+	fields["type"] = typ
+	pods, err := translate.Pods(translate.Job{ID: string(d.JobID), Res: d.Job.Res, Walltime: d.Job.Walltime, Fields: d.Job.Extra, Profile: fields}, r.opts.Pods)
+	if err != nil {
+		return err
+	}
+	j := &job{id: d.JobID, pendingSince: now}
+	for _, p := range pods {
+		j.pods = append(j.pods, podRef{p.Namespace, p.Name})
+	}
+	r.jobs.add(j)
+	for _, p := range pods {
+		if _, err := r.api.Create(ctx, podsGVR, p); err != nil {
+			return fmt.Errorf("creating pod %s/%s of job %s: %w", p.Namespace, p.Name, d.JobID, err)
+		}
+	}
+	return nil
+}
+
+// completed records the end of a job in its pods' status.
+func (r *run) completed(ctx context.Context, d batsim.JobCompleted) error {
+	j, ok := r.jobs.byID[d.JobID]
+	if !ok {
+		r.log.Warn("Batsim completed a job the broker does not know", "job", d.JobID)
+		return nil
+	}
+	if j.phase == jobRunning {
+		r.releaseJob(ctx, j)
+		r.step.freed = true
+	}
+	r.jobs.setPhase(j, jobFinished)
+	if j.killSent || d.JobState == batsim.JobStateRejected {
+		r.removeJobPods(ctx, j)
+		return nil
+	}
+	stage, ok := finalStages[d.JobState]
+	if !ok {
+		stage = finalStages[batsim.JobStateCompletedFailed]
+	}
+	exit := int32(d.ReturnCode)
+	if stage.phase != "Succeeded" && exit == 0 {
+		exit = 1
+	}
+	if err := r.setStage(ctx, j.pods, stage, exit); err != nil {
+		return err
+	}
+	for _, ref := range j.pods {
+		r.finishLater(ref)
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/batkube/batkube/pkg/apiserver"
+	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/settle"
+	"github.com/batkube/batkube/pkg/store"
+)
+
+var (
+	podsGVR  = corev1.SchemeGroupVersion.WithResource("pods")
+	nodesGVR = corev1.SchemeGroupVersion.WithResource("nodes")
+)
+
+// run is the state of one simulation, across its steps.
+type run struct {
+	*Broker
+	api   *apiserver.Server
+	store *store.Store
+	// intake delivers every change of pods and nodes, in order.
+	intake *store.Subscription
+	buf    []store.Change
+
+	jobs  *jobs
+	nodes *nodes
+	// profiles are the workloads' profiles, from SIMULATION_BEGINS.
+	profiles       map[string]map[string]batsim.Profile
+	computeSharing bool
+	dynamicAck     bool
+	noMoreJobs     bool
+	profilesSent   map[string]bool
+
+	settle   settler
+	live     liveness
+	wakeups  wakeups
+	rejected int // pods the kubelet refused
+	steps    int
+
+	step stepState
+}
+
+// stepState is what one step gathers.
+type stepState struct {
+	decisions []batsim.EventData
+	// toStart are the jobs whose pods were all bound and admitted: they
+	// start once the scheduler is done.
+	toStart []*job
+	// bound: a pod was bound (the scheduler made progress); freed: room
+	// was freed on some node (a job ended, a machine came back).
+	bound, freed bool
+}
+
+func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
+	r := &run{
+		Broker:       b,
+		api:          api,
+		store:        st,
+		intake:       st.Subscribe(podsGVR.GroupResource(), nodesGVR.GroupResource()),
+		jobs:         newJobs(),
+		nodes:        newNodes(),
+		profilesSent: map[string]bool{},
+	}
+	r.settle = settler{policy: b.opts.Settle, stats: settle.Stats{Policy: b.opts.Settle.Name()}}
+	return r
+}
+
+// handle applies one message of Batsim and computes the reply.
+func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, bool, error) {
+	r.steps++
+	now := msg.Now
+	r.opts.Clock.Advance(now)
+	r.step = stepState{decisions: r.step.decisions[:0], toStart: r.step.toStart[:0]}
+	// Pods that finished in earlier steps go first, so that a pod finished
+	// now stays visible at least until the next step.
+	r.removeDueFinishedPods(ctx, now)
+	for i, ev := range msg.Events {
+		if _, ends := ev.Data.(batsim.SimulationEnds); ends {
+			if s, ok := r.opts.Settle.(interface{ End() }); ok {
+				s.End()
+			}
+			return batsim.Message{Now: now}, true, nil
+		}
+		if err := r.apply(ctx, ev, now); err != nil {
+			return batsim.Message{}, false, fmt.Errorf("broker: event %d (%s) at %g: %w", i, ev.Type(), ev.Timestamp, err)
+		}
+	}
+	// The timers of time-virtualised schedulers due now fire once the
+	// step's events are applied; their schedulers get to act before time
+	// moves on.
+	woken := r.opts.Clock.Fire()
+	start := time.Now()
+	if err := r.wait(ctx, now, woken > 0); err != nil {
+		return batsim.Message{}, false, err
+	}
+	replyNow := now
+	if r.opts.ChargeDecisionTime {
+		replyNow += time.Since(start).Seconds() * r.opts.DecisionTimeScale
+		r.opts.Clock.Advance(replyNow)
+	}
+	for _, j := range r.step.toStart {
+		if err := r.setStage(ctx, j.pods, stageRunning, 0); err != nil {
+			return batsim.Message{}, false, err
+		}
+	}
+	r.scheduleWakeUps(ctx, now, replyNow)
+	// With dynamic jobs, Batsim ends the simulation only once told that no
+	// more jobs will be registered: that is when the workload is over and
+	// nothing is left to run. Pods created later are refused.
+	if r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 {
+		r.step.decisions = append(r.step.decisions, batsim.Notify{Type: batsim.RegistrationFinished})
+		r.registrationOK.Store(true)
+	}
+	reply := batsim.Message{Now: replyNow, Events: make([]batsim.Event, len(r.step.decisions))}
+	for i, d := range r.step.decisions {
+		reply.Events[i] = batsim.Event{Timestamp: replyNow, Data: d}
+	}
+	return reply, false, nil
+}
+
+// wait takes in what happens until the scheduler is done at this instant.
+func (r *run) wait(ctx context.Context, now float64, woken bool) error {
+	return r.settle.wait(ctx, r, now, woken)
+}
+
+func (r *run) progress(now float64) Progress {
+	total := -1
+	if r.noMoreJobs {
+		total = r.jobs.submitted
+	}
+	stats := r.settle.stats
+	stats.Policy = r.opts.Settle.Name()
+	if p, ok := r.opts.Settle.(settle.Prober); ok {
+		stats.Probes = p.Probes()
+	}
+	return Progress{Now: now, Submitted: r.jobs.submitted, Pending: r.jobs.pending, Running: r.jobs.running, Done: r.jobs.done,
+		Total: total, Steps: r.steps, Settle: stats, AdmissionRejected: r.rejected}
+}
+
+var podsGR = schema.GroupResource{Resource: "pods"}

@@ -1,0 +1,119 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/batkube/batkube/pkg/settle"
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// settler runs a step's wait for the scheduler, asking the run's policy.
+type settler struct {
+	policy settle.Policy
+	stats  settle.Stats
+	// last is how the latest step's wait ended.
+	last settle.Reason
+	// rv is the latest pod or node change taken in; storeRV and activity
+	// the latest store write noticed (any resource) and when.
+	rv       uint64
+	storeRV  uint64
+	activity time.Time
+}
+
+func (s *settler) observe(c *store.Change) {
+	s.policy.Observe(*c)
+	s.rv = c.RV
+}
+
+// noticeActivity notes a write to the store since the last look.
+func (s *settler) noticeActivity(st *store.Store) {
+	if rv := st.CurrentRV(); rv != s.storeRV {
+		s.storeRV, s.activity = rv, time.Now()
+	}
+}
+
+// wait takes in what clients do until the scheduler is done at this
+// instant: at once when no pod is pending (and no timer of a
+// time-virtualised scheduler fired: woken), else when the policy says so,
+// or after MaxSettle of wall time.
+func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) error {
+	end := func(reason settle.Reason) error {
+		s.last = reason
+		s.stats.Add(reason)
+		return nil
+	}
+	if _, err := r.takeIn(ctx); err != nil {
+		return err
+	}
+	if r.jobs.pending == 0 && !woken {
+		return end(settle.NothingPending)
+	}
+	if g, ok := s.policy.(settle.Gate); ok {
+		g.Open()
+		defer g.Shut()
+	}
+	start := time.Now()
+	s.noticeActivity(r.store)
+	s.activity = start // the step's own writes
+	deadline := time.NewTimer(r.opts.MaxSettle)
+	defer deadline.Stop()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	var wake <-chan struct{}
+	if w, ok := s.policy.(settle.Waker); ok {
+		wake = w.Wake()
+	}
+	_, timers := r.opts.Clock.TimerActivity()
+	for {
+		if _, err := r.takeIn(ctx); err != nil {
+			return err
+		}
+		s.noticeActivity(r.store)
+		pending := r.jobs.pending > 0
+		if !pending && !woken {
+			return end(settle.NothingPending)
+		}
+		if pending {
+			if err := r.checkScheduler(); err != nil {
+				return err
+			}
+		}
+		s.stats.Checks++
+		v, err := s.policy.Check(ctx, settle.State{RV: s.rv, LastActivity: s.activity, Since: start, SchedulerPresent: r.schedulerPresent()})
+		if err != nil {
+			return err
+		}
+		if v.Done {
+			if v.Exact {
+				return end(settle.Idle)
+			}
+			return end(settle.Silent)
+		}
+		if v.RetryAfter > 0 {
+			retry.Reset(v.RetryAfter)
+		}
+		select {
+		case <-r.intake.Ready():
+		case <-r.terminating.ready:
+		case <-wake:
+		case <-timers:
+			// A scheduler set or cancelled a timer: it is still acting.
+			_, timers = r.opts.Clock.TimerActivity()
+			s.activity = time.Now()
+		case <-retry.C:
+		case <-deadline.C:
+			if pending && !r.schedulerPresent() {
+				// Not a slow scheduler but none (yet, or any more): time
+				// must not move on; checkScheduler bounds the wait.
+				deadline.Reset(r.opts.MaxSettle)
+				continue
+			}
+			r.log.Debug("the scheduler's time for this step is up", "simulatedTime", now, "waiting", v.Waiting, "after", time.Since(start))
+			return end(settle.MaxWait)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

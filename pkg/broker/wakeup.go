@@ -1,0 +1,123 @@
+package broker
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/settle"
+	"github.com/batkube/batkube/pkg/simclock"
+)
+
+// wakeups are the calls (CALL_ME_LATER) the broker asks Batsim for. A
+// simulation moves from one Batsim event to the next: the broker asks for
+// a call only when something can happen in between that Batsim does not
+// know of:
+//   - a timer of a time-virtualised scheduler (its instant);
+//   - pods pending while nothing runs and no job is left to submit: each
+//     job is rejected once pending for PendingTimeout;
+//   - pods pending when the policy could not tell the scheduler was idle
+//     (it settled on silence or on MaxSettle), or when clients may create
+//     pods (dynamic jobs): calls that back off from BackoffMin to
+//     BackoffMax, so that a scheduler that polls on its own gets its
+//     chances. The back-off starts again whenever a pod is bound or room
+//     is freed.
+type wakeups struct {
+	backoff time.Duration
+	// nextCall is the earliest CALL_ME_LATER asked for and not yet
+	// answered; 0 if none.
+	nextCall float64
+}
+
+// callNoise is how far (seconds) a REQUESTED_CALL's now may fall before the
+// instant asked for (float rounding through Batsim).
+const callNoise = 1e-6
+
+// called records a REQUESTED_CALL at now.
+func (w *wakeups) called(clock *simclock.Clock, now float64) {
+	if w.nextCall-now < callNoise {
+		// The call asked for; rounding may put now a hair before the
+		// timer it was asked for.
+		clock.Advance(max(now, w.nextCall))
+		w.nextCall = 0
+	}
+}
+
+// scheduleWakeUps asks for the calls the run needs after a step at now
+// (replied at replyNow).
+func (r *run) scheduleWakeUps(ctx context.Context, now, replyNow float64) {
+	r.pendingWakeUps(ctx, now, replyNow)
+	r.timerWakeUp(replyNow)
+}
+
+// callAt asks Batsim for a REQUESTED_CALL at `at`, unless an earlier one is
+// already asked for.
+func (r *run) callAt(at float64) {
+	if w := &r.wakeups; w.nextCall == 0 || w.nextCall > at {
+		r.step.decisions = append(r.step.decisions, batsim.CallMeLater{At: at})
+		w.nextCall = at
+	}
+}
+
+// timerWakeUp asks for a call at the next timer of a time-virtualised
+// scheduler, as long as the simulation has jobs to run: a scheduler's
+// periodic timer must not keep a finished simulation alive.
+func (r *run) timerWakeUp(replyNow float64) {
+	if r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 {
+		return
+	}
+	at, ok := r.opts.Clock.NextTimerSeconds()
+	if !ok || at <= replyNow {
+		return
+	}
+	r.callAt(at)
+}
+
+func (r *run) pendingWakeUps(ctx context.Context, now, replyNow float64) {
+	w := &r.wakeups
+	if r.jobs.pending == 0 {
+		w.backoff = 0
+		return
+	}
+	if r.jobs.running == 0 && r.noMoreJobs {
+		r.rejectTimedOut(ctx, now)
+		if r.jobs.pending == 0 {
+			return
+		}
+	}
+	polling := r.settle.last == settle.Silent || r.settle.last == settle.MaxWait || r.dynamicEnabled.Load()
+	if !polling || r.opts.Clock.Pending() > 0 {
+		// The scheduler is known to be done until something changes, or
+		// a time-virtualised scheduler decides at its timers, which
+		// timerWakeUp asks for: no need to poll.
+		w.backoff = 0
+		return
+	}
+	if r.step.bound || r.step.freed || w.backoff == 0 {
+		w.backoff = r.opts.BackoffMin
+	} else {
+		w.backoff = min(2*w.backoff, r.opts.BackoffMax)
+	}
+	r.callAt(replyNow + w.backoff.Seconds())
+}
+
+// rejectTimedOut rejects, when nothing can free room any more, the jobs
+// pending for PendingTimeout, and asks for a call when the next one times
+// out.
+func (r *run) rejectTimedOut(ctx context.Context, now float64) {
+	timeout := r.opts.PendingTimeout.Seconds()
+	next := math.Inf(1)
+	for _, j := range r.jobs.pendingJobs() {
+		if due := j.pendingSince + timeout; due-now < callNoise {
+			r.log.Warn("rejecting a job that stayed pending with nothing left to free room for it",
+				"job", j.id, "pendingFor", now-j.pendingSince)
+			r.reject(ctx, j)
+		} else {
+			next = min(next, due)
+		}
+	}
+	if !math.IsInf(next, 1) {
+		r.callAt(next)
+	}
+}

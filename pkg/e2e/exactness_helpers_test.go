@@ -1,0 +1,166 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"syscall"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// writeContendedWorkload writes n single-host delay jobs arriving as a
+// Poisson process of the given rate (jobs/s), of 1, 2 or 4 cores and 10 to
+// 60 s: with rate ≈ cores/70 the nodes are about fully loaded and jobs
+// queue. Deterministic for a seed.
+func writeContendedWorkload(t testing.TB, path string, n int, rate float64, seed uint64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	type job struct {
+		ID      int     `json:"id"`
+		Subtime float64 `json:"subtime"`
+		Res     int     `json:"res"`
+		Profile string  `json:"profile"`
+	}
+	profiles := map[string]any{}
+	jobs := make([]job, n)
+	at := 0.0
+	for i := range jobs {
+		d, c := []int{10, 20, 40, 60}[rng.IntN(4)], []int{1, 2, 4}[rng.IntN(3)]
+		name := fmt.Sprintf("d%d_c%d", d, c)
+		profiles[name] = map[string]any{"type": "delay", "delay": d, "cpu": c, "memory": "1Gi"}
+		jobs[i] = job{ID: i, Subtime: math.Round(at*1000) / 1000, Res: 1, Profile: name}
+		at += rng.ExpFloat64() / rate
+	}
+	data, err := json.Marshal(map[string]any{"nb_res": 4, "jobs": jobs, "profiles": profiles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkExact checks that no single-host job waited while it fitted: at no
+// instant of its wait (a submission or an end, once every job started at
+// that instant is placed) did a node have room for its cpu and memory
+// requests. It returns how many jobs waited. The jobs' requests and the
+// nodes' room come from the client-go observer.
+func checkExact(t *testing.T, s *simulation, jobs map[string]jobRow) (waited int) {
+	t.Helper()
+	const eps = 1e-6
+	type run struct {
+		id            string
+		start, finish float64
+		node          string
+		req           corev1.ResourceList
+	}
+	var runs []*run
+	var instants []float64
+	for id, j := range jobs {
+		instants = append(instants, j.submit)
+		if j.state == "REJECTED" {
+			continue
+		}
+		instants = append(instants, j.finish)
+		pods := s.obs.podsOf(id)
+		if len(pods) != 1 || pods[0].node == "" {
+			t.Fatalf("job %s: %d pods seen, want one, bound", id, len(pods))
+		}
+		runs = append(runs, &run{id: id, start: j.start, finish: j.finish, node: pods[0].node, req: pods[0].requests})
+	}
+	sort.Float64s(instants)
+	s.obs.mu.Lock()
+	alloc := map[string]corev1.ResourceList{}
+	for name, n := range s.obs.nodes {
+		alloc[name] = n.Status.Allocatable
+	}
+	s.obs.mu.Unlock()
+	violations := 0
+	byID := map[string]*run{}
+	for _, r := range runs {
+		byID[r.id] = r
+		if r.start > jobs[r.id].submit+eps {
+			waited++
+		}
+	}
+	last := math.Inf(-1)
+	for _, at := range instants {
+		if at-last < eps {
+			continue
+		}
+		last = at
+		used := map[string]corev1.ResourceList{}
+		for _, r := range runs {
+			if r.start <= at+eps && r.finish > at+eps {
+				u := used[r.node]
+				if u == nil {
+					u = corev1.ResourceList{}
+					used[r.node] = u
+				}
+				for name, q := range r.req {
+					v := u[name]
+					v.Add(q)
+					u[name] = v
+				}
+			}
+		}
+		for _, r := range runs {
+			if j := jobs[r.id]; !(j.submit <= at+eps && r.start > at+eps) {
+				continue // not waiting at this instant
+			}
+			for node, a := range alloc {
+				if fitsIn(a, used[node], r.req) {
+					violations++
+					if violations <= 10 {
+						t.Errorf("job %s (submitted at %g, started at %g) waited at t=%g although node %s had room for it", r.id, jobs[r.id].submit, r.start, at, node)
+					}
+					break
+				}
+			}
+		}
+	}
+	if violations > 10 {
+		t.Errorf("... %d such instants in all", violations)
+	}
+	return waited
+}
+
+// fitsIn reports whether req fits in alloc once used is taken.
+func fitsIn(alloc, used, req corev1.ResourceList) bool {
+	for name, want := range req {
+		if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
+			continue
+		}
+		free := alloc[name].DeepCopy()
+		free.Sub(used[name])
+		if free.Cmp(want) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// cpuHog keeps every core of the machine busy with processes of its own
+// until the test ends: the scheduler and Batkube then compete for CPU, as
+// on a loaded machine.
+func cpuHog(t testing.TB) {
+	t.Helper()
+	for range runtime.NumCPU() {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting a CPU hog: %v", err)
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+}

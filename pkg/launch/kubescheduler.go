@@ -1,0 +1,110 @@
+package launch
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+
+	"sigs.k8s.io/yaml"
+)
+
+// kubeSchedulerVersion runs `bin --version` and returns the minor version
+// of a kube-scheduler ("Kubernetes v1.37.1" → 37).
+func kubeSchedulerVersion(bin string) (minor int, version string, err error) {
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		return 0, "", fmt.Errorf("launch: %s --version: %w: %s", bin, err, bytes.TrimSpace(out))
+	}
+	m := regexp.MustCompile(`v1\.(\d+)\.\d+`).FindSubmatch(out)
+	if m == nil {
+		return 0, "", fmt.Errorf("launch: %s --version said %q: not a kube-scheduler version", bin, bytes.TrimSpace(out))
+	}
+	minor, _ = strconv.Atoi(string(m[1]))
+	return minor, string(m[0]), nil
+}
+
+// configAPIVersion is the KubeSchedulerConfiguration version a
+// kube-scheduler of that minor version reads best.
+func configAPIVersion(minor int) string {
+	switch {
+	case minor >= 25:
+		return "kubescheduler.config.k8s.io/v1"
+	case minor >= 23:
+		return "kubescheduler.config.k8s.io/v1beta3"
+	case minor >= 19:
+		return "kubescheduler.config.k8s.io/v1beta1"
+	default:
+		return "kubescheduler.config.k8s.io/v1alpha2"
+	}
+}
+
+// defaultSchedulerConfig is kube-scheduler's configuration when the user
+// gives none: upstream defaults (leader election, protobuf, every default
+// plugin), with the client rate limits raised since the server is in memory.
+func defaultSchedulerConfig(minor int) string {
+	return "apiVersion: " + configAPIVersion(minor) + `
+kind: KubeSchedulerConfiguration
+clientConnection:
+  qps: 5000
+  burst: 5000
+leaderElection:
+  leaderElect: true
+`
+}
+
+// writeSchedulerConfig writes to path the KubeSchedulerConfiguration read
+// from src (the default one for that minor version if src is empty) with
+// its clientConnection.kubeconfig set to kubeconfigPath, and returns the
+// schedulerNames of its profiles.
+func writeSchedulerConfig(path, src, kubeconfigPath string, minor int) ([]string, error) {
+	data := []byte(defaultSchedulerConfig(minor))
+	if src != "" {
+		var err error
+		if data, err = os.ReadFile(src); err != nil {
+			return nil, fmt.Errorf("launch: scheduler configuration: %w", err)
+		}
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return nil, fmt.Errorf("launch: scheduler configuration %s: %w", src, err)
+	}
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	conn, _ := cfg["clientConnection"].(map[string]any)
+	if conn == nil {
+		conn = map[string]any{}
+	}
+	conn["kubeconfig"] = kubeconfigPath
+	cfg["clientConnection"] = conn
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("launch: scheduler configuration: %w", err)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	return profileNames(cfg), nil
+}
+
+// profileNames returns the schedulerNames of a configuration's profiles
+// (default-scheduler when it has none).
+func profileNames(cfg map[string]any) []string {
+	var names []string
+	profiles, _ := cfg["profiles"].([]any)
+	for _, p := range profiles {
+		m, _ := p.(map[string]any)
+		name, _ := m["schedulerName"].(string)
+		if name == "" {
+			name = "default-scheduler"
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		names = []string{"default-scheduler"}
+	}
+	return names
+}

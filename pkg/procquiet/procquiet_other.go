@@ -1,0 +1,38 @@
+//go:build !linux
+
+package procquiet
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+)
+
+// Sampler takes snapshots reusing its buffers. On this system every
+// method returns an error wrapping errors.ErrUnsupported.
+type Sampler struct{}
+
+func unsupported(what string) error {
+	return fmt.Errorf("procquiet: %s: %w (Linux /proc only)", what, errors.ErrUnsupported)
+}
+
+// Snapshot returns an error wrapping errors.ErrUnsupported.
+func Snapshot(pid int) (Threads, error) { return Threads{}, unsupported("snapshot") }
+
+// Snapshot returns an error wrapping errors.ErrUnsupported.
+func (s *Sampler) Snapshot(pid int, t *Threads) error { return unsupported("snapshot") }
+
+// Close returns nil.
+func (s *Sampler) Close() error { return nil }
+
+// Quiescent returns an error wrapping errors.ErrUnsupported.
+func Quiescent(pid int) (bool, error) { return false, unsupported("quiescent") }
+
+// Quiescent returns an error wrapping errors.ErrUnsupported.
+func (s *Sampler) Quiescent(pid int) (bool, error) { return false, unsupported("quiescent") }
+
+// PeerPID returns an error wrapping errors.ErrUnsupported.
+func PeerPID(local, remote netip.AddrPort) (int, error) { return 0, unsupported("peer pid") }
+
+// ListenerPID is not supported on this system.
+func ListenerPID(addr netip.AddrPort) (int, error) { return 0, unsupported("listener pid") }

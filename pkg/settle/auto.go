@@ -1,0 +1,120 @@
+package settle
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// Auto combines the policies of a run: the exact ones it is given (the
+// kube-scheduler policy when the run has one), the idle signals once a
+// scheduler has sent one, and silence when neither applies. With several
+// exact policies active, a step ends when all of them say so.
+type Auto struct {
+	exact   []Policy
+	signals *Signals
+	quiet   *Quiet
+	// used names the policies that have decided a step, for Stats.
+	used []string
+}
+
+// NewAuto combines the given policies; signals and quiet may be nil (no
+// signals; no fallback: the step then waits for settle-max).
+func NewAuto(signals *Signals, quiet *Quiet, exact ...Policy) *Auto {
+	return &Auto{exact: exact, signals: signals, quiet: quiet}
+}
+
+// Name implements Policy: the policies that have decided steps so far,
+// joined by "+" (e.g. "kube-scheduler", "signal", "quiet").
+func (a *Auto) Name() string {
+	if len(a.used) > 0 {
+		return strings.Join(a.used, "+")
+	}
+	var names []string
+	for _, p := range a.exact {
+		names = append(names, p.Name())
+	}
+	if len(names) == 0 && a.quiet != nil {
+		names = append(names, a.quiet.Name())
+	}
+	return strings.Join(names, "+")
+}
+
+// Observe implements Policy.
+func (a *Auto) Observe(c store.Change) {
+	for _, p := range a.exact {
+		p.Observe(c)
+	}
+	if a.signals != nil {
+		a.signals.Observe(c)
+	}
+}
+
+// Probes implements Prober.
+func (a *Auto) Probes() int {
+	n := 0
+	for _, p := range a.exact {
+		if pr, ok := p.(Prober); ok {
+			n += pr.Probes()
+		}
+	}
+	return n
+}
+
+// Wake implements Waker.
+func (a *Auto) Wake() <-chan struct{} {
+	if a.signals == nil {
+		return nil
+	}
+	return a.signals.Wake()
+}
+
+// Open implements Gate.
+func (a *Auto) Open() {
+	if a.signals != nil {
+		a.signals.Open()
+	}
+}
+
+// Shut implements Gate.
+func (a *Auto) Shut() {
+	if a.signals != nil {
+		a.signals.Shut()
+	}
+}
+
+// Check implements Policy.
+func (a *Auto) Check(ctx context.Context, st State) (Verdict, error) {
+	active := a.exact
+	if a.signals != nil && a.signals.Active() {
+		active = append(active[:len(active):len(active)], a.signals)
+	}
+	if len(active) == 0 {
+		if a.quiet == nil {
+			return Verdict{Waiting: "no policy can tell whether the scheduler is done"}, nil
+		}
+		v, err := a.quiet.Check(ctx, st)
+		if v.Done {
+			a.note(a.quiet)
+		}
+		return v, err
+	}
+	for _, p := range active {
+		v, err := p.Check(ctx, st)
+		if err != nil || !v.Done {
+			return v, err
+		}
+	}
+	for _, p := range active {
+		a.note(p)
+	}
+	return Verdict{Done: true, Exact: true}, nil
+}
+
+func (a *Auto) note(p Policy) {
+	if !slices.Contains(a.used, p.Name()) {
+		a.used = append(a.used, p.Name())
+	}
+}

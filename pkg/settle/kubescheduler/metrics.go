@@ -1,0 +1,170 @@
+package kubescheduler
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Metric families the policy reads.
+const (
+	familyPendingPods      = "scheduler_pending_pods"
+	familyGoroutines       = "scheduler_goroutines"           // 1.22+
+	familyGoroutinesOld    = "scheduler_scheduler_goroutines" // up to 1.21
+	familyAsyncCalls       = "scheduler_pending_async_api_calls"
+	familyHandled          = "scheduler_event_handling_duration_seconds"
+	familyHandledCount     = familyHandled + "_count"
+	familyBuildInfo        = "kubernetes_build_info"
+	familyProcessStart     = "process_start_time_seconds"
+	familyAttempt          = "scheduler_scheduling_attempt_duration_seconds" // 1.23+
+	familyAttemptOld       = "scheduler_e2e_scheduling_duration_seconds"     // up to 1.22
+	eventAssignedPodDelete = "AssignedPodDelete"
+	eventNodeAdd           = "NodeAdd"
+	eventNodeDelete        = "NodeDelete"
+	eventNodeTaint         = "NodeUpdateNodeTaint"
+)
+
+// families is the name[] filter of a scrape.
+var families = []string{familyPendingPods, familyGoroutines, familyGoroutinesOld, familyAsyncCalls,
+	familyHandled, familyBuildInfo, familyProcessStart, familyAttempt, familyAttemptOld}
+
+// sample is what a scrape tells.
+type sample struct {
+	// queues holds scheduler_pending_pods by queue.
+	queues map[string]float64
+	// goroutines sums the scheduler's goroutines at work (binding cycles,
+	// extenders, parallel plugin work); asyncCalls its pending async API
+	// calls.
+	goroutines, asyncCalls float64
+	// handled counts handled events by label (empty before the first
+	// event, and on versions that do not count them).
+	handled map[string]float64
+	// major, minor: kubernetes_build_info (0 if absent).
+	major, minor int
+	version      string
+	// started is process_start_time_seconds (0 if absent).
+	started float64
+	// attempts and attemptSeconds count the scheduling attempts so far and
+	// the time they took.
+	attempts, attemptSeconds float64
+}
+
+// parse reads a Prometheus text exposition, keeping the families above.
+func parse(data []byte) (sample, error) {
+	s := sample{queues: map[string]float64{}, handled: map[string]float64{}}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	sawPending := false
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		name, labels, value, err := parseLine(line)
+		if err != nil {
+			return sample{}, err
+		}
+		switch name {
+		case familyPendingPods:
+			sawPending = true
+			s.queues[labels["queue"]] += value
+		case familyGoroutines, familyGoroutinesOld:
+			s.goroutines += value
+		case familyAsyncCalls:
+			s.asyncCalls += value
+		case familyHandledCount:
+			s.handled[labels["event"]] += value
+		case familyBuildInfo:
+			s.version = labels["git_version"]
+			s.major, _ = strconv.Atoi(strings.TrimSuffix(labels["major"], "+"))
+			s.minor, _ = strconv.Atoi(strings.TrimSuffix(labels["minor"], "+"))
+		case familyProcessStart:
+			s.started = value
+		case familyAttempt + "_count", familyAttemptOld + "_count":
+			s.attempts += value
+		case familyAttempt + "_sum", familyAttemptOld + "_sum":
+			s.attemptSeconds += value
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return sample{}, fmt.Errorf("reading the metrics: %w", err)
+	}
+	if !sawPending {
+		return sample{}, errors.New("no scheduler_pending_pods in the metrics: is this a kube-scheduler?")
+	}
+	return s, nil
+}
+
+// parseLine splits `name{k="v",...} value [timestamp]`. Only the labels of
+// the families read are kept (others are parsed and dropped).
+func parseLine(line []byte) (name string, labels map[string]string, value float64, err error) {
+	i := bytes.IndexAny(line, "{ ")
+	if i <= 0 {
+		return "", nil, 0, fmt.Errorf("malformed metrics line %q", line)
+	}
+	name = string(line[:i])
+	rest := line[i:]
+	if rest[0] == '{' {
+		labels = map[string]string{}
+		rest = rest[1:]
+		for {
+			rest = bytes.TrimLeft(rest, " ,")
+			if len(rest) == 0 {
+				return "", nil, 0, fmt.Errorf("metrics line %q: unterminated labels", line)
+			}
+			if rest[0] == '}' {
+				rest = rest[1:]
+				break
+			}
+			eq := bytes.IndexByte(rest, '=')
+			if eq <= 0 || eq+1 >= len(rest) || rest[eq+1] != '"' {
+				return "", nil, 0, fmt.Errorf("metrics line %q: malformed label", line)
+			}
+			key := string(bytes.TrimSpace(rest[:eq]))
+			val, n, err := unquote(rest[eq+1:])
+			if err != nil {
+				return "", nil, 0, fmt.Errorf("metrics line %q: %w", line, err)
+			}
+			labels[key] = val
+			rest = rest[eq+1+n:]
+		}
+	}
+	fields := strings.Fields(string(rest))
+	if len(fields) == 0 {
+		return "", nil, 0, fmt.Errorf("metrics line %q: no value", line)
+	}
+	value, err = strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("metrics line %q: value: %w", line, err)
+	}
+	return name, labels, value, nil
+}
+
+// unquote reads a double-quoted label value with the exposition format's
+// escapes (\\, \", \n) and returns it and the bytes it took.
+func unquote(b []byte) (string, int, error) {
+	var out strings.Builder
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			return out.String(), i + 1, nil
+		case '\\':
+			if i+1 >= len(b) {
+				return "", 0, errors.New("unterminated escape in a label value")
+			}
+			i++
+			switch b[i] {
+			case 'n':
+				out.WriteByte('\n')
+			default:
+				out.WriteByte(b[i])
+			}
+		default:
+			out.WriteByte(c)
+		}
+	}
+	return "", 0, errors.New("unterminated label value")
+}

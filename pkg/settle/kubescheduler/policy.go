@@ -1,0 +1,296 @@
+package kubescheduler
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/batkube/batkube/pkg/settle"
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// Options configure a Policy.
+type Options struct {
+	// MetricsURL is the scheduler's metrics endpoint, e.g.
+	// https://127.0.0.1:10259/metrics.
+	MetricsURL string
+	// Token is the bearer token of the scrapes (one the API server's
+	// TokenReview accepts).
+	Token string
+	// SchedulerNames are the schedulerNames of the scheduler's profiles
+	// (default: default-scheduler).
+	SchedulerNames []string
+	// Delivered, if set, reports whether every event written so far has
+	// been handed to the clients' connections (the API server's watches
+	// are caught up). With the scheduler's process quiescent after it,
+	// that proves the scheduler handled them: the barrier of versions that
+	// do not count the events they handle (1.18). Without it (or when the
+	// scheduler's process cannot be watched) such versions are read
+	// without that proof, and the policy warns that settling is not exact.
+	Delivered func() bool
+	// MinGap and MaxGap pace the scrapes (defaults 500µs and 20ms): a
+	// scrape waits until the API has been quiet for the gap, which doubles
+	// while scrapes find the scheduler at work without writing.
+	MinGap, MaxGap time.Duration
+	// Client does the scrapes (default: keep-alive HTTPS without
+	// certificate verification: the scheduler's serving certificate is
+	// self-signed).
+	Client *http.Client
+	Logger *slog.Logger
+}
+
+// Policy is the kube-scheduler settle policy.
+type Policy struct {
+	opts   Options
+	url    string
+	want   *expected
+	log    *slog.Logger
+	gap    time.Duration
+	now    func() time.Time
+	scrape func(ctx context.Context) ([]byte, error)
+
+	// lastScrape is when the latest scrape found the scheduler at work,
+	// and lastScrapeActivity the activity it saw then.
+	lastScrapeActivity time.Time
+	// started is the scheduler's process start time at the latest scrape;
+	// offsets rebase the handled-event counts after a restart.
+	started float64
+	offsets map[string]float64
+	warned  map[string]bool
+	scrapes int
+	// proc watches the scheduler's process, when it runs on this machine.
+	proc *process
+	// needsBarrier: the scheduler does not count the events it handles
+	// (or its version is not known yet), so Delivered and the quiescence
+	// of its process must prove it.
+	needsBarrier bool
+}
+
+var _ settle.Policy = (*Policy)(nil)
+
+// New returns the policy.
+func New(opts Options) (*Policy, error) {
+	u, err := url.Parse(opts.MetricsURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("kubescheduler: metrics URL %q: want https://host:port/metrics", opts.MetricsURL)
+	}
+	q := u.Query()
+	for _, f := range families {
+		q.Add("name[]", f)
+	}
+	u.RawQuery = q.Encode()
+	if len(opts.SchedulerNames) == 0 {
+		opts.SchedulerNames = []string{"default-scheduler"}
+	}
+	if opts.MinGap <= 0 {
+		opts.MinGap = 500 * time.Microsecond
+	}
+	if opts.MaxGap <= 0 {
+		opts.MaxGap = 20 * time.Millisecond
+	}
+	if opts.Client == nil {
+		opts.Client = &http.Client{
+			Timeout: 10 * time.Second,
+			Transport: &http.Transport{
+				TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, // #nosec G402 -- the scheduler's self-signed serving certificate, on loopback
+				MaxIdleConnsPerHost: 2,
+				IdleConnTimeout:     5 * time.Minute,
+			},
+		}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	p := &Policy{opts: opts, url: u.String(), want: newExpected(opts.SchedulerNames), log: opts.Logger,
+		gap: opts.MinGap, now: time.Now, offsets: map[string]float64{}, warned: map[string]bool{},
+		proc: newProcess(u.Host, opts.Logger), needsBarrier: true}
+	p.scrape = p.get
+	return p, nil
+}
+
+// Name implements settle.Policy.
+func (p *Policy) Name() string { return "kube-scheduler" }
+
+// Probes implements settle.Prober: the scrapes made so far.
+func (p *Policy) Probes() int { return p.scrapes }
+
+// Observe implements settle.Policy.
+func (p *Policy) Observe(c store.Change) { p.want.observe(c) }
+
+// ErrRefused is returned when the scheduler refuses the scrapes.
+var ErrRefused = errors.New("kube-scheduler refused Batkube's metrics requests")
+
+// Check implements settle.Policy.
+func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, error) {
+	// Pace: scrape once the scheduler has been quiet for the gap.
+	if since := p.now().Sub(st.LastActivity); since < p.gap {
+		return settle.Verdict{RetryAfter: p.gap - since, Waiting: "the scheduler is writing"}, nil
+	}
+	if p.needsBarrier {
+		switch {
+		case p.opts.Delivered == nil || !p.proc.watched():
+			if !p.warned["barrier"] {
+				p.warned["barrier"] = true
+				p.log.Warn("cannot prove that this kube-scheduler has handled the events sent to it (it does not count them, and its process cannot be watched): settling is not exact")
+			}
+		case !p.opts.Delivered():
+			return p.busy(st, "events not yet written to the scheduler's connections"), nil
+		default:
+			quiet, err := p.proc.quiescent()
+			if err != nil {
+				return settle.Verdict{}, err
+			}
+			if !quiet {
+				return p.busy(st, "the scheduler's process is running"), nil
+			}
+		}
+	}
+	p.scrapes++
+	data, err := p.scrape(ctx)
+	if err != nil {
+		if errors.Is(err, ErrRefused) {
+			return settle.Verdict{}, err
+		}
+		// Not up yet, or restarting: its liveness is the broker's concern.
+		return settle.Verdict{RetryAfter: 50 * time.Millisecond, Waiting: "the scheduler's metrics are unreachable: " + err.Error()}, nil
+	}
+	s, err := parse(data)
+	if err != nil {
+		return settle.Verdict{}, fmt.Errorf("kubescheduler: %s: %w", p.opts.MetricsURL, err)
+	}
+	if waiting, queued := p.verdict(s); waiting != "" {
+		v := p.busy(st, waiting)
+		// Pods still queued or in a cycle take about an average attempt
+		// each: no use asking before (a scrape costs the scheduler).
+		if queued > 0 && s.attempts > 0 {
+			v.RetryAfter = min(max(v.RetryAfter, time.Duration(queued*s.attemptSeconds/s.attempts*float64(time.Second))), p.opts.MaxGap)
+		}
+		return v, nil
+	}
+	p.gap = p.opts.MinGap
+	return settle.Verdict{Done: true, Exact: true}, nil
+}
+
+// busy is the verdict of a scheduler at work: ask again after the gap,
+// doubled if it has written nothing since the previous such scrape.
+func (p *Policy) busy(st settle.State, waiting string) settle.Verdict {
+	if st.LastActivity.Equal(p.lastScrapeActivity) {
+		p.gap = min(2*p.gap, p.opts.MaxGap)
+	} else {
+		p.gap = p.opts.MinGap
+	}
+	p.lastScrapeActivity = st.LastActivity
+	return settle.Verdict{RetryAfter: p.gap, Waiting: waiting}
+}
+
+// verdict returns what the scheduler is still doing, or "" when it is
+// idle, and how many pods it has still to attempt.
+func (p *Policy) verdict(s sample) (waiting string, queued float64) {
+	p.rebase(s)
+	if n := s.queues["active"] + s.queues["backoff"]; n > 0 {
+		return fmt.Sprintf("%g pods in its active and backoff queues", n), n
+	}
+	if s.goroutines > 0 {
+		return fmt.Sprintf("%g goroutines at work (binding cycles...)", s.goroutines), 0
+	}
+	if s.asyncCalls > 0 {
+		return fmt.Sprintf("%g async API calls pending", s.asyncCalls), 0
+	}
+	var held float64
+	for q, n := range s.queues {
+		if q != "active" && q != "backoff" {
+			held += n
+		}
+	}
+	if want := float64(p.want.unbound); held != want {
+		return fmt.Sprintf("%g pods in its queues, %g unbound pods in the cluster (pods in a scheduling cycle or not seen yet)", held, want), max(0, want-held)
+	}
+	if got, want := s.queues["gated"], float64(p.want.gated); got != want {
+		return fmt.Sprintf("%g gated pods, %g with scheduling gates (a preemption in progress?)", got, want), 0
+	}
+	if !countsHandledEvents(s) {
+		if !p.needsBarrier {
+			// Learnt only now: this verdict lacks the proof.
+			p.needsBarrier = true
+			return "checking that the scheduler has handled every event (it does not count them)", 0
+		}
+		return "", 0
+	}
+	p.needsBarrier = false
+	for _, event := range sortedKeys(p.want.handled) {
+		want := p.want.handled[event]
+		if got := s.handled[event] + p.offsets[event]; got < want {
+			return fmt.Sprintf("%g of %g %s events handled", got, want, event), 0
+		}
+	}
+	return "", 0
+}
+
+// countsHandledEvents reports whether the scheduler's handled-event counts
+// can be trusted as a barrier: read and checked for kube-scheduler 1.37
+// (every pod and node handler records its event on the way out). Older
+// versions either lack the metric (1.18) or were not checked.
+func countsHandledEvents(s sample) bool {
+	return s.major > 1 || (s.major == 1 && s.minor >= 37)
+}
+
+// rebase notices a restarted scheduler: its counts start again from what
+// its first list showed, so the counts it has missed are forgiven.
+func (p *Policy) rebase(s sample) {
+	if s.started == 0 || s.started == p.started {
+		return
+	}
+	first := p.started == 0
+	p.started = s.started
+	if first {
+		return
+	}
+	p.log.Warn("kube-scheduler restarted: the step in progress may not be exact", "version", s.version)
+	for event, want := range p.want.handled {
+		p.offsets[event] = max(0, want-s.handled[event])
+	}
+}
+
+func (p *Policy) get(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if p.opts.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.opts.Token)
+	}
+	resp, err := p.opts.Client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return data, nil
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return nil, fmt.Errorf("%w (%s: %s): run it with --authentication-kubeconfig and --authorization-kubeconfig set to its kubeconfig, so that it asks Batkube, or with --authorization-always-allow-paths including /metrics",
+			ErrRefused, resp.Status, strings.TrimSpace(string(data)))
+	}
+	return nil, fmt.Errorf("%s: %s", p.opts.MetricsURL, resp.Status)
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,234 @@
+package kubescheduler
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/batkube/batkube/pkg/settle"
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// fakeMetrics serves a kube-scheduler's metrics as the test sets them.
+type fakeMetrics struct {
+	mu      sync.Mutex
+	body    string
+	code    int
+	queries []string
+}
+
+func (f *fakeMetrics) set(body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.body, f.code = body, http.StatusOK
+}
+
+func (f *fakeMetrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queries = append(f.queries, r.URL.RawQuery)
+	if r.Header.Get("Authorization") != "Bearer T" {
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
+		return
+	}
+	w.WriteHeader(f.code)
+	fmt.Fprint(w, f.body)
+}
+
+// metrics137 renders a kube-scheduler 1.37 exposition.
+func metrics137(active, backoff, unschedulable, gated, binding float64, handled map[string]float64) string {
+	var b strings.Builder
+	b.WriteString("# HELP scheduler_pending_pods [STABLE] Number of pending pods\n# TYPE scheduler_pending_pods gauge\n")
+	for q, n := range map[string]float64{"active": active, "backoff": backoff, "unschedulable": unschedulable, "gated": gated, "incomplete": 0, "pending": 0} {
+		fmt.Fprintf(&b, "scheduler_pending_pods{queue=%q} %g\n", q, n)
+	}
+	fmt.Fprintf(&b, "scheduler_goroutines{operation=\"binding\"} %g\n", binding)
+	b.WriteString("scheduler_pending_async_api_calls{call_type=\"pod_status_patch\"} 0\n")
+	for ev, n := range handled {
+		fmt.Fprintf(&b, "scheduler_event_handling_duration_seconds_bucket{event=%q,le=\"0.0001\"} %g\n", ev, n)
+		fmt.Fprintf(&b, "scheduler_event_handling_duration_seconds_sum{event=%q} 0.01\n", ev)
+		fmt.Fprintf(&b, "scheduler_event_handling_duration_seconds_count{event=%q} %g\n", ev, n)
+	}
+	b.WriteString(`kubernetes_build_info{build_date="",compiler="gc",git_commit="",git_tree_state="clean",git_version="v1.37.1",go_version="go1.26.8",major="1",minor="37",platform="linux/amd64"} 1` + "\n")
+	b.WriteString("process_start_time_seconds 1.7e+09\n")
+	return b.String()
+}
+
+var (
+	podsGR  = schema.GroupResource{Resource: "pods"}
+	nodesGR = schema.GroupResource{Resource: "nodes"}
+)
+
+func pod(name, node string, phase corev1.PodPhase) *store.Stored {
+	return store.NewStored(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PodSpec{SchedulerName: "default-scheduler", NodeName: node}, Status: corev1.PodStatus{Phase: phase}})
+}
+
+func node(name string) *store.Stored {
+	return store.NewStored(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+}
+
+func newPolicy(t *testing.T, srv *httptest.Server) *Policy {
+	t.Helper()
+	p, err := New(Options{MetricsURL: srv.URL + "/metrics", Token: "T", Client: srv.Client(), MinGap: time.Nanosecond, MaxGap: time.Nanosecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.proc = newProcess("", p.log) // the fake "scheduler" is this test process, always running
+	return p
+}
+
+func check(t *testing.T, p *Policy) settle.Verdict {
+	t.Helper()
+	v, err := p.Check(context.Background(), settle.State{LastActivity: time.Now().Add(-time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestIdleOnlyWhenStateAndClusterAgree walks a step: a node and two pods
+// appear, one is bound and finishes; at each point the verdict follows
+// what the scheduler has shown of its state against the cluster's.
+func TestIdleOnlyWhenStateAndClusterAgree(t *testing.T) {
+	fm := &fakeMetrics{}
+	srv := httptest.NewTLSServer(fm)
+	defer srv.Close()
+	p := newPolicy(t, srv)
+
+	p.Observe(store.Change{Type: watch.Added, GR: nodesGR, Object: node("n0"), RV: 1})
+	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("a", "", corev1.PodPending), RV: 2})
+	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("b", "", corev1.PodPending), RV: 3})
+	steps := []struct {
+		what    string
+		metrics string
+		idle    bool
+	}{
+		{"node not handled yet", metrics137(0, 0, 2, 0, 0, nil), false},
+		{"pods not seen yet", metrics137(0, 0, 0, 0, 0, map[string]float64{"NodeAdd": 1}), false},
+		{"one pod in a scheduling cycle", metrics137(0, 0, 1, 0, 0, map[string]float64{"NodeAdd": 1}), false},
+		{"pods queued", metrics137(1, 1, 0, 0, 0, map[string]float64{"NodeAdd": 1}), false},
+		{"both unschedulable", metrics137(0, 0, 2, 0, 0, map[string]float64{"NodeAdd": 1}), true},
+	}
+	for _, s := range steps {
+		fm.set(s.metrics)
+		if v := check(t, p); v.Done != s.idle || (v.Done && !v.Exact) {
+			t.Errorf("%s: verdict %+v, want done=%t (exact)", s.what, v, s.idle)
+		}
+	}
+	// a is bound (its binding goroutine still runs), then finishes.
+	p.Observe(store.Change{Type: watch.Modified, GR: podsGR, Prev: pod("a", "", corev1.PodPending), Object: pod("a", "n0", corev1.PodPending), RV: 4})
+	fm.set(metrics137(0, 0, 1, 0, 1, map[string]float64{"NodeAdd": 1}))
+	if v := check(t, p); v.Done {
+		t.Errorf("binding goroutine at work: done")
+	}
+	fm.set(metrics137(0, 0, 1, 0, 0, map[string]float64{"NodeAdd": 1}))
+	if v := check(t, p); !v.Done {
+		t.Errorf("a bound, b unschedulable: %+v, want done", v)
+	}
+	p.Observe(store.Change{Type: watch.Modified, GR: podsGR, Prev: pod("a", "n0", corev1.PodRunning), Object: pod("a", "n0", corev1.PodSucceeded), RV: 5})
+	if v := check(t, p); v.Done {
+		t.Errorf("a finished but its deletion not handled (b may fit now): done")
+	}
+	fm.set(metrics137(0, 0, 1, 0, 0, map[string]float64{"NodeAdd": 1, "AssignedPodDelete": 1}))
+	if v := check(t, p); !v.Done {
+		t.Errorf("deletion handled, b unschedulable again: %+v, want done", v)
+	}
+	// A pod deleted while pending leaves the queues.
+	p.Observe(store.Change{Type: watch.Deleted, GR: podsGR, Prev: pod("b", "", corev1.PodPending), Object: pod("b", "", corev1.PodPending), RV: 6})
+	if v := check(t, p); v.Done {
+		t.Errorf("b deleted but still queued: done")
+	}
+	if q := fm.queries[0]; !strings.Contains(q, "name%5B%5D=scheduler_pending_pods") {
+		t.Errorf("scrape query %q does not filter the families", q)
+	}
+}
+
+func TestCordonAndUncordonAreHandledEvents(t *testing.T) {
+	fm := &fakeMetrics{}
+	srv := httptest.NewTLSServer(fm)
+	defer srv.Close()
+	p := newPolicy(t, srv)
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n0"}}
+	cordoned := n.DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	cordoned.Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}}
+	p.Observe(store.Change{Type: watch.Added, GR: nodesGR, Object: store.NewStored(n), RV: 1})
+	p.Observe(store.Change{Type: watch.Modified, GR: nodesGR, Prev: store.NewStored(n), Object: store.NewStored(cordoned), RV: 2})
+	p.Observe(store.Change{Type: watch.Modified, GR: nodesGR, Prev: store.NewStored(cordoned), Object: store.NewStored(n), RV: 3})
+	// Cordon: one taint change; uncordon: a taint change and a node made
+	// schedulable again, both recorded as NodeUpdateNodeTaint by 1.37.
+	for handled, idle := range map[float64]bool{1: false, 2: false, 3: true} {
+		fm.set(metrics137(0, 0, 0, 0, 0, map[string]float64{"NodeAdd": 1, "NodeUpdateNodeTaint": handled}))
+		if v := check(t, p); v.Done != idle {
+			t.Errorf("%g taint events handled: done=%t, want %t", handled, v.Done, idle)
+		}
+	}
+}
+
+func TestRefusedScrapesAreAnErrorThatSaysWhatToDo(t *testing.T) {
+	fm := &fakeMetrics{}
+	srv := httptest.NewTLSServer(fm)
+	defer srv.Close()
+	p, err := New(Options{MetricsURL: srv.URL + "/metrics", Token: "wrong", Client: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.proc = newProcess("", p.log)
+	_, err = p.Check(context.Background(), settle.State{LastActivity: time.Now().Add(-time.Second)})
+	if err == nil || !strings.Contains(err.Error(), "--authentication-kubeconfig") {
+		t.Fatalf("Check: %v, want an error naming the flags to set", err)
+	}
+}
+
+func TestScrapesWaitForAQuietGap(t *testing.T) {
+	fm := &fakeMetrics{}
+	srv := httptest.NewTLSServer(fm)
+	defer srv.Close()
+	p, err := New(Options{MetricsURL: srv.URL + "/metrics", Token: "T", Client: srv.Client(), MinGap: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := p.Check(context.Background(), settle.State{LastActivity: time.Now()})
+	if err != nil || v.Done || v.RetryAfter <= 0 || len(fm.queries) != 0 {
+		t.Fatalf("right after a write: %+v %v, %d scrapes; want a retry later and no scrape", v, err, len(fm.queries))
+	}
+}
+
+func TestParseReadsTheExposition(t *testing.T) {
+	s, err := parse([]byte(metrics137(1, 2, 3, 4, 5, map[string]float64{"AssignedPodDelete": 7})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.queues["active"] != 1 || s.queues["backoff"] != 2 || s.queues["unschedulable"] != 3 || s.queues["gated"] != 4 ||
+		s.goroutines != 5 || s.handled["AssignedPodDelete"] != 7 || s.minor != 37 || s.version != "v1.37.1" || s.started != 1.7e9 {
+		t.Errorf("parsed %+v", s)
+	}
+	old, err := parse([]byte("scheduler_pending_pods{queue=\"active\"} 0\nscheduler_scheduler_goroutines{work=\"binding\"} 2\n"))
+	if err != nil || countsHandledEvents(old) || old.goroutines != 2 {
+		t.Errorf("1.18 exposition: %+v %v, want no handled counts and 2 goroutines", old, err)
+	}
+	for _, bad := range []string{"scheduler_pending_pods{queue=\"active} 0", "scheduler_pending_pods{queue=\"active\"}", "nothing_useful 1"} {
+		if _, err := parse([]byte(bad)); err == nil {
+			t.Errorf("parse(%q): no error", bad)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(metrics137(0, 0, 1, 0, 0, map[string]float64{"NodeAdd": 1})))
+	f.Add([]byte("a{b=\"\\\"\\\\\\n\"} 1 123\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = parse(data) // never panics
+	})
+}

@@ -1,0 +1,142 @@
+package settle
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// Policy decides when a step may end. The broker calls Observe with every
+// change of pods and nodes, in resourceVersion order, and Check whenever it
+// has taken in the changes so far; a policy is used by one goroutine (the
+// broker's) but may serve other goroutines on its own (Signals does).
+type Policy interface {
+	// Name names the policy in logs and summaries.
+	Name() string
+	// Observe takes in one change of a pod or a node.
+	Observe(c store.Change)
+	// Check reports whether the scheduler is done at this instant.
+	Check(ctx context.Context, st State) (Verdict, error)
+}
+
+// Waker is implemented by policies whose verdict can change without any
+// change of the cluster (a scheduler's idle signal): the broker also waits
+// on Wake.
+type Waker interface {
+	Wake() <-chan struct{}
+}
+
+// Gate is implemented by policies that serve schedulers who should act
+// only on a whole step: the broker opens it once a step's events are all
+// applied and it waits for the scheduler, and shuts it when the step ends.
+// (A scheduler that read the cluster half-way through a step would decide
+// on a state that never existed at any instant: runs would not be
+// reproducible.)
+type Gate interface {
+	Open()
+	Shut()
+}
+
+// State is what the broker knows when it asks.
+type State struct {
+	// RV is the resourceVersion of the latest pod or node change observed.
+	RV uint64
+	// LastActivity is the wall-clock instant of the latest write to the
+	// store of any resource (the scheduler's events and leases included)
+	// that the broker has noticed.
+	LastActivity time.Time
+	// Since is when the step started waiting for the scheduler.
+	Since time.Time
+	// SchedulerPresent: a scheduler has shown itself (acted on a pod) and
+	// still watches pods. Silence means nothing before that: a scheduler
+	// that is starting, or waiting to win its leader election, is not done.
+	SchedulerPresent bool
+}
+
+// Verdict is a policy's answer.
+type Verdict struct {
+	// Done: the step may end.
+	Done bool
+	// Exact: Done because the scheduler is known to have nothing left to
+	// do at this instant, not because it was silent.
+	Exact bool
+	// RetryAfter, when not Done, is when to ask again if nothing changes
+	// meanwhile (0: at the next change only).
+	RetryAfter time.Duration
+	// Waiting says, when not Done, what the scheduler is still doing (for
+	// logs and error messages).
+	Waiting string
+}
+
+// Reason tells how a step's wait for the scheduler ended.
+type Reason int
+
+const (
+	// NothingPending: no pod waited for a scheduler, so there was nothing
+	// to wait for.
+	NothingPending Reason = iota
+	// Idle: the policy knew the scheduler had nothing left to do (exact).
+	Idle
+	// Silent: the API was silent for the quiet window (not exact).
+	Silent
+	// MaxWait: the step's bound on wall time passed (not exact).
+	MaxWait
+)
+
+func (r Reason) String() string {
+	switch r {
+	case NothingPending:
+		return "nothing-pending"
+	case Idle:
+		return "idle"
+	case Silent:
+		return "silent"
+	case MaxWait:
+		return "max-wait"
+	}
+	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// Stats counts the steps of a run by how their wait ended.
+type Stats struct {
+	// Policy names the policy the run used (Auto names the ones it used).
+	Policy string `json:"policy"`
+	// Steps waited for nobody (nothing pending), or ended when the
+	// scheduler was known idle (exact), on silence (quiet window), or on
+	// the bound of a step's wall time (settle-max).
+	NothingPending int `json:"nothingPending"`
+	Idle           int `json:"idle"`
+	Quiet          int `json:"quiet"`
+	MaxWait        int `json:"maxWait"`
+	// Checks counts the times the broker asked the policy; Probes the
+	// times the policy looked at the scheduler (for kube-scheduler, its
+	// metrics scrapes).
+	Checks int `json:"checks"`
+	Probes int `json:"probes"`
+}
+
+// Prober is implemented by policies that look at the scheduler: Probes
+// counts the looks so far.
+type Prober interface {
+	Probes() int
+}
+
+// Add counts one step ended for reason r.
+func (s *Stats) Add(r Reason) {
+	switch r {
+	case NothingPending:
+		s.NothingPending++
+	case Idle:
+		s.Idle++
+	case Silent:
+		s.Quiet++
+	case MaxWait:
+		s.MaxWait++
+	}
+}
+
+// Inexact counts the steps that ended without knowing the scheduler was
+// done.
+func (s Stats) Inexact() int { return s.Quiet + s.MaxWait }

@@ -1,0 +1,217 @@
+package settle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// IdlePath is where a scheduler signals that it is idle.
+const IdlePath = "/batkube/v1/idle"
+
+// IdleRequest is the body of a POST to IdlePath.
+type IdleRequest struct {
+	// Scheduler names the scheduler: any stable string. Once a scheduler
+	// has signalled, every step waits for its signal.
+	Scheduler string `json:"scheduler"`
+	// ResourceVersion says that the scheduler has seen every change of
+	// pods and nodes up to this resourceVersion and has nothing left to do
+	// with them. A scheduler that lists pods and nodes gives the smaller of
+	// the two lists' resourceVersions; one that acts on watch events gives
+	// the resourceVersion of the last pod or node event it has handled.
+	ResourceVersion string `json:"resourceVersion"`
+	// Wait makes the answer wait until pods or nodes have changed after
+	// ResourceVersion and the broker waits for the schedulers, having
+	// applied every event of the current instant (or the simulation ends),
+	// so that a scheduler can loop on: list, bind, signal and wait, and
+	// always decide on the whole state of an instant.
+	Wait bool `json:"wait,omitempty"`
+}
+
+// IdleResponse answers a POST to IdlePath.
+type IdleResponse struct {
+	// ResourceVersion is the latest change of pods or nodes the broker has
+	// seen.
+	ResourceVersion string `json:"resourceVersion"`
+	// Ended: the simulation is over.
+	Ended bool `json:"ended,omitempty"`
+}
+
+// Signals collects the idle signals of the schedulers that send them, and
+// is the Policy that waits for them: a step ends once every scheduler that
+// has signalled has said it is idle having seen the step's latest change of
+// pods and nodes. It also serves IdlePath (it is an
+// apiserver.NonResourceHandler).
+type Signals struct {
+	mu sync.Mutex
+	// idleAt is, per scheduler, the resourceVersion of its latest signal.
+	idleAt map[string]uint64
+	// latest is the latest pod or node change observed; changed is closed
+	// and replaced when it moves, ended when the simulation is over.
+	latest  uint64
+	changed chan struct{}
+	ended   bool
+	// open: the broker waits for the schedulers (see Gate); waits end
+	// only then.
+	open bool
+	// wake has a token when a signal arrived since the broker last looked.
+	wake chan struct{}
+}
+
+// NewSignals returns an empty Signals.
+func NewSignals() *Signals {
+	return &Signals{idleAt: map[string]uint64{}, changed: make(chan struct{}), wake: make(chan struct{}, 1)}
+}
+
+// Name implements Policy.
+func (s *Signals) Name() string { return "signal" }
+
+// Active reports whether any scheduler has signalled.
+func (s *Signals) Active() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.idleAt) > 0
+}
+
+// Observe implements Policy.
+func (s *Signals) Observe(c store.Change) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.RV > s.latest {
+		s.latest = c.RV
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+}
+
+// Open implements Gate: the step's events are applied and the broker waits
+// for the schedulers; their waits may end.
+func (s *Signals) Open() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.open {
+		s.open = true
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+}
+
+// Shut implements Gate: the step is over.
+func (s *Signals) Shut() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.open = false
+}
+
+// End wakes the waiting schedulers: the simulation is over.
+func (s *Signals) End() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.ended = true
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+}
+
+// Wake implements Waker: it has a token when a signal arrived.
+func (s *Signals) Wake() <-chan struct{} { return s.wake }
+
+// Check implements Policy.
+func (s *Signals) Check(_ context.Context, st State) (Verdict, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.idleAt) == 0 {
+		return Verdict{Waiting: "no scheduler has signalled"}, nil
+	}
+	var late []string
+	for name, rv := range s.idleAt {
+		if rv < st.RV {
+			late = append(late, fmt.Sprintf("%s (idle at %d)", name, rv))
+		}
+	}
+	if len(late) > 0 {
+		slices.Sort(late)
+		return Verdict{Waiting: fmt.Sprintf("no idle signal since resourceVersion %d from %s", st.RV, strings.Join(late, ", "))}, nil
+	}
+	return Verdict{Done: true, Exact: true}, nil
+}
+
+// Signal records that scheduler is idle having seen rv.
+func (s *Signals) Signal(scheduler string, rv uint64) {
+	s.mu.Lock()
+	if cur, ok := s.idleAt[scheduler]; !ok || rv > cur {
+		s.idleAt[scheduler] = rv
+	}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Handles implements apiserver.NonResourceHandler.
+func (s *Signals) Handles(path string) bool { return path == IdlePath }
+
+func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed, only POST", r.Method))
+		return
+	}
+	var req IdleRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("reading the idle signal: %w", err))
+		return
+	}
+	if req.Scheduler == "" {
+		writeError(w, http.StatusBadRequest, errors.New(`the idle signal needs a "scheduler" name`))
+		return
+	}
+	rv, err := strconv.ParseUint(req.ResourceVersion, 10, 64)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf(`"resourceVersion" %q: want the resourceVersion of the latest change seen`, req.ResourceVersion))
+		return
+	}
+	s.Signal(req.Scheduler, rv)
+	for {
+		s.mu.Lock()
+		latest, ended, open, changed := s.latest, s.ended, s.open, s.changed
+		s.mu.Unlock()
+		if !req.Wait || (latest > rv && open) || ended {
+			writeJSON(w, http.StatusOK, IdleResponse{ResourceVersion: strconv.FormatUint(latest, 10), Ended: ended})
+			return
+		}
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// errorBody is the body of an error answer.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, errorBody{Error: err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

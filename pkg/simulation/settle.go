@@ -1,0 +1,65 @@
+package simulation
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+
+	"github.com/batkube/batkube/pkg/settle"
+	"github.com/batkube/batkube/pkg/settle/kubescheduler"
+)
+
+// settleUser is who the settle policy's scrapes are, for the schedulers
+// that ask this server (TokenReview); adminUser is the holder of the
+// server's --token.
+var (
+	settleUser = authenticationv1.UserInfo{Username: "batkube:settle", UID: "batkube-settle",
+		Groups: []string{"system:masters", "system:authenticated"}}
+	adminUser = authenticationv1.UserInfo{Username: "batkube:admin", UID: "batkube-admin",
+		Groups: []string{"system:masters", "system:authenticated"}}
+)
+
+// policy builds the settle policy of a run.
+func (c SettleConfig) policy(signals *settle.Signals, token string, logger *slog.Logger) (settle.Policy, error) {
+	quiet := settle.NewQuiet(cmp.Or(c.Quiet, 50*time.Millisecond))
+	var kube settle.Policy
+	if c.KubeSchedulerMetrics != "" {
+		ks, err := kubescheduler.New(kubescheduler.Options{MetricsURL: c.KubeSchedulerMetrics, Token: token,
+			SchedulerNames: c.SchedulerNames, Logger: logger})
+		if err != nil {
+			return nil, err
+		}
+		kube = ks
+	}
+	switch c.Mode {
+	case "", SettleAuto:
+		if kube != nil {
+			return settle.NewAuto(signals, quiet, kube), nil
+		}
+		return settle.NewAuto(signals, quiet), nil
+	case SettleKubeScheduler:
+		if kube == nil {
+			return nil, fmt.Errorf("settle mode %q needs the kube-scheduler's metrics URL", c.Mode)
+		}
+		return settle.NewAuto(nil, nil, kube), nil
+	case SettleSignal:
+		return settle.NewAuto(signals, nil), nil
+	case SettleQuiet:
+		return quiet, nil
+	}
+	return nil, fmt.Errorf("unknown settle mode %q (want %s, %s, %s or %s)", c.Mode, SettleAuto, SettleKubeScheduler, SettleSignal, SettleQuiet)
+}
+
+// randomToken returns a fresh bearer token.
+func randomToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating a token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
