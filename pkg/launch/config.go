@@ -24,4 +24,3 @@ users:
   user: {}
 `, url)
 }
-

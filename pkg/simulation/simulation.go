@@ -6,10 +6,10 @@ package simulation
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"time"
 
