@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -31,6 +32,7 @@ type options struct {
 	Batsim           string        `long:"batsim" value-name:"auto|embedded|PATH" default:"auto" description:"the simulator: a batsim 4.x binary (auto: the one on PATH, if any) or Batkube's embedded engine"`
 	SchedulerCommand string        `long:"scheduler-cmd" value-name:"COMMAND" description:"run this shell command as the scheduler instead of the bundled kube-scheduler; {kubeconfig} is replaced by the run's kubeconfig (KUBECONFIG is set too)"`
 	SchedulerConfig  string        `long:"scheduler-config" value-name:"FILE" description:"KubeSchedulerConfiguration for the bundled kube-scheduler (its kubeconfig is replaced by the run's)"`
+	KubeScheduler    string        `long:"kube-scheduler" value-name:"PATH" description:"run this kube-scheduler binary instead of the bundled one (e.g. bin/kube-scheduler-1.18), configured as the bundled one: its metrics tell the server when it is done"`
 	NoScheduler      bool          `long:"no-scheduler" description:"start no scheduler: bring your own, pointed at the kubeconfig printed at start"`
 	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
 	Objects          []string      `long:"objects" value-name:"FILE" description:"Kubernetes objects (YAML or JSON manifest) the cluster starts with, e.g. the PriorityClasses a workload's pods name (repeatable)"`
@@ -39,6 +41,7 @@ type options struct {
 	BinDir           string        `long:"bin-dir" value-name:"DIR" description:"where kubernetes-server, batkube-engine and kube-scheduler are (default: beside this binary)"`
 	ServerArgs       []string      `long:"server-arg" value-name:"ARG" description:"pass ARG to kubernetes-server, e.g. --server-arg=--settle-quiet=100ms (repeatable; see kubernetes-server --help)"`
 	BatsimArgs       []string      `long:"batsim-arg" value-name:"ARG" description:"pass ARG to batsim or batkube-engine (repeatable)"`
+	Repeat           int           `long:"repeat" default:"1" value-name:"N" description:"run the simulation N times (outputs in --out/1, --out/2...) and print the mean and spread of makespan and waiting time: kube-scheduler breaks ties at random, so one run of it is one sample"`
 	ProgressInterval time.Duration `long:"progress-interval" default:"1s" description:"how often progress is shown"`
 	Quiet            bool          `short:"q" long:"quiet" description:"show no progress"`
 }
@@ -81,6 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Batsim:           opts.Batsim,
 		SchedulerCommand: opts.SchedulerCommand,
 		SchedulerConfig:  opts.SchedulerConfig,
+		KubeScheduler:    opts.KubeScheduler,
 		NoScheduler:      opts.NoScheduler,
 		DynamicJobs:      opts.DynamicJobs,
 		Objects:          opts.Objects,
@@ -100,21 +104,41 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !opts.Quiet {
 		cfg.Progress = show.print
 	}
-	sum, err := launch.Run(ctx, cfg)
-	show.clear()
-	if err != nil {
-		fmt.Fprintf(stderr, "batkube-run: %v\n", err)
-		if sum.OutDir != "" {
-			fmt.Fprintf(stderr, "batkube-run: outputs so far in %s\n", sum.OutDir)
+	if opts.Repeat < 1 {
+		fmt.Fprintf(stderr, "batkube-run: --repeat %d: want at least 1\n", opts.Repeat)
+		return 2
+	}
+	var sums []launch.Summary
+	for i := 1; i <= opts.Repeat; i++ {
+		if opts.Repeat > 1 {
+			cfg.OutDir = filepath.Join(opts.Out, strconv.Itoa(i))
+			fmt.Fprintf(stderr, "batkube-run: run %d of %d (outputs in %s)\n", i, opts.Repeat, cfg.OutDir)
 		}
-		return 1
+		sum, err := launch.Run(ctx, cfg)
+		show.clear()
+		if err != nil {
+			fmt.Fprintf(stderr, "batkube-run: %v\n", err)
+			if sum.OutDir != "" {
+				fmt.Fprintf(stderr, "batkube-run: outputs so far in %s\n", sum.OutDir)
+			}
+			return 1
+		}
+		engine := "Batkube's embedded engine"
+		if sum.Engine != launch.BatsimEmbedded {
+			engine = sum.Engine
+		}
+		fmt.Fprintf(stdout, "simulated by:  %s\n", engine)
+		sum.Write(stdout)
+		sums = append(sums, sum)
 	}
-	engine := "Batkube's embedded engine"
-	if sum.Engine != launch.BatsimEmbedded {
-		engine = sum.Engine
+	if opts.Repeat > 1 {
+		rep := launch.Repeat(sums)
+		rep.Write(stdout)
+		if err := launch.WriteJSON(filepath.Join(opts.Out, "repeat.json"), rep); err != nil {
+			fmt.Fprintf(stderr, "batkube-run: %v\n", err)
+			return 1
+		}
 	}
-	fmt.Fprintf(stdout, "simulated by:  %s\n", engine)
-	sum.Write(stdout)
 	return 0
 }
 

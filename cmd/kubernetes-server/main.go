@@ -49,6 +49,7 @@ type simulationOptions struct {
 	Settle             string        `long:"settle" default:"auto" choice:"auto" choice:"kube-scheduler" choice:"signal" choice:"quiet" description:"how a step decides the scheduler is done: auto uses kube-scheduler's metrics when --kube-scheduler-metrics is set, idle signals (POST /batkube/v1/idle) once a scheduler sends one, and the quiet window otherwise; the other modes use only one of them"`
 	KubeSchedulerURL   string        `long:"kube-scheduler-metrics" value-name:"URL" description:"metrics endpoint of the kube-scheduler under test (e.g. https://127.0.0.1:10259/metrics), run with --authentication-kubeconfig and --authorization-kubeconfig pointing at this server: each step then ends exactly when the scheduler has nothing left to do"`
 	SchedulerNames     []string      `long:"kube-scheduler-name" value-name:"NAME" description:"schedulerName of one of that kube-scheduler's profiles (repeatable; default default-scheduler)"`
+	KubeSchedulerVer   string        `long:"kube-scheduler-version" value-name:"VERSION" description:"that kube-scheduler's version, e.g. v1.37.1 (default: read from the User-Agent of its requests)"`
 	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"last resort, for schedulers that neither expose their state nor signal: the scheduler is deemed done when the API is quiet this long while pods are pending"`
 	MaxSettle          time.Duration `long:"settle-max" default:"0s" description:"wall time the scheduler gets at most per simulation step (0: 2s with the quiet window alone, 1m otherwise)"`
 	StatsFile          string        `long:"stats-file" value-name:"FILE" description:"write the run's final progress and settle statistics to FILE (JSON) when the simulation ends"`
@@ -190,7 +191,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		StatsFile:      sim.StatsFile,
 		Logger:         logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,
-			SchedulerNames: sim.SchedulerNames},
+			SchedulerNames: sim.SchedulerNames, KubeSchedulerVersion: sim.KubeSchedulerVer},
 		Broker: broker.Options{
 			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},
 			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName},

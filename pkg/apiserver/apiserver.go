@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,6 +107,8 @@ type Server struct {
 	watchers   map[schema.GroupResource]int
 	byClient   map[clientWatch]int
 	schedulers map[string]bool
+	// live holds the open HTTP watches (WatchesDelivered).
+	live map[*liveWatch]struct{}
 
 	randMu sync.Mutex
 	rand   *rand.Rand
@@ -149,6 +153,7 @@ func New(opts Options) (*Server, error) {
 		watchers:   map[schema.GroupResource]int{},
 		byClient:   map[clientWatch]int{},
 		schedulers: map[string]bool{},
+		live:       map[*liveWatch]struct{}{},
 	}
 	if err := s.createSystemNamespaces(context.Background()); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
@@ -253,6 +258,54 @@ func (s *Server) SchedulerWatching() bool {
 		}
 	}
 	return false
+}
+
+// AgentVersion returns the version a client named product states in its
+// User-Agent ("kube-scheduler/v1.37.1 (linux/amd64) ..." → "v1.37.1"),
+// the lowest when several clients of that product watch or have acted as
+// schedulers; "" when none has been seen.
+func (s *Server) AgentVersion(product string) string {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	best := ""
+	consider := func(agent string) {
+		v, ok := strings.CutPrefix(agent, product+"/")
+		if !ok {
+			return
+		}
+		v, _, _ = strings.Cut(v, " ")
+		if best == "" || versionLess(v, best) {
+			best = v
+		}
+	}
+	for agent := range s.schedulers {
+		consider(agent)
+	}
+	for k := range s.byClient {
+		consider(k.agent)
+	}
+	return best
+}
+
+// versionLess orders "v1.18.19" before "v1.37.1" (numbers compared as
+// numbers; what does not parse sorts first).
+func versionLess(a, b string) bool {
+	pa, pb := versionParts(a), versionParts(b)
+	for i := range pa {
+		if pa[i] != pb[i] {
+			return pa[i] < pb[i]
+		}
+	}
+	return false
+}
+
+func versionParts(v string) [3]int {
+	var out [3]int
+	v, _, _ = strings.Cut(strings.TrimPrefix(v, "v"), "-")
+	for i, f := range strings.SplitN(v, ".", 3) {
+		out[i], _ = strconv.Atoi(f)
+	}
+	return out
 }
 
 // clientWatch counts the watches of one client on one resource.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/batkube/batkube/pkg/store"
@@ -101,10 +103,14 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 	agent := q.http.UserAgent()
 	s.countWatch(q.res.storage, agent, 1)
 	defer s.countWatch(q.res.storage, agent, -1)
+	live := &liveWatch{watcher: watcher, gr: q.res.storage}
+	s.trackWatch(live, true)
+	defer s.trackWatch(live, false)
 	if !flush() {
 		return
 	}
 	events := watcher.Events()
+	var received uint64 // events taken from the watcher
 	for {
 		select {
 		case <-ctx.Done():
@@ -117,25 +123,66 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 				}
 				return
 			}
-			if ev.Type == watch.Bookmark && !opts.AllowWatchBookmarks {
-				continue
+			received++
+			skip := (ev.Type == watch.Bookmark && !opts.AllowWatchBookmarks) ||
+				(ev.Type == watch.Bookmark && ev.InitialEventsEnd && !sendInitial)
+			if !skip {
+				if err := enc.write(out, ev); err != nil {
+					s.log.Error("watch: encoding an event", "resource", q.res.gvr, "err", err)
+					return
+				}
+				if ev.Type == watch.Error {
+					flush()
+					return
+				}
 			}
-			if ev.Type == watch.Bookmark && ev.InitialEventsEnd && !sendInitial {
-				continue
-			}
-			if err := enc.write(out, ev); err != nil {
-				s.log.Error("watch: encoding an event", "resource", q.res.gvr, "err", err)
-				return
-			}
-			if ev.Type == watch.Error {
-				flush()
-				return
-			}
-			if len(events) == 0 && !flush() {
-				return
+			if len(events) == 0 {
+				if !flush() {
+					return
+				}
+				live.flushed.Store(received)
 			}
 		}
 	}
+}
+
+// liveWatch is an open watch as WatchesDelivered sees it.
+type liveWatch struct {
+	watcher *store.Watcher
+	gr      schema.GroupResource
+	// flushed counts the events taken from the watcher and written to the
+	// connection (or skipped), flushed.
+	flushed atomic.Uint64
+}
+
+func (s *Server) trackWatch(w *liveWatch, open bool) {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if open {
+		s.live[w] = struct{}{}
+	} else {
+		delete(s.live, w)
+	}
+}
+
+// WatchesDelivered reports whether every open watch has written to its
+// connection, and flushed, every event of the writes made so far: what a
+// client has been sent is then all in its socket (or on its way through
+// the kernel), and a client that has stopped running has handled it.
+func (s *Server) WatchesDelivered() bool {
+	s.watchMu.Lock()
+	live := make([]*liveWatch, 0, len(s.live))
+	for w := range s.live {
+		live = append(live, w)
+	}
+	s.watchMu.Unlock()
+	for _, w := range live {
+		delivered, sent := w.watcher.Progress()
+		if delivered < s.store.LatestRV(w.gr) || w.flushed.Load() != sent {
+			return false
+		}
+	}
+	return true
 }
 
 // watchEncoder writes watch events in the negotiated framing: JSON objects

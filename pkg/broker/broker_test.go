@@ -18,7 +18,9 @@ import (
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
+	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/store"
 )
 
 // harness is a broker behind a real API server, answering a scripted Batsim
@@ -424,4 +426,125 @@ func TestUnavailableMachinesAreCordoned(t *testing.T) {
 	if err := <-h.done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// idlePolicy stands for a scheduler known to be idle at every instant (an
+// exact settle policy).
+type idlePolicy struct{}
+
+func (idlePolicy) Name() string         { return "idle" }
+func (idlePolicy) Observe(store.Change) {}
+func (idlePolicy) Check(context.Context, settle.State) (settle.Verdict, error) {
+	return settle.Verdict{Done: true, Exact: true}, nil
+}
+
+// TestNoWakeUpsWhileTheSchedulerIsKnownIdle: with pods pending, a job
+// running and the scheduler known idle, nothing can change before Batsim's
+// next event: the broker asks for no call.
+func TestNoWakeUpsWhileTheSchedulerIsKnownIdle(t *testing.T) {
+	h := start(t, broker.Options{Settle: idlePolicy{}})
+	h.send(0, begins("node0"))
+	if at, _ := calls(h.send(1, submitted("w!ok"), stuckJob("w!stuck"))); len(at) != 0 {
+		t.Fatalf("a job runs, the scheduler is idle: CALL_ME_LATER %v, want none", at)
+	}
+	h.send(11, batsim.JobCompleted{JobID: "w!ok", JobState: batsim.JobStateCompletedSuccessfully})
+	h.send(12, batsim.SimulationEnds{})
+	if err := <-h.done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPendingTimeoutAppliesPerJob: once nothing can free room, each pending
+// job is rejected when it has waited PendingTimeout, not all at the first
+// deadline.
+func TestPendingTimeoutAppliesPerJob(t *testing.T) {
+	h := start(t, broker.Options{Settle: idlePolicy{}, PendingTimeout: 30 * time.Second})
+	h.send(0, begins("node0"))
+	h.send(0, stuckJob("w!a"))
+	r := h.send(10, stuckJob("w!b"), batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
+	rejected := map[string]float64{}
+	now := 10.0
+	for len(rejected) < 2 {
+		at, others := calls(r)
+		for _, ev := range others {
+			if rj, ok := ev.(batsim.RejectJob); ok {
+				rejected[string(rj.JobID)] = now
+			}
+		}
+		if len(rejected) == 2 {
+			break
+		}
+		if len(at) != 1 || at[0] <= now {
+			t.Fatalf("at %g: CALL_ME_LATER %v, want one call at the next job's deadline (rejected so far %v)", now, at, rejected)
+		}
+		now = at[0]
+		r = h.send(now, batsim.RequestedCall{})
+	}
+	if rejected["w!a"] != 30 || rejected["w!b"] != 40 {
+		t.Errorf("rejected at %v, want w!a at 30 and w!b at 40 (30 s after each one's submission)", rejected)
+	}
+	h.send(now+1, batsim.SimulationEnds{})
+	if err := <-h.done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBackoffStartsAgainWhenRoomIsFreed: with a scheduler that only polls
+// (the quiet policy), the back-off of the wake-ups starts again from
+// BackoffMin when a job ends, not only when a pod gets bound.
+func TestBackoffStartsAgainWhenRoomIsFreed(t *testing.T) {
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
+	h.send(0, begins("node0"))
+	h.send(0, submitted("w!ok"))
+	now := 1.0
+	r := h.send(now, stuckJob("w!stuck"))
+	for range 3 { // back off: 1, 2, 4
+		at, _ := calls(r)
+		now = at[0]
+		r = h.send(now, batsim.RequestedCall{})
+	}
+	at, _ := calls(r)
+	if gap := at[0] - now; gap != 8 {
+		t.Fatalf("fourth wake-up %g s later, want 8", gap)
+	}
+	now = 9
+	r = h.send(now, batsim.JobCompleted{JobID: "w!ok", JobState: batsim.JobStateCompletedSuccessfully})
+	at, _ = calls(r)
+	if len(at) != 1 || at[0]-now != 1 {
+		t.Fatalf("after a job ended: CALL_ME_LATER %v at %g, want one 1 s later (back-off started again)", at, now)
+	}
+	h.send(now+0.5, batsim.SimulationEnds{})
+	if err := <-h.done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDynamicRunWithAnUnschedulablePodEnds: with dynamic jobs, a pod that
+// never fits is rejected after PendingTimeout once nothing runs, and the
+// broker then tells Batsim registration is over, so the run ends.
+func TestDynamicRunWithAnUnschedulablePodEnds(t *testing.T) {
+	h := start(t, broker.Options{Settle: idlePolicy{}, PendingTimeout: 30 * time.Second})
+	b := begins("node0")
+	b.Config.DynamicJobsEnabled, b.Config.DynamicJobsAcknowledged = true, true
+	h.send(0, b)
+	r := h.send(1, stuckJob("w!stuck"), batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
+	now := 1.0
+	for range 100 {
+		at, others := calls(r)
+		for _, ev := range others {
+			if n, ok := ev.(batsim.Notify); ok && n.Type == batsim.RegistrationFinished {
+				h.send(now+1, batsim.SimulationEnds{})
+				if err := <-h.done; err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		}
+		if len(at) == 0 {
+			t.Fatalf("at %g: no call and no registration_finished: the run would never end", now)
+		}
+		now = at[0]
+		r = h.send(now, batsim.RequestedCall{})
+	}
+	t.Fatal("registration never finished")
 }

@@ -41,6 +41,7 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 	end := func(reason settle.Reason) error {
 		s.last = reason
 		s.stats.Add(reason)
+		r.log.Debug("step settled", "simulatedTime", now, "reason", reason, "pending", r.jobs.pending, "rv", s.rv)
 		return nil
 	}
 	if _, err := r.takeIn(ctx); err != nil {
@@ -86,6 +87,14 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 			return err
 		}
 		if v.Done {
+			// The verdict compared the scheduler's state with the changes
+			// taken in before it: any change since (a binding that landed
+			// while the policy looked) voids it.
+			if n, err := r.takeIn(ctx); err != nil {
+				return err
+			} else if n > 0 {
+				continue
+			}
 			if v.Exact {
 				return end(settle.Idle)
 			}

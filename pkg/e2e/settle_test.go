@@ -55,13 +55,26 @@ func TestKubeSchedulerSettlesExactly(t *testing.T) {
 // TestKubeScheduler118SettlesExactly: the same exactness with an unmodified
 // kube-scheduler 1.18.19, which exposes no count of the events it has
 // handled: the server proves it otherwise (its watches flushed, the
-// scheduler's process quiescent). 1.18 retries pods after a real-time
-// back-off of 1 to 10 s: the run takes that long per contended step.
+// scheduler's process quiescent). 1.18 has no pop-from-backoff: it retries
+// pods after a real-time back-off (1 to 10 s by default), which an exact
+// step must wait out; the test sets it to 1 s (podMaxBackoffSeconds).
 func TestKubeScheduler118SettlesExactly(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "contended_40.json")
-	writeContendedWorkload(t, path, 40, 0.42, 2)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "contended_40.json")
+	writeContendedWorkload(t, path, 40, 0.8, 2)
+	config := filepath.Join(dir, "kube-scheduler-1.18.yaml")
+	if err := os.WriteFile(config, []byte(`apiVersion: kubescheduler.config.k8s.io/v1alpha2
+kind: KubeSchedulerConfiguration
+clientConnection: {qps: 5000, burst: 5000}
+leaderElection: {leaderElect: true}
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 1
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s := newSimulation(t, platform4, path)
 	s.cfg.KubeScheduler = binary(t, "kube-scheduler-1.18")
+	s.cfg.SchedulerConfig = config
 	start := time.Now()
 	sum := s.mustRun(20 * time.Minute)
 	checkExactRun(t, s, sum, 40, "kube-scheduler")

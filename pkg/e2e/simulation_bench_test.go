@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,4 +228,119 @@ func add(to, r corev1.ResourceList, sign int) {
 		}
 		to[k] = q
 	}
+}
+
+// BenchmarkSimulationContended runs the committed contended workload
+// (examples/workloads/contended_1500.json: 1,500 jobs on 16 nodes at about
+// full load) with kube-scheduler 1.37, first with exact settling (the
+// scheduler's metrics), then as before it, on the 50 ms quiet window: wall
+// time against the scheduler's own CPU time, the steps and how they ended,
+// and the jobs that started later than they could have.
+func BenchmarkSimulationContended(b *testing.B) {
+	const workload = "examples/workloads/contended_1500.json"
+	for b.Loop() {
+		for _, mode := range []struct{ name, settle string }{{"exact", "auto"}, {"quiet-50ms", "quiet"}} {
+			s := newSimulation(b, "examples/platforms/platform_16.xml", workload)
+			s.obs = nil
+			s.cfg.ServerArgs = []string{"--settle=" + mode.settle}
+			sum := s.mustRun(30 * time.Minute)
+			if sum.Succeeded != 1500 {
+				b.Fatalf("%s: %d of 1500 jobs succeeded", mode.name, sum.Succeeded)
+			}
+			sched := sum.Usage(launch.SchedulerProcess)
+			late := lateStarts(b, filepath.Join(s.cfg.OutDir, "_jobs.csv"), abs(repoRoot(), workload), 16, 8, 32<<30)
+			b.ReportMetric(sum.Wall.Seconds(), mode.name+"-wall-s")
+			b.ReportMetric(sched.CPU.Seconds(), mode.name+"-sched-cpu-s")
+			b.ReportMetric(sum.Wall.Seconds()/sched.CPU.Seconds(), mode.name+"-wall/sched-cpu")
+			b.ReportMetric(sum.SpeedUp, mode.name+"-x-realtime")
+			b.ReportMetric(float64(late), mode.name+"-late-jobs")
+			b.Logf("%s: makespan %.0f s, mean waiting %.1f s, wall %s (%.0fx real time), kube-scheduler CPU %s (wall/CPU %.2f), server CPU %s; %d steps: %+v; %d jobs started later than they could have",
+				mode.name, sum.Makespan, sum.MeanWaitingTime, sum.Wall.Round(time.Millisecond), sum.SpeedUp, sched.CPU.Round(time.Millisecond),
+				sum.Wall.Seconds()/sched.CPU.Seconds(), sum.Usage(launch.ServerProcess).CPU.Round(time.Millisecond), sum.Steps, sum.Settle, late)
+		}
+	}
+}
+
+// lateStarts counts the single-host jobs of a run that waited at an
+// instant (a submission or an end) when a node had room for their cpu and
+// memory requests (from the workload's delay profiles), on n identical
+// nodes of the given cores and memory bytes.
+func lateStarts(t testing.TB, jobsCSV, workload string, n int, cores float64, memory int64) int {
+	t.Helper()
+	var w struct {
+		Jobs []struct {
+			ID      json.RawMessage `json:"id"`
+			Profile string          `json:"profile"`
+		} `json:"jobs"`
+		Profiles map[string]struct {
+			CPU    float64 `json:"cpu"`
+			Memory string  `json:"memory"`
+		} `json:"profiles"`
+	}
+	data, err := os.ReadFile(workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.Fatal(err)
+	}
+	type req struct {
+		cpu float64
+		mem int64
+	}
+	reqs := map[string]req{}
+	for _, j := range w.Jobs {
+		p := w.Profiles[j.Profile]
+		q := resource.MustParse(p.Memory)
+		reqs[strings.Trim(string(j.ID), `"`)] = req{p.CPU, q.Value()}
+	}
+	rows, err := readCSVFile(jobsCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		r                     req
+		submit, start, finish float64
+		node                  int
+	}
+	var runs []run
+	var instants []float64
+	for _, row := range rows {
+		submit := num(t, row["submission_time"])
+		instants = append(instants, submit)
+		if row["final_state"] == "REJECTED" {
+			continue
+		}
+		node, _ := strconv.Atoi(row["allocated_resources"])
+		r := run{r: reqs[row["job_id"]], submit: submit, start: num(t, row["starting_time"]), finish: num(t, row["finish_time"]), node: node}
+		runs = append(runs, r)
+		instants = append(instants, r.finish)
+	}
+	slices.Sort(instants)
+	const eps = 1e-6
+	late := map[int]bool{}
+	for i, at := range instants {
+		if i > 0 && at-instants[i-1] < eps {
+			continue
+		}
+		cpu, mem := make([]float64, n), make([]int64, n)
+		for _, r := range runs {
+			if r.start <= at+eps && r.finish > at+eps {
+				cpu[r.node] += r.r.cpu
+				mem[r.node] += r.r.mem
+			}
+		}
+		for k, r := range runs {
+			if late[k] || !(r.submit <= at+eps && r.start > at+eps) {
+				continue
+			}
+			for node := range n {
+				if cpu[node]+r.r.cpu <= cores+eps && mem[node]+r.r.mem <= memory {
+					late[k] = true
+					break
+				}
+			}
+		}
+	}
+	return len(late)
 }

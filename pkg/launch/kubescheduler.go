@@ -80,6 +80,21 @@ func writeSchedulerConfig(path, src, kubeconfigPath string, minor int) ([]string
 	}
 	conn["kubeconfig"] = kubeconfigPath
 	cfg["clientConnection"] = conn
+	if minor <= 22 {
+		// Older schedulers also serve healthz and metrics insecurely, on
+		// 0.0.0.0:10251 unless told otherwise (their configuration cannot
+		// turn it off): runs side by side would fight for that port.
+		_, healthz := cfg["healthzBindAddress"]
+		_, metrics := cfg["metricsBindAddress"]
+		if !healthz && !metrics {
+			port, err := freePort(0)
+			if err != nil {
+				return nil, err
+			}
+			addr := "127.0.0.1:" + strconv.Itoa(port)
+			cfg["healthzBindAddress"], cfg["metricsBindAddress"] = addr, addr
+		}
+	}
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("launch: scheduler configuration: %w", err)

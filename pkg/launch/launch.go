@@ -124,7 +124,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if sum.Wall > 0 {
 		sum.SpeedUp = sum.Makespan / sum.Wall.Seconds()
 	}
-	if err := writeJSON(filepath.Join(r.cfg.OutDir, "summary.json"), sum); err != nil && runErr == nil {
+	if err := WriteJSON(filepath.Join(r.cfg.OutDir, "summary.json"), sum); err != nil && runErr == nil {
 		runErr = fmt.Errorf("launch: writing the summary: %w", err)
 	}
 	return sum, runErr
@@ -148,6 +148,7 @@ type run struct {
 type kubeScheduler struct {
 	bin, config string
 	minor       int
+	version     string
 	names       []string // its profiles' schedulerNames
 	metricsPort int
 }
@@ -284,7 +285,8 @@ func (r *run) startServer(ctx context.Context) error {
 		"--port", strings.TrimPrefix(r.apiURL, "http://127.0.0.1:"), "--batsim-endpoint", r.endpoint,
 		"--stats-file", r.statsFile()}
 	if k := r.kube; k != nil {
-		args = append(args, "--kube-scheduler-metrics", fmt.Sprintf("https://127.0.0.1:%d/metrics", k.metricsPort))
+		args = append(args, "--kube-scheduler-metrics", fmt.Sprintf("https://127.0.0.1:%d/metrics", k.metricsPort),
+			"--kube-scheduler-version", k.version)
 		for _, name := range k.names {
 			args = append(args, "--kube-scheduler-name", name)
 		}
@@ -349,9 +351,6 @@ func (r *run) startScheduler() error {
 		// the scrapes authenticated and authorised by asking the server.
 		"--secure-port", strconv.Itoa(k.metricsPort), "--bind-address", "127.0.0.1",
 		"--authentication-kubeconfig", r.kubeconfig, "--authorization-kubeconfig", r.kubeconfig}
-	if k.minor <= 22 {
-		args = append(args, "--port", "0") // no insecure port (10251 by default then)
-	}
 	r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...)
 	return err
 }
@@ -369,7 +368,7 @@ func (r *run) planKubeScheduler() error {
 			return err
 		}
 	}
-	minor, _, err := kubeSchedulerVersion(bin)
+	minor, version, err := kubeSchedulerVersion(bin)
 	if err != nil {
 		return err
 	}
@@ -382,7 +381,7 @@ func (r *run) planKubeScheduler() error {
 	if err != nil {
 		return err
 	}
-	r.kube = &kubeScheduler{bin: bin, config: config, minor: minor, names: names, metricsPort: port}
+	r.kube = &kubeScheduler{bin: bin, config: config, minor: minor, version: version, names: names, metricsPort: port}
 	return nil
 }
 

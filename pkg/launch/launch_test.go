@@ -132,3 +132,16 @@ func TestNewRunChecksItsInputs(t *testing.T) {
 		t.Errorf("a missing platform: %v, want an error naming it", err)
 	}
 }
+
+func TestRepeatSummarisesTheSpread(t *testing.T) {
+	r := Repeat([]Summary{{Makespan: 10, MeanWaitingTime: 1}, {Makespan: 14, MeanWaitingTime: 3}, {Makespan: 12, MeanWaitingTime: 2}})
+	if r.Runs != 3 || r.Makespan.Mean != 12 || r.Makespan.Min != 10 || r.Makespan.Max != 14 || r.Makespan.StdDev != 2 {
+		t.Errorf("makespan spread %+v, want mean 12, sd 2, [10, 14]", r.Makespan)
+	}
+	if r.MeanWaitingTime.Mean != 2 || r.MeanWaitingTime.StdDev != 1 {
+		t.Errorf("waiting spread %+v, want mean 2, sd 1", r.MeanWaitingTime)
+	}
+	if one := Repeat([]Summary{{Makespan: 5}}); one.Makespan.StdDev != 0 || one.Makespan.Mean != 5 {
+		t.Errorf("one run: %+v", one.Makespan)
+	}
+}

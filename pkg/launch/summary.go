@@ -187,8 +187,8 @@ func readCSV(path string) ([]map[string]string, error) {
 	return rows, nil
 }
 
-// writeJSON writes v to path, indented.
-func writeJSON(path string, v any) error {
+// WriteJSON writes v to path, indented.
+func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err

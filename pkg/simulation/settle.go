@@ -10,6 +10,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 
+	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/settle/kubescheduler"
 )
@@ -24,13 +25,32 @@ var (
 		Groups: []string{"system:masters", "system:authenticated"}}
 )
 
+// apiView is what the kube-scheduler policy asks the API server; set once
+// the server exists (it is built after the broker that uses the policy).
+type apiView struct{ api *apiserver.Server }
+
+func (v *apiView) delivered() bool { return v.api != nil && v.api.WatchesDelivered() }
+
+func (v *apiView) agentVersion(product string) string {
+	if v.api == nil {
+		return ""
+	}
+	return v.api.AgentVersion(product)
+}
+
 // policy builds the settle policy of a run.
-func (c SettleConfig) policy(signals *settle.Signals, token string, logger *slog.Logger) (settle.Policy, error) {
+func (c SettleConfig) policy(signals *settle.Signals, token string, view *apiView, logger *slog.Logger) (settle.Policy, error) {
 	quiet := settle.NewQuiet(cmp.Or(c.Quiet, 50*time.Millisecond))
 	var kube settle.Policy
 	if c.KubeSchedulerMetrics != "" {
+		version := func() string {
+			if c.KubeSchedulerVersion != "" {
+				return c.KubeSchedulerVersion
+			}
+			return view.agentVersion("kube-scheduler")
+		}
 		ks, err := kubescheduler.New(kubescheduler.Options{MetricsURL: c.KubeSchedulerMetrics, Token: token,
-			SchedulerNames: c.SchedulerNames, Logger: logger})
+			SchedulerNames: c.SchedulerNames, Delivered: view.delivered, Version: version, Logger: logger})
 		if err != nil {
 			return nil, err
 		}

@@ -77,6 +77,9 @@ type SettleConfig struct {
 	// SchedulerNames are the kube-scheduler's profiles' schedulerNames
 	// (default: default-scheduler).
 	SchedulerNames []string
+	// KubeSchedulerVersion is its version ("v1.37.1"); when empty it is
+	// read from the User-Agent of its requests.
+	KubeSchedulerVersion string
 }
 
 // Simulation is an API server driven by Batsim.
@@ -111,7 +114,8 @@ func New(cfg Config) (*Simulation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
-	if bopts.Settle, err = cfg.Settle.policy(signals, token, cfg.Logger); err != nil {
+	view := &apiView{}
+	if bopts.Settle, err = cfg.Settle.policy(signals, token, view, cfg.Logger); err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	if bopts.Logger == nil {
@@ -142,6 +146,7 @@ func New(cfg Config) (*Simulation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
+	view.api = srv.API
 	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv}
 	if cfg.BatskyEndpoint != "" {
 		sim.batsky, err = batsky.New(batsky.Options{Endpoint: cfg.BatskyEndpoint, Clock: clk, Logger: cfg.Logger})

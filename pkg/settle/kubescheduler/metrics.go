@@ -17,7 +17,6 @@ const (
 	familyAsyncCalls       = "scheduler_pending_async_api_calls"
 	familyHandled          = "scheduler_event_handling_duration_seconds"
 	familyHandledCount     = familyHandled + "_count"
-	familyBuildInfo        = "kubernetes_build_info"
 	familyProcessStart     = "process_start_time_seconds"
 	familyAttempt          = "scheduler_scheduling_attempt_duration_seconds" // 1.23+
 	familyAttemptOld       = "scheduler_e2e_scheduling_duration_seconds"     // up to 1.22
@@ -29,7 +28,7 @@ const (
 
 // families is the name[] filter of a scrape.
 var families = []string{familyPendingPods, familyGoroutines, familyGoroutinesOld, familyAsyncCalls,
-	familyHandled, familyBuildInfo, familyProcessStart, familyAttempt, familyAttemptOld}
+	familyHandled, familyProcessStart, familyAttempt, familyAttemptOld}
 
 // sample is what a scrape tells.
 type sample struct {
@@ -42,9 +41,6 @@ type sample struct {
 	// handled counts handled events by label (empty before the first
 	// event, and on versions that do not count them).
 	handled map[string]float64
-	// major, minor: kubernetes_build_info (0 if absent).
-	major, minor int
-	version      string
 	// started is process_start_time_seconds (0 if absent).
 	started float64
 	// attempts and attemptSeconds count the scheduling attempts so far and
@@ -77,10 +73,6 @@ func parse(data []byte) (sample, error) {
 			s.asyncCalls += value
 		case familyHandledCount:
 			s.handled[labels["event"]] += value
-		case familyBuildInfo:
-			s.version = labels["git_version"]
-			s.major, _ = strconv.Atoi(strings.TrimSuffix(labels["major"], "+"))
-			s.minor, _ = strconv.Atoi(strings.TrimSuffix(labels["minor"], "+"))
 		case familyProcessStart:
 			s.started = value
 		case familyAttempt + "_count", familyAttemptOld + "_count":

@@ -17,8 +17,16 @@ type expected struct {
 	// of them with scheduling gates.
 	unbound, gated int
 	// Events the scheduler must have handled (cumulative), by the label of
-	// scheduler_event_handling_duration_seconds.
+	// scheduler_event_handling_duration_seconds; version counts the changes
+	// of handled.
 	handled map[string]float64
+	version uint64
+}
+
+// expect records one more event the scheduler must handle.
+func (e *expected) expect(label string) {
+	e.handled[label]++
+	e.version++
 }
 
 func newExpected(names []string) *expected {
@@ -60,24 +68,24 @@ func (e *expected) observe(c store.Change) {
 		e.unbound += b2i(e.waiting(cur)) - b2i(e.waiting(prev))
 		e.gated += b2i(e.waiting(cur) && len(cur.Spec.SchedulingGates) > 0) - b2i(e.waiting(prev) && len(prev.Spec.SchedulingGates) > 0)
 		if inView(prev) && assigned(prev) && !(inView(cur) && assigned(cur)) {
-			e.handled[eventAssignedPodDelete]++
+			e.expect(eventAssignedPodDelete)
 		}
 	case "nodes":
 		prev, cur := nodeOf(c.Prev), nodeOf(c.Object)
 		switch c.Type {
 		case watch.Added:
-			e.handled[eventNodeAdd]++
+			e.expect(eventNodeAdd)
 		case watch.Deleted:
-			e.handled[eventNodeDelete]++
+			e.expect(eventNodeDelete)
 		default:
 			if prev == nil || cur == nil {
 				return
 			}
 			if !equality.Semantic.DeepEqual(prev.Spec.Taints, cur.Spec.Taints) {
-				e.handled[eventNodeTaint]++
+				e.expect(eventNodeTaint)
 			}
 			if prev.Spec.Unschedulable && !cur.Spec.Unschedulable {
-				e.handled[eventNodeTaint]++
+				e.expect(eventNodeTaint)
 			}
 		}
 	}

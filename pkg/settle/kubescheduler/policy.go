@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,10 @@ type Options struct {
 	// scheduler's process cannot be watched) such versions are read
 	// without that proof, and the policy warns that settling is not exact.
 	Delivered func() bool
+	// Version returns the scheduler's version ("v1.37.1"; "" while not
+	// known), which tells whether it counts the events it handles: from
+	// the run's configuration, or the User-Agent of its requests.
+	Version func() string
 	// MinGap and MaxGap pace the scrapes (defaults 500µs and 20ms): a
 	// scrape waits until the API has been quiet for the gap, which doubles
 	// while scrapes find the scheduler at work without writing.
@@ -68,10 +73,11 @@ type Policy struct {
 	scrapes int
 	// proc watches the scheduler's process, when it runs on this machine.
 	proc *process
-	// needsBarrier: the scheduler does not count the events it handles
-	// (or its version is not known yet), so Delivered and the quiescence
-	// of its process must prove it.
-	needsBarrier bool
+	// answered: the scheduler has answered a scrape.
+	answered bool
+	// handledVersion is the version of the expected handled events that a
+	// completed scrape showed handled.
+	handledVersion uint64
 }
 
 var _ settle.Policy = (*Policy)(nil)
@@ -109,9 +115,12 @@ func New(opts Options) (*Policy, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Version == nil {
+		opts.Version = func() string { return "" }
+	}
 	p := &Policy{opts: opts, url: u.String(), want: newExpected(opts.SchedulerNames), log: opts.Logger,
 		gap: opts.MinGap, now: time.Now, offsets: map[string]float64{}, warned: map[string]bool{},
-		proc: newProcess(u.Host, opts.Logger), needsBarrier: true}
+		proc: newProcess(u.Host, opts.Logger)}
 	p.scrape = p.get
 	return p, nil
 }
@@ -134,12 +143,18 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 	if since := p.now().Sub(st.LastActivity); since < p.gap {
 		return settle.Verdict{RetryAfter: p.gap - since, Waiting: "the scheduler is writing"}, nil
 	}
-	if p.needsBarrier {
+	if !p.countsHandledEvents() {
 		switch {
 		case p.opts.Delivered == nil || !p.proc.watched():
+			if !p.answered {
+				// Not up yet, or not listening yet: look for its process
+				// again once it answers.
+				break
+			}
 			if !p.warned["barrier"] {
 				p.warned["barrier"] = true
-				p.log.Warn("cannot prove that this kube-scheduler has handled the events sent to it (it does not count them, and its process cannot be watched): settling is not exact")
+				p.log.Warn("cannot prove that this kube-scheduler has handled the events sent to it (it does not count them, and its process cannot be watched): settling is not exact",
+					"version", p.opts.Version())
 			}
 		case !p.opts.Delivered():
 			return p.busy(st, "events not yet written to the scheduler's connections"), nil
@@ -166,8 +181,17 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 	if err != nil {
 		return settle.Verdict{}, fmt.Errorf("kubescheduler: %s: %w", p.opts.MetricsURL, err)
 	}
+	if !p.answered {
+		p.answered = true
+		if !p.countsHandledEvents() {
+			return p.busy(st, "locating the scheduler's process"), nil
+		}
+	}
 	if waiting, queued := p.verdict(s); waiting != "" {
 		v := p.busy(st, waiting)
+		if p.handledVersion == p.want.version && queued == 0 && s.queues["active"]+s.queues["backoff"] == 0 {
+			v.RetryAfter = p.opts.MinGap // the next scrape is the proof
+		}
 		// Pods still queued or in a cycle take about an average attempt
 		// each: no use asking before (a scrape costs the scheduler).
 		if queued > 0 && s.attempts > 0 {
@@ -176,6 +200,7 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 		return v, nil
 	}
 	p.gap = p.opts.MinGap
+	p.log.Debug("kube-scheduler idle", "queues", s.queues, "unbound", p.want.unbound, "handled", s.handled, "expected", p.want.handled, "rv", st.RV, "version", p.want.version, "handledVersion", p.handledVersion)
 	return settle.Verdict{Done: true, Exact: true}, nil
 }
 
@@ -193,8 +218,23 @@ func (p *Policy) busy(st settle.State, waiting string) settle.Verdict {
 
 // verdict returns what the scheduler is still doing, or "" when it is
 // idle, and how many pods it has still to attempt.
+//
+// A scrape is no snapshot: the families are gathered one after the other
+// (concurrently), so one scrape may read the queues before a handler moved
+// pods and the handled-event counts after it recorded its event. So the
+// counts prove the events handled only for the scrapes that start after
+// the one that showed them: handledVersion remembers it.
 func (p *Policy) verdict(s sample) (waiting string, queued float64) {
 	p.rebase(s)
+	counts := p.countsHandledEvents()
+	proven := p.handledVersion == p.want.version
+	var unhandled string
+	if counts && !proven {
+		unhandled = p.unhandled(s)
+		if unhandled == "" {
+			p.handledVersion = p.want.version // for the next scrapes
+		}
+	}
 	if n := s.queues["active"] + s.queues["backoff"]; n > 0 {
 		return fmt.Sprintf("%g pods in its active and backoff queues", n), n
 	}
@@ -216,30 +256,50 @@ func (p *Policy) verdict(s sample) (waiting string, queued float64) {
 	if got, want := s.queues["gated"], float64(p.want.gated); got != want {
 		return fmt.Sprintf("%g gated pods, %g with scheduling gates (a preemption in progress?)", got, want), 0
 	}
-	if !countsHandledEvents(s) {
-		if !p.needsBarrier {
-			// Learnt only now: this verdict lacks the proof.
-			p.needsBarrier = true
-			return "checking that the scheduler has handled every event (it does not count them)", 0
-		}
-		return "", 0
+	if !counts {
+		return "", 0 // the barrier was checked before the scrape
 	}
-	p.needsBarrier = false
+	switch {
+	case proven:
+		return "", 0
+	case unhandled != "":
+		return unhandled, 0
+	}
+	return "checking the queues after the events were handled", 0
+}
+
+// unhandled says which expected events the scheduler has not handled yet
+// ("" when all are).
+func (p *Policy) unhandled(s sample) string {
 	for _, event := range sortedKeys(p.want.handled) {
 		want := p.want.handled[event]
 		if got := s.handled[event] + p.offsets[event]; got < want {
-			return fmt.Sprintf("%g of %g %s events handled", got, want, event), 0
+			return fmt.Sprintf("%g of %g %s events handled", got, want, event)
 		}
 	}
-	return "", 0
+	return ""
 }
 
 // countsHandledEvents reports whether the scheduler's handled-event counts
 // can be trusted as a barrier: read and checked for kube-scheduler 1.37
 // (every pod and node handler records its event on the way out). Older
-// versions either lack the metric (1.18) or were not checked.
-func countsHandledEvents(s sample) bool {
-	return s.major > 1 || (s.major == 1 && s.minor >= 37)
+// versions either lack the metric (1.18) or were not checked; a scheduler
+// whose version is not known is not trusted.
+func (p *Policy) countsHandledEvents() bool {
+	major, minor, ok := parseVersion(p.opts.Version())
+	return ok && (major > 1 || (major == 1 && minor >= 37))
+}
+
+// parseVersion reads "v1.37.1" (or "1.37").
+func parseVersion(v string) (major, minor int, ok bool) {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	var err1, err2 error
+	major, err1 = strconv.Atoi(parts[0])
+	minor, err2 = strconv.Atoi(strings.TrimSuffix(parts[1], "+"))
+	return major, minor, err1 == nil && err2 == nil
 }
 
 // rebase notices a restarted scheduler: its counts start again from what
@@ -253,7 +313,7 @@ func (p *Policy) rebase(s sample) {
 	if first {
 		return
 	}
-	p.log.Warn("kube-scheduler restarted: the step in progress may not be exact", "version", s.version)
+	p.log.Warn("kube-scheduler restarted: the step in progress may not be exact")
 	for event, want := range p.want.handled {
 		p.offsets[event] = max(0, want-s.handled[event])
 	}
