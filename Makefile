@@ -16,13 +16,16 @@ help: ## list the targets
 COMMANDS := kubernetes-server batkube-engine batkube-run
 GO_SOURCES := $(shell find cmd pkg restapi -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
-build: $(addprefix $(BIN)/,$(COMMANDS)) $(BIN)/timed-scheduler ## build kubernetes-server, batkube-engine, batkube-run and the example timed-scheduler into bin/
+build: $(addprefix $(BIN)/,$(COMMANDS)) $(BIN)/timed-scheduler $(BIN)/fifo ## build kubernetes-server, batkube-engine, batkube-run and the example schedulers (timed-scheduler, fifo) into bin/
 
 $(addprefix $(BIN)/,$(COMMANDS)): $(BIN)/%: $(GO_SOURCES)
 	$(GO) build -o $@ ./cmd/$*
 
 $(BIN)/timed-scheduler: examples/timed-scheduler/main.go $(GO_SOURCES)
 	$(GO) build -o $@ ./examples/timed-scheduler
+
+$(BIN)/fifo: examples/schedulers/fifo/main.go $(GO_SOURCES)
+	$(GO) build -o $@ ./examples/schedulers/fifo
 
 # The example of `make run`; override on the command line, e.g.
 # make run PLATFORM=examples/platforms/platform_4.xml WORKLOADS="examples/workloads/delay_10.json examples/workloads/parallel.json"

@@ -13,12 +13,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
 
 // BenchmarkSimulationTrace10h runs the sparse 10-hour trace (1,000 jobs in
@@ -73,7 +77,7 @@ func BenchmarkSimulationMemory(b *testing.B) {
 			s.obs = nil
 			s.cfg.NoScheduler = true
 			s.onReady = func(s *simulation) {
-				ff := &firstFit{cs: s.client}
+				ff := &firstFit{cs: s.client, idle: s.idleClient("first-fit")}
 				go ff.run(context.Background(), b)
 			}
 			sum := s.mustRun(30 * time.Minute)
@@ -116,20 +120,38 @@ func writeSteadyWorkload(b *testing.B, path string, n int) {
 	}
 }
 
-// firstFit is a trivial scheduler: it binds each pending pod to the first
-// node with room for its cpu and memory requests, and frees the room when
-// the pod ends. It stands in for kube-scheduler where the benchmark
-// measures Batkube, not the scheduler.
+// firstFit is a trivial scheduler: it binds pending pods, first come first
+// served, to the first node with room for their cpu and memory requests,
+// and frees the room when a pod ends. A pod that does not fit waits, and
+// so do the pods after it (strict FIFO), so that a backlog of 100,000 pods
+// costs nothing per event. It stands in for kube-scheduler where the
+// benchmark or test measures Batkube, not the scheduler.
 type firstFit struct {
-	cs      kubernetes.Interface
-	nodes   []string
-	free    map[string]corev1.ResourceList
-	placed  map[string]string // pod → node
+	cs kubernetes.Interface
+	// idle, if set, receives the stand-in's idle signal: once it has
+	// handled every event it has been sent and placed what it can.
+	idle   *signalclient.Client
+	seenRV uint64 // the resourceVersion of the latest event handled
+	nodes  []string
+	free   map[string]*room
+	placed map[string]placement // pod → where it runs, and what it takes
+	// waiting pods, in the order they came; head is the first one.
 	waiting []*corev1.Pod
+	head    int
+	// blocked: the head did not fit, and no room was freed since.
+	blocked bool
+}
+
+// room is what a node has left, in millicores and bytes.
+type room struct{ cpu, mem int64 }
+
+type placement struct {
+	node string
+	take room
 }
 
 func (f *firstFit) run(ctx context.Context, b testing.TB) {
-	f.free, f.placed = map[string]corev1.ResourceList{}, map[string]string{}
+	f.free, f.placed = map[string]*room{}, map[string]placement{}
 	nw, err := f.cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Errorf("first-fit: %v", err)
@@ -143,16 +165,32 @@ func (f *firstFit) run(ctx context.Context, b testing.TB) {
 	}
 	defer pw.Stop()
 	nodes, pods := nw.ResultChan(), pw.ResultChan()
+	// No event for a moment: say so (each signal names the latest event
+	// handled, so an early one does no harm).
+	quiet := time.NewTimer(time.Hour)
+	defer quiet.Stop()
+	signalled := uint64(0)
 	for nodes != nil || pods != nil {
 		select {
+		case <-quiet.C:
+			if f.idle != nil && f.seenRV != signalled {
+				signalled = f.seenRV
+				if _, err := f.idle.Idle(ctx, strconv.FormatUint(f.seenRV, 10)); err != nil && ctx.Err() == nil && !utilnet.IsConnectionRefused(err) {
+					b.Logf("first-fit: idle signal: %v", err) // (refused: the run is over)
+				}
+			}
+			continue
 		case ev, ok := <-nodes:
 			if !ok {
 				nodes = nil
 				continue
 			}
+			f.saw(ev.Object)
+			quiet.Reset(2 * time.Millisecond)
 			if n, isNode := ev.Object.(*corev1.Node); isNode && ev.Type == watch.Added {
 				f.nodes = append(f.nodes, n.Name)
-				f.free[n.Name] = n.Status.Allocatable.DeepCopy()
+				f.free[n.Name] = &room{n.Status.Allocatable.Cpu().MilliValue(), n.Status.Allocatable.Memory().Value()}
+				f.blocked = false
 				f.retry(ctx)
 			}
 		case ev, ok := <-pods:
@@ -160,19 +198,22 @@ func (f *firstFit) run(ctx context.Context, b testing.TB) {
 				pods = nil
 				continue
 			}
+			f.saw(ev.Object)
+			quiet.Reset(2 * time.Millisecond)
 			p, isPod := ev.Object.(*corev1.Pod)
 			if !isPod {
 				continue
 			}
 			switch {
 			case ev.Type == watch.Added && p.Spec.NodeName == "":
-				if !f.place(ctx, p) {
-					f.waiting = append(f.waiting, p)
-				}
+				f.waiting = append(f.waiting, p)
+				f.retry(ctx)
 			case ev.Type == watch.Deleted || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
-				if node, ok := f.placed[p.Name]; ok {
+				if pl, ok := f.placed[p.Name]; ok {
 					delete(f.placed, p.Name)
-					add(f.free[node], podRequests(p), 1)
+					r := f.free[pl.node]
+					r.cpu, r.mem = r.cpu+pl.take.cpu, r.mem+pl.take.mem
+					f.blocked = false
 					f.retry(ctx)
 				}
 			}
@@ -180,22 +221,39 @@ func (f *firstFit) run(ctx context.Context, b testing.TB) {
 	}
 }
 
-func (f *firstFit) retry(ctx context.Context) {
-	left := f.waiting[:0]
-	for _, p := range f.waiting {
-		if !f.place(ctx, p) {
-			left = append(left, p)
+// saw notes the resourceVersion of an event's object.
+func (f *firstFit) saw(obj runtime.Object) {
+	if m, err := meta.Accessor(obj); err == nil {
+		if rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64); err == nil {
+			f.seenRV = max(f.seenRV, rv)
 		}
 	}
-	clear(f.waiting[len(left):])
-	f.waiting = left
+}
+
+// retry places the waiting pods in order, up to the first that does not fit.
+func (f *firstFit) retry(ctx context.Context) {
+	if f.blocked {
+		return
+	}
+	for f.head < len(f.waiting) {
+		if !f.place(ctx, f.waiting[f.head]) {
+			f.blocked = true
+			return
+		}
+		f.waiting[f.head] = nil
+		f.head++
+	}
+	if f.head == len(f.waiting) {
+		f.waiting, f.head = f.waiting[:0], 0
+	}
 }
 
 func (f *firstFit) place(ctx context.Context, p *corev1.Pod) bool {
 	req := podRequests(p)
+	take := room{req.Cpu().MilliValue(), req.Memory().Value()}
 	for _, n := range f.nodes {
-		free := f.free[n]
-		if req.Cpu().Cmp(*free.Cpu()) > 0 || req.Memory().Cmp(*free.Memory()) > 0 {
+		r := f.free[n]
+		if take.cpu > r.cpu || take.mem > r.mem {
 			continue
 		}
 		err := f.cs.CoreV1().Pods(p.Namespace).Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name},
@@ -203,8 +261,8 @@ func (f *firstFit) place(ctx context.Context, p *corev1.Pod) bool {
 		if err != nil {
 			return true // gone or already bound: nothing to place
 		}
-		add(free, req, -1)
-		f.placed[p.Name] = n
+		r.cpu, r.mem = r.cpu-take.cpu, r.mem-take.mem
+		f.placed[p.Name] = placement{n, take}
 		return true
 	}
 	return false

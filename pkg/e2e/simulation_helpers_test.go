@@ -25,6 +25,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/settle/signalclient"
 	"github.com/batkube/batkube/pkg/simclock"
 	"github.com/batkube/batkube/pkg/translate"
 )
@@ -35,43 +36,55 @@ func repoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-)
+// builds holds the Batkube binaries built for the tests, with and without
+// the race detector.
+var builds [2]struct {
+	once sync.Once
+	dir  string
+	err  error
+}
 
 // batkubeBinaries builds kubernetes-server, batkube-engine and the example
-// timed-scheduler from this
-// checkout (with the race detector when the tests have it) into a
-// directory that also links the upstream kube-scheduler, and returns it.
-// Building here, rather than using bin/, means a test never runs a stale
-// binary.
-func batkubeBinaries(t testing.TB) string {
+// schedulers from this checkout (with the race detector when the tests have
+// it) into a directory that also links the upstream kube-scheduler, and
+// returns it. Building here, rather than using bin/, means a test never
+// runs a stale binary.
+func batkubeBinaries(t testing.TB) string { return buildBinaries(t, raceEnabled) }
+
+// batkubeBinariesWithoutRace is batkubeBinaries without the race detector,
+// for the tests whose point is volume (its instrumentation makes the
+// server 5 to 10 times slower).
+func batkubeBinariesWithoutRace(t testing.TB) string { return buildBinaries(t, false) }
+
+func buildBinaries(t testing.TB, race bool) string {
 	t.Helper()
 	scheduler := binary(t, "kube-scheduler")
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "batkube-e2e-bin-")
-		if buildErr != nil {
+	b := &builds[0]
+	if race {
+		b = &builds[1]
+	}
+	b.once.Do(func() {
+		b.dir, b.err = os.MkdirTemp("", "batkube-e2e-bin-")
+		if b.err != nil {
 			return
 		}
-		args := []string{"build", "-o", buildDir + "/"}
-		if raceEnabled {
+		args := []string{"build", "-o", b.dir + "/"}
+		if race {
 			args = append(args, "-race")
 		}
 		args = append(args, "./cmd/kubernetes-server", "./cmd/batkube-engine", "./examples/timed-scheduler", "./examples/schedulers/fifo")
 		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			b.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 			return
 		}
-		buildErr = os.Symlink(scheduler, filepath.Join(buildDir, "kube-scheduler"))
+		b.err = os.Symlink(scheduler, filepath.Join(b.dir, "kube-scheduler"))
 	})
-	if buildErr != nil {
-		t.Fatalf("building the Batkube binaries: %v", buildErr)
+	if b.err != nil {
+		t.Fatalf("building the Batkube binaries: %v", b.err)
 	}
-	return buildDir
+	return b.dir
 }
 
 // simulation is one run of launch.Run in a test, with a client-go watch on
@@ -159,6 +172,22 @@ func (s *simulation) run(timeout time.Duration) (launch.Summary, error) {
 		s.obs.wait()
 	}
 	return sum, err
+}
+
+// idleClient returns a client for the idle signal of a stand-in scheduler
+// named name (once the cluster is up).
+func (s *simulation) idleClient(name string) *signalclient.Client {
+	rc, err := clientcmd.BuildConfigFromFlags("", s.cluster.Kubeconfig)
+	if err != nil {
+		s.t.Errorf("kubeconfig: %v", err)
+		return nil
+	}
+	c, err := signalclient.New(rc, name)
+	if err != nil {
+		s.t.Errorf("idle signal client: %v", err)
+		return nil
+	}
+	return c
 }
 
 // mustRun runs the simulation and fails the test if it fails.

@@ -28,6 +28,7 @@ import (
 	flags "github.com/jessevdk/go-flags"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -51,7 +52,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, opts); err != nil && !errors.Is(err, context.Canceled) {
+	err := run(ctx, opts)
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+	case utilnet.IsProbableEOF(err) || utilnet.IsConnectionRefused(err):
+		// The server ends the simulation; it may go while we wait.
+		fmt.Fprintln(os.Stderr, "fifo: the API server is gone:", err)
+	default:
 		fmt.Fprintln(os.Stderr, "fifo:", err)
 		os.Exit(1)
 	}
