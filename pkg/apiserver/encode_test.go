@@ -127,3 +127,14 @@ func TestWatchFrameIsAMarshalledWatchEvent(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionLessComparesNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		less bool
+	}{{"v1.18.19", "v1.37.1", true}, {"v1.37.1", "v1.18.19", false}, {"v1.9.0", "v1.10.0", true}, {"v1.37.1", "v1.37.1", false}, {"v1.37.0-alpha.1", "v1.37.1", true}} {
+		if got := versionLess(tc.a, tc.b); got != tc.less {
+			t.Errorf("versionLess(%q, %q) = %t, want %t", tc.a, tc.b, got, tc.less)
+		}
+	}
+}

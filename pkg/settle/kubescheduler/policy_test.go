@@ -239,3 +239,27 @@ func FuzzParse(f *testing.F) {
 		_, _ = parse(data) // never panics
 	})
 }
+
+// TestOlderSchedulersNeedTheirEventsDelivered: a scheduler that does not
+// count the events it handles (1.18) is never found idle while events are
+// still on their way to it.
+func TestOlderSchedulersNeedTheirEventsDelivered(t *testing.T) {
+	fm := &fakeMetrics{}
+	srv := httptest.NewTLSServer(fm)
+	defer srv.Close()
+	delivered := false
+	p, err := New(Options{MetricsURL: srv.URL + "/metrics", Token: "T", Client: srv.Client(), MinGap: time.Nanosecond, MaxGap: time.Nanosecond,
+		Version: func() string { return "v1.18.19" }, Delivered: func() bool { return delivered }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm.set("scheduler_pending_pods{queue=\"active\"} 0\nscheduler_pending_pods{queue=\"backoff\"} 0\nscheduler_pending_pods{queue=\"unschedulable\"} 0\n")
+	for i := range 3 {
+		if v := check(t, p); v.Done {
+			t.Fatalf("check %d: done while events are undelivered: %+v", i, v)
+		}
+	}
+	if got := len(fm.queries); got != 0 {
+		t.Errorf("%d scrapes while events are undelivered, want none", got)
+	}
+}
