@@ -143,30 +143,35 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 	if since := p.now().Sub(st.LastActivity); since < p.gap {
 		return settle.Verdict{RetryAfter: p.gap - since, Waiting: "the scheduler is writing"}, nil
 	}
-	if !p.countsHandledEvents() {
-		switch {
-		case p.opts.Delivered == nil || !p.proc.watched():
-			if !p.answered {
-				// Not up yet, or not listening yet: look for its process
-				// again once it answers.
-				break
-			}
-			if !p.warned["barrier"] {
-				p.warned["barrier"] = true
-				p.log.Warn("cannot prove that this kube-scheduler has handled the events sent to it (it does not count them, and its process cannot be watched): settling is not exact",
-					"version", p.opts.Version())
-			}
-		case !p.opts.Delivered():
-			return p.busy(st, "events not yet written to the scheduler's connections"), nil
-		default:
-			quiet, err := p.proc.quiescent()
-			if err != nil {
-				return settle.Verdict{}, err
-			}
-			if !quiet {
-				return p.busy(st, "the scheduler's process is running"), nil
-			}
+	// The barrier: every event written to the scheduler's connections,
+	// then its process quiescent, proves the events handled before the
+	// scrape. Versions that do not count handled events need it; for the
+	// others it spares the second scrape that would otherwise prove the
+	// counts (see verdict), and the scrapes of a scheduler still at work.
+	quietBefore := false
+	switch {
+	case p.opts.Delivered == nil || !p.proc.watched():
+		if p.countsHandledEvents() || !p.answered {
+			// Not needed, or the scheduler is not up (listening) yet: look
+			// for its process again once it answers.
+			break
 		}
+		if !p.warned["barrier"] {
+			p.warned["barrier"] = true
+			p.log.Warn("cannot prove that this kube-scheduler has handled the events sent to it (it does not count them, and its process cannot be watched): settling is not exact",
+				"version", p.opts.Version())
+		}
+	case !p.opts.Delivered():
+		return p.busy(st, "events not yet written to the scheduler's connections"), nil
+	default:
+		quiet, err := p.proc.quiescent()
+		if err != nil {
+			return settle.Verdict{}, err
+		}
+		if !quiet {
+			return p.busyProcess(st), nil
+		}
+		quietBefore = true
 	}
 	p.scrapes++
 	data, err := p.scrape(ctx)
@@ -187,7 +192,7 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 			return p.busy(st, "locating the scheduler's process"), nil
 		}
 	}
-	if waiting, queued := p.verdict(s); waiting != "" {
+	if waiting, queued := p.verdict(s, quietBefore); waiting != "" {
 		v := p.busy(st, waiting)
 		if p.handledVersion == p.want.version && queued == 0 && s.queues["active"]+s.queues["backoff"] == 0 {
 			v.RetryAfter = p.opts.MinGap // the next scrape is the proof
@@ -197,12 +202,27 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 		if queued > 0 && s.attempts > 0 {
 			v.RetryAfter = min(max(v.RetryAfter, time.Duration(queued*s.attemptSeconds/s.attempts*float64(time.Second))), p.opts.MaxGap)
 		}
+		// Before SchedulerPopFromBackoffQ (1.33), pods in backoff wait out
+		// a real-time back-off of a second or more.
+		if s.queues["active"] == 0 && s.queues["backoff"] > 0 && !p.popsFromBackoff() {
+			v.RetryAfter = max(v.RetryAfter, backoffPoll)
+		}
 		return v, nil
 	}
 	p.gap = p.opts.MinGap
 	p.log.Debug("kube-scheduler idle", "queues", s.queues, "unbound", p.want.unbound, "handled", s.handled, "expected", p.want.handled, "rv", st.RV, "version", p.want.version, "handledVersion", p.handledVersion)
 	return settle.Verdict{Done: true, Exact: true}, nil
 }
+
+// busyProcess is the verdict of a scheduler whose process is at work: look
+// again soon (a look costs this side a fraction of a millisecond, not the
+// scheduler).
+func (p *Policy) busyProcess(st settle.State) settle.Verdict {
+	return settle.Verdict{RetryAfter: processPoll, Waiting: "the scheduler's process is running"}
+}
+
+// processPoll is how often a running scheduler's process is looked at.
+const processPoll = time.Millisecond
 
 // busy is the verdict of a scheduler at work: ask again after the gap,
 // doubled if it has written nothing since the previous such scrape.
@@ -224,10 +244,10 @@ func (p *Policy) busy(st settle.State, waiting string) settle.Verdict {
 // pods and the handled-event counts after it recorded its event. So the
 // counts prove the events handled only for the scrapes that start after
 // the one that showed them: handledVersion remembers it.
-func (p *Policy) verdict(s sample) (waiting string, queued float64) {
+func (p *Policy) verdict(s sample, quietBefore bool) (waiting string, queued float64) {
 	p.rebase(s)
 	counts := p.countsHandledEvents()
-	proven := p.handledVersion == p.want.version
+	proven := p.handledVersion == p.want.version || quietBefore
 	var unhandled string
 	if counts && !proven {
 		unhandled = p.unhandled(s)
@@ -288,6 +308,18 @@ func (p *Policy) unhandled(s sample) string {
 func (p *Policy) countsHandledEvents() bool {
 	major, minor, ok := parseVersion(p.opts.Version())
 	return ok && (major > 1 || (major == 1 && minor >= 37))
+}
+
+// backoffPoll is how often a scheduler whose pods wait out a real-time
+// back-off is looked at.
+const backoffPoll = 100 * time.Millisecond
+
+// popsFromBackoff reports whether the scheduler pops pods from its backoff
+// queue as soon as the active queue is empty (SchedulerPopFromBackoffQ,
+// on by default since 1.33); unknown versions are assumed to.
+func (p *Policy) popsFromBackoff() bool {
+	major, minor, ok := parseVersion(p.opts.Version())
+	return !ok || major > 1 || minor >= 33
 }
 
 // parseVersion reads "v1.37.1" (or "1.37").

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"time"
 
 	"github.com/batkube/batkube/pkg/procquiet"
 )
@@ -18,9 +17,6 @@ type process struct {
 	log     *slog.Logger
 	pid     int
 	sampler procquiet.Sampler
-	prev    procquiet.Threads
-	prevAt  time.Time
-	hasPrev bool
 	warned  bool
 }
 
@@ -55,53 +51,12 @@ func (p *process) find() bool {
 		}
 		return false
 	}
-	p.pid, p.hasPrev = pid, false
+	p.pid = pid
 	return true
 }
 
 // watched reports whether the scheduler's process can be watched.
 func (p *process) watched() bool { return p.find() }
-
-// busyShare is the share of the time between two looks that the
-// scheduler's threads may have run for it to count as resting: the Go
-// runtime's own housekeeping and the scheduler's periodic work (leases,
-// caches) take a little, a scheduling cycle much more.
-const busyShare = 0.25
-
-// resting reports whether the scheduler's process seems done for now: no
-// thread runs or waits for a CPU, and its threads ran for less than
-// busyShare of the time since the previous look. A pacing hint, not a
-// proof (the verdict is the metrics'); true when the process cannot be
-// watched.
-func (p *process) resting() bool {
-	if !p.find() {
-		return true
-	}
-	var cur procquiet.Threads
-	if err := p.sampler.Snapshot(p.pid, &cur); err != nil {
-		p.lost(err)
-		return false
-	}
-	now := time.Now()
-	resting := p.hasPrev
-	for _, t := range cur.List {
-		if t.State == 'R' || t.State == 'D' {
-			resting = false
-		}
-	}
-	if resting {
-		var ran uint64
-		for _, t := range cur.List {
-			ran += t.RunTime
-		}
-		for _, t := range p.prev.List {
-			ran -= min(ran, t.RunTime)
-		}
-		resting = float64(ran) < busyShare*float64(now.Sub(p.prevAt))
-	}
-	p.prev, p.prevAt, p.hasPrev = cur, now, true
-	return resting
-}
 
 // quiescent reports whether the process is quiescent now (two looks back
 // to back).
@@ -111,8 +66,11 @@ func (p *process) quiescent() (bool, error) {
 	}
 	ok, err := p.sampler.Quiescent(p.pid)
 	if err != nil {
-		if errors.Is(err, procquiet.ErrNoSchedInfo) {
-			return false, err
+		if errors.Is(err, procquiet.ErrNoSchedInfo) || errors.Is(err, errors.ErrUnsupported) {
+			// This kernel cannot tell: stop watching, fall back.
+			p.log.Warn("cannot watch the scheduler's process on this system", "err", err)
+			p.addr, p.pid = netip.AddrPort{}, 0
+			return false, nil
 		}
 		p.lost(err)
 		return false, nil
@@ -123,5 +81,5 @@ func (p *process) quiescent() (bool, error) {
 // lost forgets a process that exited: the next look finds the new one.
 func (p *process) lost(err error) {
 	p.log.Debug("the scheduler's process is gone", "pid", p.pid, "err", err)
-	p.pid, p.hasPrev = 0, false
+	p.pid = 0
 }
