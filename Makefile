@@ -1,5 +1,6 @@
 # Batkube — common tasks. `make help` lists them.
 SHELL := /bin/bash
+.SECONDEXPANSION:
 GO    ?= go
 BIN   := $(CURDIR)/bin
 # Packages of the main module without the generated router (vet on ~1M
@@ -16,7 +17,12 @@ help: ## list the targets
 COMMANDS := kubernetes-server batkube-engine batkube-run
 GO_SOURCES := $(shell find cmd pkg restapi -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
-build: $(addprefix $(BIN)/,$(COMMANDS)) $(BIN)/timed-scheduler $(BIN)/fifo ## build kubernetes-server, batkube-engine, batkube-run and the example schedulers (timed-scheduler, fifo) into bin/
+# The example schedulers of the main module: one Go command per folder of
+# examples/schedulers (those with their own go.mod are built by upstream.mk).
+EXAMPLE_SCHEDULERS := $(sort $(filter-out $(patsubst examples/schedulers/%/go.mod,%,$(wildcard examples/schedulers/*/go.mod)),\
+  $(patsubst examples/schedulers/%/main.go,%,$(wildcard examples/schedulers/*/main.go))))
+
+build: $(addprefix $(BIN)/,$(COMMANDS)) $(BIN)/timed-scheduler $(addprefix $(BIN)/,$(EXAMPLE_SCHEDULERS)) ## build kubernetes-server, batkube-engine, batkube-run and the example schedulers (timed-scheduler, examples/schedulers/*) into bin/
 
 $(addprefix $(BIN)/,$(COMMANDS)): $(BIN)/%: $(GO_SOURCES)
 	$(GO) build -o $@ ./cmd/$*
@@ -24,8 +30,8 @@ $(addprefix $(BIN)/,$(COMMANDS)): $(BIN)/%: $(GO_SOURCES)
 $(BIN)/timed-scheduler: examples/timed-scheduler/main.go $(GO_SOURCES)
 	$(GO) build -o $@ ./examples/timed-scheduler
 
-$(BIN)/fifo: examples/schedulers/fifo/main.go $(GO_SOURCES)
-	$(GO) build -o $@ ./examples/schedulers/fifo
+$(addprefix $(BIN)/,$(EXAMPLE_SCHEDULERS)): $(BIN)/%: $(GO_SOURCES) $$(wildcard examples/schedulers/%/*.go)
+	$(GO) build -o $@ ./examples/schedulers/$*
 
 # The example of `make run`; override on the command line, e.g.
 # make run PLATFORM=examples/platforms/platform_4.xml WORKLOADS="examples/workloads/delay_10.json examples/workloads/parallel.json"

@@ -33,6 +33,7 @@ type options struct {
 	SchedulerCommand string        `long:"scheduler-cmd" value-name:"COMMAND" description:"run this shell command as the scheduler instead of the bundled kube-scheduler; {kubeconfig} is replaced by the run's kubeconfig (KUBECONFIG is set too)"`
 	SchedulerConfig  string        `long:"scheduler-config" value-name:"FILE" description:"KubeSchedulerConfiguration for the bundled kube-scheduler (its kubeconfig is replaced by the run's)"`
 	KubeScheduler    string        `long:"kube-scheduler" value-name:"PATH" description:"run this kube-scheduler binary instead of the bundled one (e.g. bin/kube-scheduler-1.18), configured as the bundled one: its metrics tell the server when it is done"`
+	KubeSchedulerArg []string      `long:"kube-scheduler-arg" value-name:"ARG" description:"pass ARG to kube-scheduler, e.g. --kube-scheduler-arg=--feature-gates=GenericWorkload=true (repeatable)"`
 	NoScheduler      bool          `long:"no-scheduler" description:"start no scheduler: bring your own, pointed at the kubeconfig printed at start"`
 	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
 	Objects          []string      `long:"objects" value-name:"FILE" description:"Kubernetes objects (YAML or JSON manifest) the cluster starts with, e.g. the PriorityClasses a workload's pods name (repeatable)"`
@@ -77,22 +78,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	show := newProgressPrinter(stderr)
 	cfg := launch.Config{
-		Platform:         opts.Platform,
-		Workloads:        opts.Workloads,
-		OutDir:           opts.Out,
-		BinDir:           opts.BinDir,
-		Batsim:           opts.Batsim,
-		SchedulerCommand: opts.SchedulerCommand,
-		SchedulerConfig:  opts.SchedulerConfig,
-		KubeScheduler:    opts.KubeScheduler,
-		NoScheduler:      opts.NoScheduler,
-		DynamicJobs:      opts.DynamicJobs,
-		Objects:          opts.Objects,
-		APIPort:          opts.APIPort,
-		BatsimPort:       opts.BatsimPort,
-		ServerArgs:       opts.ServerArgs,
-		BatsimArgs:       opts.BatsimArgs,
-		ProgressInterval: opts.ProgressInterval,
+		Platform:          opts.Platform,
+		Workloads:         opts.Workloads,
+		OutDir:            opts.Out,
+		BinDir:            opts.BinDir,
+		Batsim:            opts.Batsim,
+		SchedulerCommand:  opts.SchedulerCommand,
+		SchedulerConfig:   opts.SchedulerConfig,
+		KubeScheduler:     opts.KubeScheduler,
+		KubeSchedulerArgs: opts.KubeSchedulerArg,
+		NoScheduler:       opts.NoScheduler,
+		DynamicJobs:       opts.DynamicJobs,
+		Objects:           opts.Objects,
+		APIPort:           opts.APIPort,
+		BatsimPort:        opts.BatsimPort,
+		ServerArgs:        opts.ServerArgs,
+		BatsimArgs:        opts.BatsimArgs,
+		ProgressInterval:  opts.ProgressInterval,
 		Logf: func(format string, args ...any) {
 			show.clear()
 			fmt.Fprintf(stderr, "batkube-run: "+format+"\n", args...)

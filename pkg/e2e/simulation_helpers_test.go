@@ -72,7 +72,7 @@ func buildBinaries(t testing.TB, race bool) string {
 		if race {
 			args = append(args, "-race")
 		}
-		args = append(args, "./cmd/kubernetes-server", "./cmd/batkube-engine", "./examples/timed-scheduler", "./examples/schedulers/fifo")
+		args = append(args, "./cmd/kubernetes-server", "./cmd/batkube-engine", "./examples/timed-scheduler", "./examples/schedulers/...")
 		cmd := exec.Command("go", args...)
 		cmd.Dir = repoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {

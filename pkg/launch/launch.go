@@ -55,6 +55,9 @@ type Config struct {
 	// The run serves its metrics to the server, which then ends each step
 	// exactly when the scheduler is done (settle mode kube-scheduler).
 	KubeScheduler string
+	// KubeSchedulerArgs are passed to kube-scheduler after the runner's own
+	// flags, e.g. --feature-gates=GenericWorkload=true.
+	KubeSchedulerArgs []string
 	// APIPort is the API server's port on 127.0.0.1 and BatsimPort that of
 	// the Batsim socket (0: a free port).
 	APIPort, BatsimPort int
@@ -351,6 +354,7 @@ func (r *run) startScheduler() error {
 		// the scrapes authenticated and authorised by asking the server.
 		"--secure-port", strconv.Itoa(k.metricsPort), "--bind-address", "127.0.0.1",
 		"--authentication-kubeconfig", r.kubeconfig, "--authorization-kubeconfig", r.kubeconfig}
+	args = append(args, r.cfg.KubeSchedulerArgs...)
 	r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...)
 	return err
 }
