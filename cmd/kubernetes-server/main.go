@@ -61,6 +61,7 @@ type simulationOptions struct {
 	DynamicJobDelay    time.Duration `long:"dynamic-job-delay" default:"1m" description:"simulated duration of a pod created through the API during a run (needs Batsim's dynamic jobs); the pod annotation batkube.io/delay (seconds) overrides it"`
 	ChargeDecisionTime bool          `long:"charge-decision-time" description:"add the scheduler's wall-clock decision time to simulated time"`
 	DecisionTimeScale  float64       `long:"decision-time-scale" default:"1" description:"factor applied to the charged decision time"`
+	Preempted          string        `long:"preempted" value-name:"kill|resubmit" default:"kill" description:"what becomes of the job of a pod the scheduler preempts: killed (COMPLETED_KILLED), or killed and submitted again as a new job with the same profile (resubmit: needs Batsim's dynamic jobs, e.g. batkube-run --dynamic-jobs)"`
 	FinishedPodTTL     time.Duration `long:"finished-pod-ttl" default:"0s" description:"simulated time finished pods stay visible before removal"`
 	BatskyEndpoint     string        `long:"batsky-endpoint" value-name:"ENDPOINT" description:"serve simulated time to a scheduler built with batsky-go, whose socket is at ENDPOINT (batsky-go binds tcp://127.0.0.1:27000); time-virtualised Go schedulers can instead use pkg/clockclient over this server's /batkube/v1/clock"`
 }
@@ -183,6 +184,10 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 	if err != nil {
 		return simulation.Config{}, fmt.Errorf("--node-default-memory: %w", err)
 	}
+	preempted, err := broker.ParsePreemptedPolicy(sim.Preempted)
+	if err != nil {
+		return simulation.Config{}, fmt.Errorf("--preempted: %w", err)
+	}
 	return simulation.Config{
 		Server:         srvOpts,
 		Epoch:          epoch,
@@ -205,6 +210,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 			DecisionTimeScale:  sim.DecisionTimeScale,
 			FinishedPodTTL:     sim.FinishedPodTTL,
 			DynamicJobDelay:    sim.DynamicJobDelay,
+			Preempted:          preempted,
 		},
 	}, nil
 }

@@ -74,6 +74,9 @@ type Options struct {
 	// before they are removed, so that memory stays bounded (default 0:
 	// removed at the next step).
 	FinishedPodTTL time.Duration
+	// Preempted says what becomes of the jobs of preempted pods (default
+	// PreemptedKill); PreemptedResubmit needs Batsim's dynamic jobs.
+	Preempted PreemptedPolicy
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
 	Logger   *slog.Logger
@@ -100,6 +103,10 @@ type Progress struct {
 	Settle settle.Stats `json:"settle"`
 	// Admission counts the pods the kubelet refused (over-committed nodes).
 	AdmissionRejected int `json:"admissionRejected"`
+	// Preempted counts the jobs killed because the scheduler preempted one
+	// of their pods; Resubmitted those submitted again (Options.Preempted).
+	Preempted   int `json:"preempted"`
+	Resubmitted int `json:"resubmitted"`
 }
 
 // Broker is the decision process of a simulation.
@@ -151,6 +158,9 @@ func New(opts Options) (*Broker, error) {
 	def(&opts.PendingTimeout, time.Hour)
 	def(&opts.SchedulerTimeout, 10*time.Second)
 	def(&opts.StartTimeout, time.Minute)
+	if opts.Preempted == "" {
+		opts.Preempted = PreemptedKill
+	}
 	def(&opts.DynamicJobDelay, time.Minute)
 	if opts.DecisionTimeScale <= 0 {
 		opts.DecisionTimeScale = 1

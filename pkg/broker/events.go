@@ -48,6 +48,9 @@ func (r *run) begin(ctx context.Context, d batsim.SimulationBegins) error {
 	r.computeSharing = d.AllowComputeSharing
 	r.dynamicEnabled.Store(d.Config.DynamicJobsEnabled)
 	r.dynamicAck = d.Config.DynamicJobsAcknowledged
+	if r.opts.Preempted == PreemptedResubmit && !d.Config.DynamicJobsEnabled {
+		return fmt.Errorf("broker: resubmitting preempted jobs needs Batsim's dynamic jobs: run batkube-run with --dynamic-jobs, or batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs")
+	}
 	r.profiles = d.Profiles
 	if !d.AllowComputeSharing {
 		r.log.Warn("Batsim runs without compute sharing: a node can run one pod at a time; run batsim with --enable-compute-sharing for Kubernetes semantics")
@@ -93,7 +96,12 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 	if err != nil {
 		return err
 	}
-	j := &job{id: d.JobID, pendingSince: now}
+	spec := d.Job
+	j := &job{id: d.JobID, pendingSince: now, spec: &spec}
+	if rs, ok := r.awaiting[d.JobID]; ok {
+		delete(r.awaiting, d.JobID)
+		j.origin, j.attempt = rs.origin, rs.attempt
+	}
 	for _, p := range pods {
 		j.pods = append(j.pods, podRef{p.Namespace, p.Name})
 	}

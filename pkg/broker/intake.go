@@ -30,7 +30,9 @@ func (r *run) takeIn(ctx context.Context) (int, error) {
 	n := len(r.buf)
 	clear(r.buf) // drop references to objects the store may forget
 	for _, pod := range r.terminating.take() {
-		r.podTerminating(ctx, pod)
+		if err := r.podTerminating(ctx, pod); err != nil {
+			return 0, err
+		}
 		n++
 	}
 	return n, nil
@@ -167,15 +169,22 @@ func (r *run) unbind(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-// podTerminating handles a client's deletion of a bound pod.
-func (r *run) podTerminating(ctx context.Context, pod *corev1.Pod) {
+// podTerminating handles a client's deletion of a bound pod: its job is
+// killed (rejected if it had not started yet); a preempted pod's job may be
+// submitted again.
+func (r *run) podTerminating(ctx context.Context, pod *corev1.Pod) error {
 	j := r.jobs.byPod[podRef{pod.Namespace, pod.Name}]
-	switch {
-	case j == nil || j.phase == jobFinished:
+	if j == nil || j.phase == jobFinished {
 		r.remove(ctx, podRef{pod.Namespace, pod.Name})
-	case j.phase == jobPending:
+		return nil
+	}
+	if j.phase == jobPending {
 		r.reject(ctx, j)
-	default:
+	} else {
 		r.kill(j)
 	}
+	if preemptedByScheduler(pod) {
+		return r.preempted(ctx, j, pod)
+	}
+	return nil
 }

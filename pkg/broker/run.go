@@ -42,6 +42,11 @@ type run struct {
 	wakeups  wakeups
 	rejected int // pods the kubelet refused
 	steps    int
+	// preemptions counts the jobs killed because a pod was preempted,
+	// resubmitted those registered again; awaiting holds the resubmitted
+	// jobs Batsim has not acknowledged yet.
+	preemptions, resubmitted int
+	awaiting                 map[batsim.JobID]resubmission
 
 	step stepState
 }
@@ -66,6 +71,7 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		jobs:         newJobs(),
 		nodes:        newNodes(),
 		profilesSent: map[string]bool{},
+		awaiting:     map[batsim.JobID]resubmission{},
 	}
 	r.settle = settler{policy: b.opts.Settle, stats: settle.Stats{Policy: b.opts.Settle.Name()}}
 	return r
@@ -113,7 +119,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	// With dynamic jobs, Batsim ends the simulation only once told that no
 	// more jobs will be registered: that is when the workload is over and
 	// nothing is left to run. Pods created later are refused.
-	if r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 {
+	if r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 && len(r.awaiting) == 0 {
 		r.step.decisions = append(r.step.decisions, batsim.Notify{Type: batsim.RegistrationFinished})
 		r.registrationOK.Store(true)
 	}
@@ -140,7 +146,8 @@ func (r *run) progress(now float64) Progress {
 		stats.Probes = p.Probes()
 	}
 	return Progress{Now: now, Submitted: r.jobs.submitted, Pending: r.jobs.pending, Running: r.jobs.running, Done: r.jobs.done,
-		Total: total, Steps: r.steps, Settle: stats, AdmissionRejected: r.rejected}
+		Total: total, Steps: r.steps, Settle: stats, AdmissionRejected: r.rejected,
+		Preempted: r.preemptions, Resubmitted: r.resubmitted}
 }
 
 var podsGR = schema.GroupResource{Resource: "pods"}

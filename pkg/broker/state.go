@@ -37,6 +37,13 @@ type job struct {
 	killSent bool
 	rejected bool
 	dynamic  bool
+	// spec is the job as submitted (for a resubmission after preemption);
+	// origin and attempt name the first job of resubmitted work and which
+	// resubmission this is (0: the first job).
+	spec      *batsim.Job
+	origin    batsim.JobID
+	attempt   int
+	preempted bool
 }
 
 // jobs is the broker's view of the jobs of the simulation.

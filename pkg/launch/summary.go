@@ -50,6 +50,10 @@ type Summary struct {
 	Steps             int          `json:"steps"`
 	Settle            settle.Stats `json:"settle"`
 	AdmissionRejected int          `json:"admissionRejected"`
+	// Preempted counts the jobs killed because the scheduler preempted one
+	// of their pods, Resubmitted those submitted again (--preempted).
+	Preempted   int `json:"preempted"`
+	Resubmitted int `json:"resubmitted"`
 }
 
 // SimulationSpeedUp is the makespan over the wall time of the simulation
@@ -93,6 +97,9 @@ func (s Summary) Write(w io.Writer) {
 		s.Settle.Policy, s.Steps, s.Settle.NothingPending, s.Settle.Idle, s.Settle.Quiet, s.Settle.MaxWait)
 	if n := s.Settle.Inexact(); n > 0 {
 		fmt.Fprintf(w, "               %d steps ended without knowing the scheduler was done: some jobs may have started later than they could have\n", n)
+	}
+	if s.Preempted > 0 {
+		fmt.Fprintf(w, "preemption:    %d jobs killed because the scheduler preempted their pods, %d submitted again\n", s.Preempted, s.Resubmitted)
 	}
 	if s.AdmissionRejected > 0 {
 		fmt.Fprintf(w, "admission:     %d pods refused by their node's kubelet (bound to a node without room: OutOfcpu...)\n", s.AdmissionRejected)
@@ -156,6 +163,7 @@ func (s *Summary) readStats(path string) error {
 		return fmt.Errorf("launch: the server's statistics %s: %w", path, err)
 	}
 	s.Steps, s.Settle, s.AdmissionRejected = p.Steps, p.Settle, p.AdmissionRejected
+	s.Preempted, s.Resubmitted = p.Preempted, p.Resubmitted
 	return nil
 }
 
