@@ -52,6 +52,7 @@ type simulationOptions struct {
 	KubeSchedulerVer   string        `long:"kube-scheduler-version" value-name:"VERSION" description:"that kube-scheduler's version, e.g. v1.37.1 (default: read from the User-Agent of its requests)"`
 	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"last resort, for schedulers that neither expose their state nor signal: the scheduler is deemed done when the API is quiet this long while pods are pending"`
 	MaxSettle          time.Duration `long:"settle-max" default:"0s" description:"wall time the scheduler gets at most per simulation step (0: 2s with the quiet window alone, 1m otherwise)"`
+	PodsFile           string        `long:"pods-file" value-name:"FILE" description:"write the pods' log to FILE (CSV, the runner's _pods.csv): per pod its job, node, simulated times (created, first scheduling attempt, bound, started, finished), final phase and reason, FailedScheduling events, preempted or not"`
 	StatsFile          string        `long:"stats-file" value-name:"FILE" description:"write the run's final progress and settle statistics to FILE (JSON) when the simulation ends"`
 	BackoffMin         time.Duration `long:"backoff-min" default:"1s" description:"first simulated delay of the wake-ups asked while pods stay pending"`
 	BackoffMax         time.Duration `long:"backoff-max" default:"1m" description:"largest simulated delay of those wake-ups"`
@@ -194,6 +195,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		BatsimEndpoint: sim.Endpoint,
 		BatskyEndpoint: sim.BatskyEndpoint,
 		StatsFile:      sim.StatsFile,
+		PodsFile:       sim.PodsFile,
 		Logger:         logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,
 			SchedulerNames: sim.SchedulerNames, KubeSchedulerVersion: sim.KubeSchedulerVer},

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -77,6 +78,10 @@ type Options struct {
 	// Preempted says what becomes of the jobs of preempted pods (default
 	// PreemptedKill); PreemptedResubmit needs Batsim's dynamic jobs.
 	Preempted PreemptedPolicy
+	// PodsCSV, if set, receives the pods' log (_pods.csv): per pod its
+	// job, node, simulated times, final phase and reason, FailedScheduling
+	// events and preemption.
+	PodsCSV io.Writer
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
 	Logger   *slog.Logger
@@ -181,6 +186,16 @@ func (b *Broker) PodTerminating(pod *corev1.Pod) { b.terminating.push(pod) }
 func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Server, st *store.Store) error {
 	r := newRun(b, api, st)
 	defer r.intake.Close()
+	err := r.loop(ctx, conn)
+	if cerr := r.pods.close(r.jobs); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// loop answers Batsim's messages until the simulation ends.
+func (r *run) loop(ctx context.Context, conn *batsim.Conn) error {
+	b := r.Broker
 	for {
 		msg, err := conn.Recv(ctx)
 		if err != nil {

@@ -49,6 +49,7 @@ func (r *run) reject(ctx context.Context, j *job) {
 	r.releaseJob(ctx, j)
 	r.jobs.setPhase(j, jobFinished)
 	j.rejected = true
+	j.endedAt = r.opts.Clock.Seconds()
 	r.removeJobPods(ctx, j)
 }
 
@@ -96,6 +97,7 @@ func (r *run) remove(ctx context.Context, ref podRef) {
 // forgetIfGone forgets a finished job whose pods are all gone.
 func (r *run) forgetIfGone(j *job) {
 	if len(j.gone) == len(j.pods) && j.phase == jobFinished && r.jobs.byID[j.id] == j {
+		r.pods.jobDone(j)
 		r.jobs.forget(j)
 	}
 }

@@ -44,6 +44,7 @@ func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
 	ref := podRef{pod.Namespace, pod.Name}
 	j := &job{id: id, pods: []podRef{ref}, pendingSince: now, dynamic: true}
 	r.jobs.add(j)
+	r.pods.created(j)
 	if pod.Spec.NodeName != "" { // created already bound
 		return r.bound(ctx, j, ref, pod)
 	}

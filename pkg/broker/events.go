@@ -106,6 +106,7 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 		j.pods = append(j.pods, podRef{p.Namespace, p.Name})
 	}
 	r.jobs.add(j)
+	r.pods.created(j)
 	for _, p := range pods {
 		if _, err := r.api.Create(ctx, podsGVR, p); err != nil {
 			return fmt.Errorf("creating pod %s/%s of job %s: %w", p.Namespace, p.Name, d.JobID, err)
@@ -126,6 +127,7 @@ func (r *run) completed(ctx context.Context, d batsim.JobCompleted) error {
 		r.step.freed = true
 	}
 	r.jobs.setPhase(j, jobFinished)
+	j.endState, j.endedAt = d.JobState, r.opts.Clock.Seconds()
 	if j.killSent || d.JobState == batsim.JobStateRejected {
 		r.removeJobPods(ctx, j)
 		return nil

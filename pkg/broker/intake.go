@@ -17,6 +17,7 @@ import (
 // call, and the pods clients asked to delete: what the scheduler (and other
 // clients) did. It returns how many changes it took.
 func (r *run) takeIn(ctx context.Context) (int, error) {
+	r.pods.takeEvents(r.jobs)
 	r.buf = r.intake.Take(r.buf[:0])
 	for i := range r.buf {
 		c := &r.buf[i]
@@ -48,6 +49,9 @@ func (r *run) podChanged(ctx context.Context, c *store.Change) error {
 	j := r.jobs.byPod[ref]
 	if j != nil && !r.live.seen && hasCondition(pod, corev1.PodScheduled) {
 		r.live.seen = true
+	}
+	if c.Type != watch.Deleted {
+		r.pods.observe(j, pod, r.opts.Clock.Seconds())
 	}
 	switch c.Type {
 	case watch.Added:
@@ -118,6 +122,7 @@ func (r *run) refuse(ctx context.Context, j *job, ref podRef, node, reason, mess
 	r.log.Warn("a pod was bound to a node without room for it: the kubelet refuses it and its job is rejected",
 		"pod", ref.String(), "node", node, "reason", reason, "message", message)
 	r.rejected++
+	j.refusal, j.endedAt = reason, r.opts.Clock.Seconds()
 	if err := r.setStage(ctx, []podRef{ref}, rejectedStage(reason, message), 0); err != nil {
 		return err
 	}

@@ -47,6 +47,8 @@ type run struct {
 	// jobs Batsim has not acknowledged yet.
 	preemptions, resubmitted int
 	awaiting                 map[batsim.JobID]resubmission
+	// pods writes _pods.csv (nil: off).
+	pods *podLog
 
 	step stepState
 }
@@ -72,6 +74,7 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		nodes:        newNodes(),
 		profilesSent: map[string]bool{},
 		awaiting:     map[batsim.JobID]resubmission{},
+		pods:         newPodLog(b.opts.PodsCSV, st),
 	}
 	r.settle = settler{policy: b.opts.Settle, stats: settle.Stats{Policy: b.opts.Settle.Name()}}
 	return r
@@ -111,6 +114,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 		r.opts.Clock.Advance(replyNow)
 	}
 	for _, j := range r.step.toStart {
+		j.startedAt = r.opts.Clock.Seconds()
 		if err := r.setStage(ctx, j.pods, stageRunning, 0); err != nil {
 			return batsim.Message{}, false, err
 		}

@@ -44,6 +44,13 @@ type job struct {
 	origin    batsim.JobID
 	attempt   int
 	preempted bool
+	// For the pods' log: when the job started and ended (-1: not yet), how
+	// Batsim ended it, why the kubelet refused a pod, and each pod's times
+	// (nil unless the log is on).
+	startedAt, endedAt float64
+	endState           batsim.JobState
+	refusal            string
+	times              map[podRef]*podTimes
 }
 
 // jobs is the broker's view of the jobs of the simulation.
@@ -92,6 +99,7 @@ func (s *jobs) pendingJobs() []*job {
 // add tracks a new, pending job.
 func (s *jobs) add(j *job) {
 	j.phase = jobPending
+	j.startedAt, j.endedAt = -1, -1
 	if j.nodes == nil {
 		j.nodes = map[podRef]string{}
 		j.reserved = map[podRef]map[corev1.ResourceName]int64{}
@@ -126,6 +134,18 @@ func (s *jobs) setPhase(j *job, p jobPhase) {
 }
 
 // forget drops a finished job once its pods are gone.
+// sorted returns the jobs known, by submission instant then id.
+func (s *jobs) sorted() []*job {
+	out := make([]*job, 0, len(s.byID))
+	for _, j := range s.byID {
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b *job) int {
+		return cmp.Or(cmp.Compare(a.pendingSince, b.pendingSince), cmp.Compare(a.id, b.id))
+	})
+	return out
+}
+
 func (s *jobs) forget(j *job) {
 	s.setPhase(j, jobFinished)
 	for _, p := range j.pods {

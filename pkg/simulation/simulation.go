@@ -44,6 +44,9 @@ type Config struct {
 	// StatsFile, if set, receives the final progress of the run as JSON
 	// (broker.Progress) when the simulation ends, for the runner's summary.
 	StatsFile string
+	// PodsFile, if set, receives the pods' log (_pods.csv, see
+	// broker.Options.PodsCSV), written as jobs end.
+	PodsFile string
 	// ProgressInterval is how often progress is logged (default 2s; < 0: never).
 	ProgressInterval time.Duration
 	Logger           *slog.Logger
@@ -90,6 +93,7 @@ type Simulation struct {
 	broker *broker.Broker
 	server *server.Server
 	batsky *batsky.Server // nil without a batsky-go scheduler
+	pods   *podsFile      // nil without PodsFile
 }
 
 // New builds a simulation server.
@@ -124,8 +128,16 @@ func New(cfg Config) (*Simulation, error) {
 	if bopts.Progress == nil && cfg.ProgressInterval > 0 {
 		bopts.Progress = progressLogger(cfg.Logger, cfg.ProgressInterval)
 	}
+	var pods *podsFile
+	if cfg.PodsFile != "" {
+		if pods, err = createPodsFile(cfg.PodsFile); err != nil {
+			return nil, fmt.Errorf("simulation: %w", err)
+		}
+		bopts.PodsCSV = pods
+	}
 	b, err := broker.New(bopts)
 	if err != nil {
+		pods.Close()
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	sopts := cfg.Server
@@ -144,13 +156,15 @@ func New(cfg Config) (*Simulation, error) {
 	}
 	srv, err := server.New(sopts)
 	if err != nil {
+		pods.Close()
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	view.api = srv.API
-	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv}
+	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods}
 	if cfg.BatskyEndpoint != "" {
 		sim.batsky, err = batsky.New(batsky.Options{Endpoint: cfg.BatskyEndpoint, Clock: clk, Logger: cfg.Logger})
 		if err != nil {
+			pods.Close()
 			return nil, fmt.Errorf("simulation: %w", err)
 		}
 	}
@@ -184,6 +198,9 @@ func (s *Simulation) Run(ctx context.Context, l net.Listener) error {
 		timeServed <- nil
 	}
 	runErr := s.broker.Run(ctx, conn, s.server.API, s.server.Store)
+	if err := s.pods.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("simulation: %w", err)
+	}
 	cancel()
 	if err := <-served; err != nil && runErr == nil {
 		runErr = err
