@@ -286,7 +286,7 @@ func (r *run) startServer(ctx context.Context) error {
 	}
 	args := []string{bin, "--simulate", "--host", "127.0.0.1",
 		"--port", strings.TrimPrefix(r.apiURL, "http://127.0.0.1:"), "--batsim-endpoint", r.endpoint,
-		"--stats-file", r.statsFile()}
+		"--stats-file", r.statsFile(), "--pods-file", filepath.Join(r.cfg.OutDir, "_pods.csv")}
 	if k := r.kube; k != nil {
 		args = append(args, "--kube-scheduler-metrics", fmt.Sprintf("https://127.0.0.1:%d/metrics", k.metricsPort),
 			"--kube-scheduler-version", k.version)
