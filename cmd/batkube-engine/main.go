@@ -1,7 +1,7 @@
 // Command batkube-engine runs Batkube's embedded simulation engine in place
 // of Batsim: it takes Batsim's main flags, connects to a decision process
-// over the Batsim 4.x protocol, and writes Batsim's _jobs.csv and
-// _schedule.csv.
+// over the Batsim 4.x protocol, and writes Batsim's _jobs.csv,
+// _schedule.csv and _machine_states.csv.
 //
 // The engine computes job durations as flops / host speed (or a delay's
 // seconds), shares a host's cores between the jobs that run on it with
@@ -34,7 +34,8 @@ import (
 type options struct {
 	Platform        string        `short:"p" long:"platform" value-name:"FILE" required:"true" description:"The SimGrid platform to simulate"`
 	Workloads       []string      `short:"w" long:"workload" value-name:"FILE" description:"A workload JSON file to simulate (repeatable)"`
-	Export          string        `short:"e" long:"export" value-name:"PREFIX" default:"out/" description:"The prefix of the output files: PREFIX_jobs.csv and PREFIX_schedule.csv (its directory is created if missing)"`
+	Export          string        `short:"e" long:"export" value-name:"PREFIX" default:"out/" description:"The prefix of the output files: PREFIX_jobs.csv, PREFIX_schedule.csv and PREFIX_machine_states.csv (its directory is created if missing)"`
+	NoMachineStates bool          `long:"disable-machine-state-tracing" description:"Do not write PREFIX_machine_states.csv"`
 	Endpoint        string        `short:"s" long:"socket-endpoint" value-name:"ENDPOINT" default:"tcp://localhost:28000" description:"The decision process's socket endpoint (localhost means 127.0.0.1)"`
 	ComputeSharing  bool          `long:"enable-compute-sharing" description:"Let several jobs share a compute resource"`
 	DynamicJobs     bool          `long:"enable-dynamic-jobs" description:"Accept jobs and profiles registered by the decision process"`
@@ -61,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	parser.Usage = "-p PLATFORM [-w WORKLOAD]... [OPTIONS]"
 	parser.LongDescription = "Runs Batkube's embedded simulation engine as Batsim 4.x would run: it connects to the " +
 		"decision process at the socket endpoint, simulates the workloads on the platform, and writes Batsim's " +
-		"PREFIX_jobs.csv and PREFIX_schedule.csv. Jobs take flops / host speed (or their delay); there is no " +
+		"PREFIX_jobs.csv, PREFIX_schedule.csv and PREFIX_machine_states.csv. Jobs take flops / host speed (or their delay); there is no " +
 		"network, I/O or energy model: use real Batsim when those matter."
 	rest, err := parser.ParseArgs(args)
 	if err != nil {
@@ -89,6 +90,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		WorkloadNaming:         naming,
 		Endpoint:               opts.Endpoint,
 		ExportPrefix:           opts.Export,
+		DisableMachineStates:   opts.NoMachineStates,
 		ComputeSharing:         opts.ComputeSharing,
 		DynamicJobs:            opts.DynamicJobs,
 		AcknowledgeDynamicJobs: opts.AckDynamicJobs,
@@ -109,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if prefix == "" {
 		prefix = enginerun.DefaultExportPrefix
 	}
-	printSummary(stdout, sum, prefix)
+	printSummary(stdout, sum, prefix, !opts.NoMachineStates)
 	return 0
 }
 
@@ -123,7 +125,7 @@ func printProgress(w io.Writer, p enginerun.Progress) {
 		p.Now.Seconds(), p.Finished, p.Total, p.Wall.Round(time.Millisecond))
 }
 
-func printSummary(w io.Writer, s enginerun.Summary, prefix string) {
+func printSummary(w io.Writer, s enginerun.Summary, prefix string, machineStates bool) {
 	fmt.Fprintf(w, "jobs: %d (%d succeeded, %d failed, %d reached their walltime, %d killed, %d rejected)\n",
 		s.Jobs, s.Succeeded, s.Failed, s.WalltimeReached, s.Killed, s.Rejected)
 	fmt.Fprintf(w, "makespan: %.6fs, mean waiting time: %.6fs\n", s.Makespan.Seconds(), s.MeanWaitingTime.Seconds())
@@ -133,5 +135,9 @@ func printSummary(w io.Writer, s enginerun.Summary, prefix string) {
 	}
 	fmt.Fprintf(w, "simulated %.3fs in %s (%.0fx real time), %d messages, %.0f%% of the time waiting for the decision process\n",
 		s.SimulatedTime.Seconds(), s.WallTime.Round(time.Millisecond), s.SpeedUp(), s.Messages, waiting)
-	fmt.Fprintf(w, "outputs: %s_jobs.csv, %s_schedule.csv\n", prefix, prefix)
+	fmt.Fprintf(w, "outputs: %s_jobs.csv, %s_schedule.csv", prefix, prefix)
+	if machineStates {
+		fmt.Fprintf(w, ", %s_machine_states.csv", prefix)
+	}
+	fmt.Fprintln(w)
 }

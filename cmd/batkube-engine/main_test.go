@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,6 +87,55 @@ func TestRunAgainstFirstFit(t *testing.T) {
 		if _, err := os.Stat(prefix + f); err != nil {
 			t.Errorf("output: %v", err)
 		}
+	}
+	// Batsim 4.2.1 writes _machine_states.csv unless told not to: a row
+	// when each job starts and when it ends, the last with every host idle.
+	states, err := os.ReadFile(prefix + "_machine_states.csv")
+	if err != nil {
+		t.Fatalf("output: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(states), "\n"), "\n")
+	if len(lines) != 1+2*40 || lines[0] != "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing" ||
+		!strings.HasSuffix(lines[len(lines)-1], ",0,0,0,4,0") {
+		t.Errorf("_machine_states.csv: got %d lines, first %q, last %q; want 81, the header first, all 4 hosts idle last",
+			len(lines), lines[0], lines[len(lines)-1])
+	}
+}
+
+// TestDisableMachineStateTracing checks that
+// --disable-machine-state-tracing, as Batsim's, leaves out
+// _machine_states.csv and nothing else.
+func TestDisableMachineStateTracing(t *testing.T) {
+	conn, err := batsim.Listen("tcp://127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	served := make(chan error, 1)
+	go func() { served <- enginetest.Serve(context.Background(), conn, &enginetest.FirstFit{}) }()
+
+	prefix := filepath.Join(t.TempDir(), "results") + "/"
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{
+		"-p", examples + "platforms/platform_4.xml", "-w", examples + "workloads/delay_10.json",
+		"-e", prefix, "-s", conn.Endpoint(), "--timeout", "1m", "-q", "--disable-machine-state-tracing",
+	}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code: got %d, want 0 (stderr %q)", code, stderr.String())
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("decision process: %v", err)
+	}
+	if _, err := os.Stat(prefix + "_machine_states.csv"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("_machine_states.csv: got %v, want it not to exist", err)
+	}
+	for _, f := range []string{"_jobs.csv", "_schedule.csv"} {
+		if _, err := os.Stat(prefix + f); err != nil {
+			t.Errorf("output: %v", err)
+		}
+	}
+	if strings.Contains(stdout.String(), "_machine_states.csv") {
+		t.Errorf("stdout names _machine_states.csv: %q", stdout.String())
 	}
 }
 

@@ -151,7 +151,28 @@
 //     decisions); a live scheduler may decide differently with real Batsim,
 //     since it sees the hosts still busy.
 //   - No external events (--events), energy, power states, storage or MPI
-//     profiles; _machine_states.csv and _schedule.trace are not written.
+//     profiles; _schedule.trace is not written.
+//   - _machine_states.csv (Options.MachineStatesOutput; written by default,
+//     as by Batsim, unless --disable-machine-state-tracing) has Batsim's
+//     header and a row after each job start and each job end, with no host
+//     ever sleeping or switching. Replaying real runs' decisions gives the
+//     same file byte for byte for delay jobs (testdata/batsim-4.2.1), but
+//     for jobs started at 0, which Batsim writes at 4e-10 or 5e-10 (the
+//     latency of its internal messages, which %g shows only near 0). Ties
+//     of %g's six digits are rounded up, as Batsim's slightly late clock
+//     rounds them. Where computing jobs end at the instant others start,
+//     Batsim's order of the rows follows those sub-nanosecond latencies (a
+//     computation started a few tenths of a nanosecond late ends after
+//     jobs started at its nominal end): the engine writes the ends first,
+//     so rows within the instant differ, but not their number nor the last
+//     one. The same latencies order Batsim's _jobs.csv rows of jobs ending
+//     at one instant (a walltime may come before a computation's end).
+//   - time_idle and time_computing are Batsim's accounting (each host's
+//     time in each state up to its last change), and equal Batsim's for
+//     the same decisions. They depend on placement: with compute sharing,
+//     jobs overlapping on one host count once in time_computing, and a
+//     host's idle time stops at its last job's end, so runs of one trace
+//     with different placements differ.
 //   - A simulation that cannot go on (jobs wait, none runs, no call is
 //     pending) is an error at once, where real Batsim waits for ever or
 //     SimGrid reports a deadlock.

@@ -30,6 +30,11 @@ type Options struct {
 	// then one row per job when it finishes or is rejected (one Write each:
 	// wrap a file in a bufio.Writer, and flush it at the end).
 	JobsOutput io.Writer
+	// MachineStatesOutput, if not nil, receives Batsim's
+	// _machine_states.csv: the header at New, then one row each time a job
+	// starts and each time one ends, after its hosts changed state (see
+	// WriteMachineStates for the format; one Write each, as JobsOutput).
+	MachineStatesOutput io.Writer
 }
 
 // jobStatus is where a job stands; killAsked and forgotten may be or'ed in.
@@ -159,6 +164,7 @@ type Engine struct {
 	regDone   bool
 	err       error
 	nbRunning int
+	computing int // hosts running at least one job
 	nbSubmit  int // submitted (static and dynamic)
 	nbDone    int // finished or rejected
 
@@ -245,6 +251,11 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 	if opts.JobsOutput != nil {
 		if _, err := io.WriteString(opts.JobsOutput, jobsHeader); err != nil {
 			return nil, fmt.Errorf("engine: jobs output: %w", err)
+		}
+	}
+	if opts.MachineStatesOutput != nil {
+		if _, err := io.WriteString(opts.MachineStatesOutput, machineStatesHeader); err != nil {
+			return nil, fmt.Errorf("engine: machine states output: %w", err)
 		}
 	}
 	return e, nil

@@ -16,6 +16,10 @@ const jobsHeader = "job_id,workload_name,profile,submission_time,requested_numbe
 	"success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch," +
 	"allocated_resources,consumed_energy,metadata\n"
 
+// machineStatesHeader is the header of Batsim 4.2.1's _machine_states.csv
+// (unavailable machines are counted nowhere in it).
+const machineStatesHeader = "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing\n"
+
 // nullRuntime is the execution time Batsim writes for a job that took none.
 const nullRuntime = 1e-5
 
@@ -108,6 +112,109 @@ func (e *Engine) record(idx int32, state JobState, start, runtime time.Duration,
 	if _, err := e.opts.JobsOutput.Write(b); err != nil {
 		e.fail(fmt.Errorf("engine: jobs output: %w", err))
 	}
+}
+
+// traceMachineStates writes a row of the machine states output: how many
+// compute hosts are in each state now. Batsim 4.2.1 writes one after a job's
+// hosts become computing and one after they are released, even when no
+// count changed (a host already computing another job), so several rows can
+// share a time. The engine has no power states nor unavailability: no host
+// is ever sleeping or switching.
+func (e *Engine) traceMachineStates() {
+	w := e.opts.MachineStatesOutput
+	if w == nil {
+		return
+	}
+	b := appendMachineStates(e.rowBuf[:0], e.now, len(e.hosts)-e.computing, e.computing)
+	e.rowBuf = b
+	if _, err := w.Write(b); err != nil {
+		e.fail(fmt.Errorf("engine: machine states output: %w", err))
+	}
+}
+
+// appendMachineStates appends a row of _machine_states.csv as Batsim writes
+// it with printf("%g,%d,%d,%d,%d,%d\n"): the time, then the numbers of
+// sleeping, switching on, switching off, idle and computing machines.
+func appendMachineStates(b []byte, now time.Duration, idle, computing int) []byte {
+	b = appendSeconds6(b, now)
+	b = append(b, ",0,0,0,"...)
+	b = appendInt(b, idle)
+	b = append(b, ',')
+	b = appendInt(b, computing)
+	return append(b, '\n')
+}
+
+// appendSeconds6 appends d in seconds as C's printf("%g") writes a double:
+// six significant digits, trailing zeros dropped, in exponent form below
+// 1e-4 or from 1e6 on. The exact decimal value of d is rounded half up,
+// where %g would round the nearest double, often just below an exact tie
+// (1006.795 is 1006.79499999999996 as a double): Batsim's clock is a few
+// tenths of nanoseconds late on the engine's, after the latency of its
+// internal messages, and so rounds such ties up.
+func appendSeconds6(b []byte, d time.Duration) []byte {
+	if d < 0 {
+		b = append(b, '-')
+		d = -d
+	}
+	if d == 0 {
+		return append(b, '0')
+	}
+	digits := []byte(strconv.FormatInt(int64(d), 10)) // d = 0.digits × 10^(exp+1) s
+	exp := len(digits) - 1 - 9                        // decimal exponent of the first digit
+	if len(digits) > 6 {
+		up := digits[6] >= '5'
+		digits = digits[:6]
+		for i := 5; up && i >= 0; i-- {
+			if digits[i] == '9' {
+				digits[i] = '0'
+				continue
+			}
+			digits[i]++
+			up = false
+		}
+		if up { // 999999.5 -> 1000000
+			digits = append([]byte{'1'}, digits[:5]...)
+			exp++
+		}
+	}
+	for len(digits) > 1 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+	}
+	if exp < -4 || exp >= 6 {
+		b = append(b, digits[0])
+		if len(digits) > 1 {
+			b = append(b, '.')
+			b = append(b, digits[1:]...)
+		}
+		b = append(b, 'e')
+		if exp < 0 {
+			b = append(b, '-')
+			exp = -exp
+		} else {
+			b = append(b, '+')
+		}
+		if exp < 10 {
+			b = append(b, '0')
+		}
+		return appendInt(b, exp)
+	}
+	if exp < 0 {
+		b = append(b, "0."...)
+		for i := exp + 1; i < 0; i++ {
+			b = append(b, '0')
+		}
+		return append(b, digits...)
+	}
+	if len(digits) <= exp+1 {
+		b = append(b, digits...)
+		for i := len(digits); i <= exp; i++ {
+			b = append(b, '0')
+		}
+		return b
+	}
+	b = append(b, digits[:exp+1]...)
+	b = append(b, '.')
+	return append(b, digits[exp+1:]...)
 }
 
 // appendFloat formats like C's printf("%f"), which Batsim's std::to_string

@@ -121,6 +121,7 @@ func (e *Engine) execute(d ExecuteJob) error {
 	for _, h := range alloc {
 		e.hostJobStart(h, idx)
 	}
+	e.traceMachineStates()
 	e.enter(r, prof)
 	return nil
 }
@@ -148,6 +149,9 @@ func (e *Engine) checkAlloc(d ExecuteJob) ([]int, error) {
 func (e *Engine) hostJobStart(h int, job int32) {
 	hs := &e.hosts[h]
 	hs.account(e.now)
+	if !hs.computing {
+		e.computing++
+	}
 	hs.computing = true
 	hs.jobs = append(hs.jobs, job)
 }
@@ -160,6 +164,7 @@ func (e *Engine) hostJobEnd(h int, job int32) {
 	if len(hs.jobs) == 0 {
 		hs.account(e.now)
 		hs.computing = false
+		e.computing--
 	}
 }
 
@@ -348,6 +353,7 @@ func (e *Engine) finishRun(r *run, state JobState, ret int) {
 	for _, h := range r.alloc {
 		e.hostJobEnd(h, r.job)
 	}
+	e.traceMachineStates()
 	idx := r.job
 	e.outbox = append(e.outbox, JobCompleted{
 		Timestamp:  e.now.Seconds(),

@@ -64,9 +64,14 @@ type Config struct {
 	// is dialled as tcp://127.0.0.1:port.
 	Endpoint string
 	// ExportPrefix prefixes the output files (Batsim's -e):
-	// <prefix>_jobs.csv and <prefix>_schedule.csv. Its directory is created
-	// if missing. Default DefaultExportPrefix.
+	// <prefix>_jobs.csv, <prefix>_schedule.csv and
+	// <prefix>_machine_states.csv. Its directory is created if missing.
+	// Default DefaultExportPrefix.
 	ExportPrefix string
+	// DisableMachineStates does not write <prefix>_machine_states.csv
+	// (Batsim's --disable-machine-state-tracing; Batsim 4.2.1 writes it by
+	// default).
+	DisableMachineStates bool
 
 	// Batsim's options: --enable-compute-sharing, --enable-dynamic-jobs,
 	// --acknowledge-dynamic-jobs, --forward-profiles-on-submission and

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -55,7 +56,9 @@ func (s Summary) Finished() int {
 // Run plays Batsim's side of the protocol: it loads the platform and the
 // workloads, connects to the decision process at cfg.Endpoint, and runs the
 // simulation to its end (SIMULATION_ENDS sent and answered), writing
-// <prefix>_jobs.csv as jobs finish and <prefix>_schedule.csv at the end.
+// <prefix>_jobs.csv as jobs finish and <prefix>_schedule.csv at the end
+// (and <prefix>_machine_states.csv as jobs start and end, unless
+// cfg.DisableMachineStates).
 //
 // Any error ends the run: a file that cannot be read, a reply that breaks
 // the protocol (the error wraps a *batsim.MessageError naming the event and
@@ -85,7 +88,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	out, err := createOutputs(cfg.ExportPrefix)
+	out, err := createOutputs(cfg.ExportPrefix, !cfg.DisableMachineStates)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -94,6 +97,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		DynamicJobs:            cfg.DynamicJobs,
 		AcknowledgeDynamicJobs: cfg.AcknowledgeDynamicJobs,
 		JobsOutput:             out.jobs,
+		MachineStatesOutput:    out.machineStatesWriter(),
 	})
 	if err != nil {
 		return Summary{}, errors.Join(fmt.Errorf("enginerun: %w", err), out.close())
@@ -353,41 +357,80 @@ func seconds(s float64) time.Duration {
 	return time.Duration(math.Round(s * float64(time.Second)))
 }
 
-// outputs are the files of a run: _jobs.csv, written as jobs finish, and
-// _schedule.csv, written at the end.
+// outputs are the files of a run: _jobs.csv and _machine_states.csv,
+// written as jobs start and finish, and _schedule.csv, written at the end.
 type outputs struct {
-	jobsFile     *os.File
-	jobs         *bufio.Writer
-	schedulePath string
+	jobs          *bufferedFile
+	machineStates *bufferedFile // nil when not written
+	schedulePath  string
 }
 
-// createOutputs creates <prefix>_jobs.csv, and the prefix's directory if
-// missing (real Batsim aborts instead).
-func createOutputs(prefix string) (*outputs, error) {
-	jobsPath := prefix + "_jobs.csv"
-	if err := os.MkdirAll(filepath.Dir(jobsPath), 0o755); err != nil {
-		return nil, fmt.Errorf("enginerun: output directory: %w", err)
-	}
-	f, err := os.Create(jobsPath)
+// bufferedFile is an output file written through a buffer.
+type bufferedFile struct {
+	f *os.File
+	*bufio.Writer
+}
+
+func createBuffered(path string) (*bufferedFile, error) {
+	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("enginerun: %w", err)
 	}
-	return &outputs{jobsFile: f, jobs: bufio.NewWriterSize(f, 64<<10), schedulePath: prefix + "_schedule.csv"}, nil
+	return &bufferedFile{f: f, Writer: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
-// close flushes and closes _jobs.csv.
-func (o *outputs) close() error {
-	err := o.jobs.Flush()
-	if cerr := o.jobsFile.Close(); err == nil {
+// close flushes and closes the file.
+func (b *bufferedFile) close() error {
+	err := b.Flush()
+	if cerr := b.f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("enginerun: %s: %w", o.jobsFile.Name(), err)
+		return fmt.Errorf("enginerun: %s: %w", b.f.Name(), err)
 	}
 	return nil
 }
 
-// finish closes _jobs.csv and writes _schedule.csv.
+// createOutputs creates <prefix>_jobs.csv and, if machineStates,
+// <prefix>_machine_states.csv, and the prefix's directory if missing (real
+// Batsim aborts instead).
+func createOutputs(prefix string, machineStates bool) (*outputs, error) {
+	jobsPath := prefix + "_jobs.csv"
+	if err := os.MkdirAll(filepath.Dir(jobsPath), 0o755); err != nil {
+		return nil, fmt.Errorf("enginerun: output directory: %w", err)
+	}
+	jobs, err := createBuffered(jobsPath)
+	if err != nil {
+		return nil, err
+	}
+	o := &outputs{jobs: jobs, schedulePath: prefix + "_schedule.csv"}
+	if machineStates {
+		if o.machineStates, err = createBuffered(prefix + "_machine_states.csv"); err != nil {
+			return nil, errors.Join(err, jobs.close())
+		}
+	}
+	return o, nil
+}
+
+// machineStatesWriter is where the engine writes _machine_states.csv: nil
+// when it is not written.
+func (o *outputs) machineStatesWriter() io.Writer {
+	if o.machineStates == nil {
+		return nil
+	}
+	return o.machineStates
+}
+
+// close flushes and closes _jobs.csv and _machine_states.csv.
+func (o *outputs) close() error {
+	err := o.jobs.close()
+	if o.machineStates != nil {
+		err = errors.Join(err, o.machineStates.close())
+	}
+	return err
+}
+
+// finish closes _jobs.csv and _machine_states.csv and writes _schedule.csv.
 func (o *outputs) finish(s engine.Schedule) error {
 	errJobs := o.close()
 	f, err := os.Create(o.schedulePath)
