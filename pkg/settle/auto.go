@@ -26,6 +26,14 @@ func NewAuto(signals *Signals, quiet *Quiet, exact ...Policy) *Auto {
 	return &Auto{exact: exact, signals: signals, quiet: quiet}
 }
 
+// End tells the schedulers waiting on an idle signal that the simulation
+// is over, so that their long polls return at once.
+func (a *Auto) End() {
+	if a.signals != nil {
+		a.signals.End()
+	}
+}
+
 // Name implements Policy: the policies that have decided steps so far,
 // joined by "+" (e.g. "kube-scheduler", "signal", "quiet").
 func (a *Auto) Name() string {

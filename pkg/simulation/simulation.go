@@ -94,6 +94,9 @@ type Simulation struct {
 	server *server.Server
 	batsky *batsky.Server // nil without a batsky-go scheduler
 	pods   *podsFile      // nil without PodsFile
+	// signals are the idle signals; ended when the broker stops, so that
+	// no scheduler's long poll outlives the simulation.
+	signals *settle.Signals
 }
 
 // New builds a simulation server.
@@ -160,7 +163,7 @@ func New(cfg Config) (*Simulation, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	view.api = srv.API
-	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods}
+	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods, signals: signals}
 	if cfg.BatskyEndpoint != "" {
 		sim.batsky, err = batsky.New(batsky.Options{Endpoint: cfg.BatskyEndpoint, Clock: clk, Logger: cfg.Logger})
 		if err != nil {
@@ -198,6 +201,7 @@ func (s *Simulation) Run(ctx context.Context, l net.Listener) error {
 		timeServed <- nil
 	}
 	runErr := s.broker.Run(ctx, conn, s.server.API, s.server.Store)
+	s.signals.End()
 	if err := s.pods.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("simulation: %w", err)
 	}

@@ -1,0 +1,257 @@
+// Command random is a Kubernetes scheduler that places each pending pod on
+// a node chosen at random among those with room for it, in some 150 lines
+// a student can read. It follows the cluster through client-go informers
+// (as kube-scheduler does), binds with a Binding, and sends Batkube's idle
+// signal when it has nothing left to do, so that simulated time moves on
+// the instant it is done. Its choices come from --seed: it decides on whole
+// states of the cluster (every change up to the one the server reports),
+// so the same seed gives the same placements run after run, and another
+// seed other placements.
+//
+//	batkube-run -p PLATFORM -w WORKLOAD --scheduler-cmd 'bin/random --kubeconfig {kubeconfig} --seed 7'
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	flags "github.com/jessevdk/go-flags"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/batkube/batkube/pkg/settle/signalclient"
+)
+
+type options struct {
+	Kubeconfig    string `long:"kubeconfig" env:"KUBECONFIG" required:"true" description:"kubeconfig of the Batkube server"`
+	SchedulerName string `long:"scheduler-name" default:"default-scheduler" description:"schedule the pods that name this scheduler"`
+	Seed          uint64 `long:"seed" default:"1" description:"seed of the random choices: the same seed gives the same placements"`
+}
+
+func main() {
+	var opts options
+	if _, err := flags.Parse(&opts); err != nil {
+		var ferr *flags.Error
+		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, opts)
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+	case utilnet.IsProbableEOF(err) || utilnet.IsConnectionRefused(err):
+		fmt.Fprintln(os.Stderr, "random: the API server is gone:", err) // the simulation ended
+	default:
+		fmt.Fprintln(os.Stderr, "random:", err)
+		os.Exit(1)
+	}
+}
+
+// scheduler holds the informers' view of the cluster and the random source.
+type scheduler struct {
+	opts    options
+	cs      kubernetes.Interface
+	pods    cache.Indexer
+	nodes   cache.Indexer
+	rand    *rand.Rand
+	seen    atomic.Uint64 // the latest resourceVersion the informers delivered
+	changed chan struct{} // a token when the informers delivered something
+	// assumed are the pods bound but not yet seen bound, with their node.
+	assumed map[string]string
+}
+
+func run(ctx context.Context, opts options) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: the server is in memory
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	idle, err := signalclient.New(cfg, "random")
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	s := &scheduler{opts: opts, cs: cs, rand: rand.New(rand.NewPCG(opts.Seed, 0)),
+		changed: make(chan struct{}, 1), assumed: map[string]string{},
+		pods: factory.Core().V1().Pods().Informer().GetIndexer(), nodes: factory.Core().V1().Nodes().Informer().GetIndexer()}
+	for _, inf := range []cache.SharedIndexInformer{factory.Core().V1().Pods().Informer(), factory.Core().V1().Nodes().Informer()} {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: s.saw, UpdateFunc: func(_, obj any) { s.saw(obj) }, DeleteFunc: s.saw}); err != nil {
+			return err
+		}
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	factory.WaitForCacheSync(ctx.Done())
+	for {
+		seen := s.seen.Load()
+		if _, err := s.schedule(ctx); err != nil {
+			return err
+		}
+		// Idle at what we saw; the server answers at once if something
+		// newer exists (our own bindings included), else when the next
+		// change comes, and only once the broker has written all of it.
+		answer, err := idle.IdleAndWait(ctx, strconv.FormatUint(seen, 10))
+		if err != nil {
+			return err
+		}
+		if answer.Ended {
+			return nil
+		}
+		// Decide on a whole state: wait until the informers have delivered
+		// everything up to the change the server reports.
+		latest, _ := strconv.ParseUint(answer.ResourceVersion, 10, 64)
+		for s.seen.Load() < latest {
+			select {
+			case <-s.changed:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+// saw records the resourceVersion of what the informers delivered.
+func (s *scheduler) saw(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		rv, _ := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+		for old := s.seen.Load(); rv > old && !s.seen.CompareAndSwap(old, rv); old = s.seen.Load() {
+		}
+	}
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// schedule binds each pending pod to a random node with room for it and
+// returns how many it bound.
+func (s *scheduler) schedule(ctx context.Context) (int, error) {
+	var nodes []*corev1.Node
+	free := map[string]corev1.ResourceList{}
+	for _, obj := range s.nodes.List() {
+		n := obj.(*corev1.Node)
+		if !n.Spec.Unschedulable {
+			nodes = append(nodes, n)
+			free[n.Name] = n.Status.Allocatable.DeepCopy()
+		}
+	}
+	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return compareNames(a.Name, b.Name) })
+	var pending []*corev1.Pod
+	for _, obj := range s.pods.List() {
+		p := obj.(*corev1.Pod)
+		key := p.Namespace + "/" + p.Name
+		node := p.Spec.NodeName
+		if node == "" {
+			node = s.assumed[key]
+		} else {
+			delete(s.assumed, key)
+		}
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+		case node != "":
+			take(free[node], p)
+		case p.Spec.SchedulerName == s.opts.SchedulerName && p.DeletionTimestamp == nil:
+			pending = append(pending, p)
+		}
+	}
+	// A fixed order, so that the same states give the same random draws.
+	slices.SortFunc(pending, func(a, b *corev1.Pod) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return compareNames(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	bound := 0
+	for _, p := range pending {
+		var feasible []string
+		for _, n := range nodes {
+			if fits(free[n.Name], p) {
+				feasible = append(feasible, n.Name)
+			}
+		}
+		if len(feasible) == 0 {
+			continue // it waits for room
+		}
+		node := feasible[s.rand.IntN(len(feasible))]
+		binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+			Target: corev1.ObjectReference{Kind: "Node", Name: node}}
+		if err := s.cs.CoreV1().Pods(p.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+			return bound, fmt.Errorf("binding %s/%s to %s: %w", p.Namespace, p.Name, node, err)
+		}
+		s.assumed[p.Namespace+"/"+p.Name] = node
+		take(free[node], p)
+		bound++
+	}
+	return bound, nil
+}
+
+// fits reports whether the pod's cpu and memory requests fit in room.
+func fits(room corev1.ResourceList, p *corev1.Pod) bool {
+	for name, want := range requests(p) {
+		if have := room[name]; have.Cmp(want) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// take removes the pod's requests from room.
+func take(room corev1.ResourceList, p *corev1.Pod) {
+	if room == nil {
+		return
+	}
+	for name, want := range requests(p) {
+		have := room[name]
+		have.Sub(want)
+		room[name] = have
+	}
+}
+
+func requests(p *corev1.Pod) corev1.ResourceList {
+	sum := corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := c.Resources.Requests[name]; ok {
+				total := sum[name]
+				total.Add(q)
+				sum[name] = total
+			}
+		}
+	}
+	return sum
+}
+
+// compareNames orders names by length then bytes, so that node2 comes
+// before node10.
+func compareNames(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
