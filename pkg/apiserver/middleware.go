@@ -46,6 +46,11 @@ func (s *Server) Wrap(router http.Handler) http.Handler {
 		r2 := r.WithContext(context.WithValue(r.Context(), acceptKey{}, r.Header.Get("Accept")))
 		r2.Header = r.Header.Clone()
 		r2.Header.Set("Accept", mediaJSON)
+		if (r.Method == http.MethodPost || r.Method == http.MethodPut) && r.Header.Get("Content-Type") == "" {
+			// The real server reads a body without a media type as its
+			// first one, JSON (kubectl create --raw sends none).
+			r2.Header.Set("Content-Type", mediaJSON)
+		}
 		router.ServeHTTP(w, r2)
 	})
 	h = s.authenticate(h)

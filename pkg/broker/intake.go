@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,6 +109,7 @@ func (r *run) bound(ctx context.Context, j *job, ref podRef, pod *corev1.Pod) er
 	j.nodes[ref] = node
 	j.reserved[ref] = reserved
 	r.step.bound = true
+	r.live.lastBound = time.Now()
 	if len(j.nodes) == len(j.pods) {
 		return r.execute(j)
 	}

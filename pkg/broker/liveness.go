@@ -7,22 +7,37 @@ import (
 
 // liveness follows whether a scheduler is there: it has shown itself once
 // it acted on a pod of the workload (bound it, or marked it unschedulable),
-// and it is still there while it holds a watch on pods. The scheduler is
+// and it is still there while it holds a watch on pods or waits on the idle
+// signal. The scheduler is
 // the client (by User-Agent) that binds pods or writes their status, so
 // other watchers (kubectl get -w, a monitoring tool) do not hide a
 // scheduler that died.
 type liveness struct {
 	seen bool
 	// waitingSince is when pods started waiting for a first sign of life,
-	// noWatcherSince when the scheduler stopped watching pods.
-	waitingSince, noWatcherSince time.Time
+	// noWatcherSince when the scheduler stopped watching pods, lastBound
+	// when it last bound a pod.
+	waitingSince, noWatcherSince, lastBound time.Time
 }
 
 // present reports whether a scheduler has shown itself and is still there,
 // or waits on a timer of the simulated clock (a time-virtualised
 // scheduler).
 func (r *run) schedulerPresent() bool {
-	return r.opts.Clock.Pending() > 0 || (r.live.seen && r.api.SchedulerWatching())
+	return r.opts.Clock.Pending() > 0 || (r.live.seen && r.schedulerListening())
+}
+
+// schedulerListening reports whether the scheduler holds a watch on pods,
+// or bound a pod, waits on the idle signal or sent one within
+// SchedulerTimeout (a script that lists pods and binds them).
+func (r *run) schedulerListening() bool {
+	if !r.live.lastBound.IsZero() && time.Since(r.live.lastBound) < r.opts.SchedulerTimeout {
+		return true
+	}
+	if l, ok := r.opts.Settle.(interface{ Listening(time.Duration) bool }); ok && l.Listening(r.opts.SchedulerTimeout) {
+		return true
+	}
+	return r.api.SchedulerWatching()
 }
 
 // checkScheduler reports a scheduler that never came or is gone: pods are
@@ -45,7 +60,7 @@ func (r *run) checkScheduler() error {
 		}
 		return nil
 	}
-	if r.api.SchedulerWatching() {
+	if r.schedulerListening() {
 		l.noWatcherSince = time.Time{}
 		return nil
 	}
@@ -54,7 +69,7 @@ func (r *run) checkScheduler() error {
 		return nil
 	}
 	if waited := time.Since(l.noWatcherSince); waited > r.opts.SchedulerTimeout {
-		return fmt.Errorf("broker: pods are pending and the scheduler has not watched pods for %s: it has exited or crashed (see its log)", waited.Round(time.Second))
+		return fmt.Errorf("broker: pods are pending and the scheduler has neither watched pods, bound any nor waited on the idle signal for %s: it has exited or crashed (see its log)", waited.Round(time.Second))
 	}
 	return nil
 }

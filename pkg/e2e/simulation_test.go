@@ -310,7 +310,7 @@ func TestSimulationSchedulerKilled(t *testing.T) {
 		t.Fatal("the run succeeded without its scheduler")
 	}
 	t.Logf("the run failed %s after the kill: %v", ended.Sub(at).Round(time.Millisecond), err)
-	if !strings.Contains(err.Error(), "the scheduler has not watched pods") {
+	if !strings.Contains(err.Error(), "the scheduler has neither watched pods, bound any nor waited on the idle signal") {
 		t.Errorf("the error does not say the scheduler is gone: %v", err)
 	}
 	if d := ended.Sub(at); d > 30*time.Second {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/batkube/batkube/pkg/store"
 )
@@ -34,6 +35,10 @@ func (a *Auto) End() {
 	}
 }
 
+// Listening reports whether a scheduler waits on the idle signal or sent
+// one within the last d.
+func (a *Auto) Listening(d time.Duration) bool { return a.signals != nil && a.signals.Listening(d) }
+
 // Name implements Policy: the policies that have decided steps so far,
 // joined by "+" (e.g. "kube-scheduler", "signal", "quiet").
 func (a *Auto) Name() string {
@@ -43,6 +48,9 @@ func (a *Auto) Name() string {
 	var names []string
 	for _, p := range a.exact {
 		names = append(names, p.Name())
+	}
+	if len(names) == 0 && a.signals != nil && (a.signals.Active() || a.quiet == nil) {
+		names = append(names, a.signals.Name())
 	}
 	if len(names) == 0 && a.quiet != nil {
 		names = append(names, a.quiet.Name())

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/batkube/batkube/pkg/store"
 )
@@ -59,6 +60,10 @@ type Signals struct {
 	latest  uint64
 	changed chan struct{}
 	ended   bool
+	// waiting counts the schedulers waiting on the signal (long polls
+	// open); lastSignal is when the latest signal came or wait ended.
+	waiting    int
+	lastSignal time.Time
 	// open: the broker waits for the schedulers (see Gate); waits end
 	// only then.
 	open bool
@@ -151,11 +156,21 @@ func (s *Signals) Signal(scheduler string, rv uint64) {
 	if cur, ok := s.idleAt[scheduler]; !ok || rv > cur {
 		s.idleAt[scheduler] = rv
 	}
+	s.lastSignal = time.Now()
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// Listening reports whether a scheduler waits on the idle signal or sent
+// one within the last d: alive, whether or not it watches pods (a script
+// that lists pods and signals does not).
+func (s *Signals) Listening(d time.Duration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.waiting > 0 || (!s.lastSignal.IsZero() && time.Since(s.lastSignal) < d)
 }
 
 // Handles implements apiserver.NonResourceHandler.
@@ -184,6 +199,17 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.Signal(req.Scheduler, rv)
+	if req.Wait {
+		s.mu.Lock()
+		s.waiting++
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.waiting--
+			s.lastSignal = time.Now()
+			s.mu.Unlock()
+		}()
+	}
 	for {
 		s.mu.Lock()
 		latest, ended, open, changed := s.latest, s.ended, s.open, s.changed

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# A Kubernetes scheduler in bash and kubectl, as the classic bashScheduler:
+# list the pending pods that name this scheduler, pick for each the first
+# node (in name order) with room for its cpu and memory requests, and post
+# a Binding. Then tell Batkube it is idle and wait for the next change (the
+# idle signal, POST /batkube/v1/idle), so that simulated time moves on the
+# moment it is done.
+#
+#   bin/batkube-run -p PLATFORM -w WORKLOAD --scheduler-cmd examples/schedulers/shell/scheduler.sh \
+#       --server-arg=--settle=signal
+#
+# Environment: KUBECONFIG (set by batkube-run), KUBECTL (default: bin/kubectl
+# of this repository if built, else kubectl on PATH), SCHEDULER_NAME
+# (default default-scheduler). Requests are read from each pod's first
+# container; nodes marked unschedulable are skipped.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+default_kubectl="$here/../../../bin/kubectl"
+[ -x "$default_kubectl" ] || default_kubectl=kubectl
+KUBECTL=${KUBECTL:-$default_kubectl}
+name=${SCHEDULER_NAME:-default-scheduler}
+
+k() { "$KUBECTL" "$@"; }
+
+# to_milli QUANTITY: cpu in millicores; to_bytes QUANTITY: memory in bytes.
+to_milli() { awk -v q="$1" 'BEGIN { if (q == "") q = 0; if (q ~ /m$/) { sub(/m$/, "", q); print int(q) } else print int(q * 1000 + 0.5) }'; }
+to_bytes() {
+  awk -v q="$1" 'BEGIN {
+    if (q == "") q = 0
+    n = split("Ki Mi Gi Ti Pi Ei k M G T P E", suf, " ")
+    split("1024 1048576 1073741824 1099511627776 1125899906842624 1152921504606846976 1e3 1e6 1e9 1e12 1e15 1e18", mul, " ")
+    for (i = 1; i <= n; i++) {
+      l = length(suf[i])
+      if (substr(q, length(q) - l + 1) == suf[i] && (l == 2 || substr(q, length(q) - 1, 1) ~ /[0-9.]/)) {
+        printf "%.0f\n", substr(q, 1, length(q) - l) * mul[i]; exit
+      }
+    }
+    printf "%.0f\n", q
+  }'
+}
+
+seen=0
+while true; do
+  nodes=$(k get nodes -o jsonpath='{.metadata.resourceVersion}{"\n"}{range .items[*]}{.metadata.name}|{.spec.unschedulable}|{.status.allocatable.cpu}|{.status.allocatable.memory}{"\n"}{end}')
+  pods=$(k get pods --all-namespaces --field-selector=status.phase!=Succeeded,status.phase!=Failed \
+    -o jsonpath='{.metadata.resourceVersion}{"\n"}{range .items[*]}{.metadata.creationTimestamp}|{.metadata.namespace}|{.metadata.name}|{.spec.schedulerName}|{.spec.nodeName}|{.metadata.deletionTimestamp}|{.spec.containers[0].resources.requests.cpu}|{.spec.containers[0].resources.requests.memory}{"\n"}{end}')
+  nodes_rv=$(head -n1 <<<"$nodes")
+  pods_rv=$(head -n1 <<<"$pods")
+  seen=$(( nodes_rv < pods_rv ? nodes_rv : pods_rv ))
+
+  # Free room per schedulable node, in name order (node2 before node10).
+  declare -A cpu=() mem=()
+  order=()
+  while IFS='|' read -r node unschedulable c m; do
+    [ -n "$node" ] && [ "$unschedulable" != "true" ] || continue
+    cpu[$node]=$(to_milli "$c"); mem[$node]=$(to_bytes "$m"); order+=("$node")
+  done < <(tail -n +2 <<<"$nodes" | sort -t'|' -k1,1V)
+  pending=()
+  while IFS='|' read -r created ns pod scheduler node deleting c m; do
+    [ -n "$pod" ] || continue
+    if [ -n "$node" ]; then
+      if [ -n "${cpu[$node]+x}" ]; then
+        cpu[$node]=$(( cpu[$node] - $(to_milli "$c") )); mem[$node]=$(( mem[$node] - $(to_bytes "$m") ))
+      fi
+    elif [ "$scheduler" = "$name" ] && [ -z "$deleting" ]; then
+      pending+=("$created|$ns|$pod|$(to_milli "$c")|$(to_bytes "$m")")
+    fi
+  done < <(tail -n +2 <<<"$pods")
+
+  # First come, first served: creation instant, then name.
+  while IFS='|' read -r _ ns pod c m; do
+    [ -n "$pod" ] || continue
+    for node in "${order[@]}"; do
+      if (( cpu[$node] >= c && mem[$node] >= m )); then
+        printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"%s"},"target":{"apiVersion":"v1","kind":"Node","name":"%s"}}' "$pod" "$node" |
+          k create --raw "/api/v1/namespaces/$ns/pods/$pod/binding" -f - >/dev/null
+        cpu[$node]=$(( cpu[$node] - c )); mem[$node]=$(( mem[$node] - m ))
+        break
+      fi
+    done
+  done < <(printf '%s\n' "${pending[@]+"${pending[@]}"}" | sort -t'|' -k1,1 -k3,3V)
+  unset cpu mem
+
+  # Idle, having seen everything up to $seen: the answer comes at once if
+  # something newer happened (our own bindings included), else when the
+  # next change comes, or when the simulation ends.
+  answer=$(printf '{"scheduler":"shell","resourceVersion":"%s","wait":true}' "$seen" |
+    k create --raw /batkube/v1/idle -f -) || exit 0 # the server is gone: the run is over
+  case $answer in *'"ended":true'*) exit 0 ;; esac
+done
