@@ -8,13 +8,13 @@ BIN   := $(CURDIR)/bin
 PKGS  := ./cmd/... ./pkg/... ./examples/timed-scheduler ./examples/schedulers/...
 FUZZTIME ?= 10s
 
-.PHONY: help build run run-batsim test test-unit vet fuzz bench generate check-generated serve clean
+.PHONY: help build run run-batsim compare test test-unit vet fuzz bench generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
 # Batkube's own commands.
-COMMANDS := kubernetes-server batkube-engine batkube-run
+COMMANDS := kubernetes-server batkube-engine batkube-run batkube-compare
 GO_SOURCES := $(shell find cmd pkg restapi -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
 # The example schedulers of the main module: one Go command per folder of
@@ -46,6 +46,13 @@ run: build $(BIN)/kube-scheduler ## a whole simulation: embedded engine + Batkub
 
 run-batsim: build $(BIN)/kube-scheduler ## the same with a real batsim 4.x from PATH (BATSIM=path to override)
 	$(BIN)/batkube-run --batsim $(or $(BATSIM),batsim) $(RUN_ARGS)
+
+# The scheduler families side by side on one contended workload (COMPARE=
+# another families file; COMPARE_FLAGS=--rerun to run finished ones again).
+COMPARE       ?= examples/schedulers/compare.yaml
+COMPARE_FLAGS ?=
+compare: build upstream ## run the scheduler families of examples/schedulers/compare.yaml on one contended workload and print the table that compares them (out/compare)
+	$(BIN)/batkube-compare -f $(COMPARE) -o out/compare $(COMPARE_FLAGS)
 
 -include examples/upstream.mk
 
