@@ -56,6 +56,7 @@ type family struct {
 	KubeScheduler     string   `json:"kubeScheduler"`
 	KubeSchedulerArgs []string `json:"kubeSchedulerArgs"`
 	ServerArgs        []string `json:"serverArgs"`
+	Sidecars          []string `json:"sidecars"`
 	DynamicJobs       bool     `json:"dynamicJobs"`
 }
 
@@ -132,7 +133,7 @@ func runFamily(ctx context.Context, c campaign, f family, dir string, opts optio
 	cfg := launch.Config{
 		Platform: c.Platform, Workloads: c.Workloads, Objects: c.Objects, OutDir: dir, BinDir: opts.BinDir, Batsim: opts.Batsim,
 		SchedulerCommand: f.SchedulerCmd, SchedulerConfig: f.SchedulerConfig, KubeScheduler: f.KubeScheduler,
-		KubeSchedulerArgs: f.KubeSchedulerArgs, ServerArgs: f.ServerArgs, DynamicJobs: f.DynamicJobs,
+		KubeSchedulerArgs: f.KubeSchedulerArgs, ServerArgs: f.ServerArgs, Sidecars: f.Sidecars, DynamicJobs: f.DynamicJobs,
 		Logf: func(format string, args ...any) { fmt.Fprintf(stderr, "batkube-compare: "+format+"\n", args...) },
 	}
 	if !opts.Quiet {

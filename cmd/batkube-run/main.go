@@ -34,6 +34,7 @@ type options struct {
 	SchedulerConfig  string        `long:"scheduler-config" value-name:"FILE" description:"KubeSchedulerConfiguration for the bundled kube-scheduler (its kubeconfig is replaced by the run's)"`
 	KubeScheduler    string        `long:"kube-scheduler" value-name:"PATH" description:"run this kube-scheduler binary instead of the bundled one (e.g. bin/kube-scheduler-1.18), configured as the bundled one: its metrics tell the server when it is done"`
 	KubeSchedulerArg []string      `long:"kube-scheduler-arg" value-name:"ARG" description:"pass ARG to kube-scheduler, e.g. --kube-scheduler-arg=--feature-gates=GenericWorkload=true (repeatable)"`
+	SidecarCmd       []string      `long:"sidecar-cmd" value-name:"COMMAND" description:"start this shell command beside the scheduler, e.g. a scheduler extender (repeatable); {kubeconfig} is the run's kubeconfig and {port:NAME} a free loopback port, the same here and in --scheduler-config; the scheduler starts once the ports it names accept connections"`
 	NoScheduler      bool          `long:"no-scheduler" description:"start no scheduler: bring your own, pointed at the kubeconfig printed at start"`
 	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
 	Objects          []string      `long:"objects" value-name:"FILE" description:"Kubernetes objects (YAML or JSON manifest) the cluster starts with, e.g. the PriorityClasses a workload's pods name (repeatable)"`
@@ -87,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		SchedulerConfig:   opts.SchedulerConfig,
 		KubeScheduler:     opts.KubeScheduler,
 		KubeSchedulerArgs: opts.KubeSchedulerArg,
+		Sidecars:          opts.SidecarCmd,
 		NoScheduler:       opts.NoScheduler,
 		DynamicJobs:       opts.DynamicJobs,
 		Objects:           opts.Objects,

@@ -56,16 +56,22 @@ leaderElection:
 }
 
 // writeSchedulerConfig writes to path the KubeSchedulerConfiguration read
-// from src (the default one for that minor version if src is empty) with
-// its clientConnection.kubeconfig set to kubeconfigPath, and returns the
+// from src (the default one for that minor version if src is empty),
+// passed through expand (the run's placeholders), with its
+// clientConnection.kubeconfig set to kubeconfigPath, and returns the
 // schedulerNames of its profiles.
-func writeSchedulerConfig(path, src, kubeconfigPath string, minor int) ([]string, error) {
+func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand func(string) (string, error)) ([]string, error) {
 	data := []byte(defaultSchedulerConfig(minor))
 	if src != "" {
-		var err error
-		if data, err = os.ReadFile(src); err != nil {
+		read, err := os.ReadFile(src)
+		if err != nil {
 			return nil, fmt.Errorf("launch: scheduler configuration: %w", err)
 		}
+		expanded, err := expand(string(read))
+		if err != nil {
+			return nil, fmt.Errorf("launch: scheduler configuration %s: %w", src, err)
+		}
+		data = []byte(expanded)
 	}
 	var cfg map[string]any
 	if err := yaml.Unmarshal(data, &cfg); err != nil {

@@ -58,6 +58,13 @@ type Config struct {
 	// KubeSchedulerArgs are passed to kube-scheduler after the runner's own
 	// flags, e.g. --feature-gates=GenericWorkload=true.
 	KubeSchedulerArgs []string
+	// Sidecars are shell commands started beside the scheduler (e.g. a
+	// scheduler extender), with KUBECONFIG set; {kubeconfig} is the run's
+	// kubeconfig and {port:NAME} a free loopback port, the same in every
+	// sidecar command and in SchedulerConfig. The scheduler starts once
+	// the ports a sidecar names accept connections; a sidecar that exits
+	// during the run fails it. Each is reported as sidecar-N.
+	Sidecars []string
 	// APIPort is the API server's port on 127.0.0.1 and BatsimPort that of
 	// the Batsim socket (0: a free port).
 	APIPort, BatsimPort int
@@ -142,6 +149,9 @@ type run struct {
 	endpoint   string
 
 	server, scheduler, batsim *process
+	sidecars                  []*process
+	// ports are the ports chosen for the {port:NAME} placeholders.
+	ports map[string]int
 	// kube is the plan for a kube-scheduler the run starts (nil for
 	// another scheduler, or none).
 	kube *kubeScheduler
@@ -181,7 +191,7 @@ func newRun(cfg Config) (*run, error) {
 		}
 		cfg.BinDir = filepath.Dir(exe)
 	}
-	r := &run{cfg: cfg}
+	r := &run{cfg: cfg, ports: map[string]int{}}
 	switch cfg.Batsim {
 	case "", BatsimAuto:
 		if path, err := exec.LookPath("batsim"); err == nil {
@@ -230,7 +240,7 @@ func (r *run) procs() []*process {
 			out = append(out, p)
 		}
 	}
-	return out
+	return append(out, r.sidecars...)
 }
 
 func (r *run) bin(name string) (string, error) {
@@ -260,6 +270,9 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	if err := r.startServer(ctx); err != nil {
+		return err
+	}
+	if err := r.startSidecars(ctx); err != nil {
 		return err
 	}
 	if err := r.startScheduler(); err != nil {
@@ -344,7 +357,10 @@ func (r *run) startScheduler() error {
 	env := []string{"KUBECONFIG=" + r.kubeconfig}
 	var err error
 	if r.cfg.SchedulerCommand != "" {
-		command := strings.ReplaceAll(r.cfg.SchedulerCommand, "{kubeconfig}", r.kubeconfig)
+		command, _, err := r.expand(r.cfg.SchedulerCommand)
+		if err != nil {
+			return fmt.Errorf("launch: the scheduler's command: %w", err)
+		}
 		r.scheduler, err = startProcess(SchedulerProcess, logPath, env, "/bin/sh", "-c", "exec "+command)
 		return err
 	}
@@ -377,7 +393,10 @@ func (r *run) planKubeScheduler() error {
 		return err
 	}
 	config := filepath.Join(r.cfg.OutDir, "kube-scheduler.yaml")
-	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor)
+	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor, func(s string) (string, error) {
+		out, _, err := r.expand(s)
+		return out, err
+	})
 	if err != nil {
 		return err
 	}
@@ -426,10 +445,13 @@ func (r *run) wait(ctx context.Context) error {
 	}
 	serverDone, batsimDone := r.server.done, r.batsim.done
 	var schedulerErr error
+	sidecarDone := r.sidecarDone()
 	for serverDone != nil || batsimDone != nil {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("launch: interrupted: %w", ctx.Err())
+		case p := <-sidecarDone:
+			return fmt.Errorf("launch: a sidecar exited during the run: %w", p.failure())
 		case <-schedulerDone:
 			schedulerDone = nil
 			schedulerErr = r.scheduler.failure()
@@ -483,7 +505,7 @@ func (r *run) failed(schedulerErr error) error {
 // stopAll stops whatever still runs: Batsim first (it writes its outputs
 // on SIGTERM), then the server, then the scheduler.
 func (r *run) stopAll() {
-	for _, p := range []*process{r.batsim, r.server, r.scheduler} {
+	for _, p := range append([]*process{r.batsim, r.server, r.scheduler}, r.sidecars...) {
 		if p != nil {
 			p.stop(10 * time.Second)
 		}

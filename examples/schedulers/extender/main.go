@@ -1,0 +1,354 @@
+// Command extender is a kube-scheduler extender after the "safe" agent of
+// extender-based schedulers: it keeps nodes out of overload. kube-scheduler
+// calls it over HTTP (the extenders section of its configuration):
+//
+//   - filter: the nodes whose cpu utilisation would pass --overload once
+//     the pod is placed are filtered out, with the reason;
+//
+//   - prioritize: the others are scored for balance, the emptier after
+//     placement the better (0 to 10);
+//
+//   - bind: it binds the pod itself, so it knows every placement the moment
+//     it is made.
+//
+// Safe means never above the threshold, whatever the timing: kube-scheduler
+// filters the next pod while the previous one is still on its way to being
+// bound, so a pod that passed the filter counts, until its binding comes,
+// on every node it may land on; pods that end are seen through an
+// informer, which can only make the extender cautious.
+//
+//	batkube-run -p … -w … --scheduler-config examples/schedulers/extender/config.yaml \
+//	--sidecar-cmd 'bin/extender --kubeconfig {kubeconfig} --listen 127.0.0.1:{port:extender} --overload 0.75'
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	flags "github.com/jessevdk/go-flags"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+type options struct {
+	Kubeconfig string  `long:"kubeconfig" env:"KUBECONFIG" required:"true" description:"kubeconfig of the cluster (Batkube's server)"`
+	Listen     string  `long:"listen" default:"127.0.0.1:8888" description:"address the extender serves kube-scheduler on"`
+	Overload   float64 `long:"overload" default:"0.75" description:"a node whose cpu utilisation (requests over allocatable) would pass this once the pod is placed is filtered out"`
+}
+
+// The extender protocol's messages (k8s.io/kube-scheduler/extender/v1),
+// whose JSON keys are the Go field names.
+type (
+	extenderArgs struct {
+		Pod       *corev1.Pod
+		Nodes     *corev1.NodeList
+		NodeNames *[]string
+	}
+	filterResult struct {
+		NodeNames   *[]string         `json:"NodeNames,omitempty"`
+		FailedNodes map[string]string `json:"FailedNodes,omitempty"`
+		Error       string            `json:"Error,omitempty"`
+	}
+	hostPriority struct {
+		Host  string
+		Score int64
+	}
+	bindingArgs struct {
+		PodName, PodNamespace string
+		PodUID                types.UID
+		Node                  string
+	}
+	bindingResult struct {
+		Error string `json:"Error,omitempty"`
+	}
+)
+
+const maxScore = 10
+
+// extender tracks the cpu requested on each node: the pods bound (from the
+// informer) and the pods it bound and has not seen bound yet.
+type extender struct {
+	opts  options
+	cs    kubernetes.Interface
+	pods  listersv1.PodLister
+	nodes listersv1.NodeLister
+	mu    sync.Mutex
+	// assumed are the pods it bound, by namespace/name, with their node
+	// and cpu, until the informer shows them bound; inFlight the pods that
+	// passed the filter and are not bound yet, with the nodes they passed.
+	assumed  map[string]assumedPod
+	inFlight map[string]inFlightPod
+	// filtered counts the nodes filtered out, for the log at exit.
+	calls, filtered atomic.Int64
+}
+
+type assumedPod struct {
+	node string
+	cpu  int64 // millicores
+}
+
+type inFlightPod struct {
+	nodes []string
+	cpu   int64
+}
+
+func main() {
+	var opts options
+	if _, err := flags.Parse(&opts); err != nil {
+		var ferr *flags.Error
+		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "extender:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, opts options) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactory(cs, 0)
+	e := &extender{opts: opts, cs: cs, assumed: map[string]assumedPod{}, inFlight: map[string]inFlightPod{},
+		pods: factory.Core().V1().Pods().Lister(), nodes: factory.Core().V1().Nodes().Lister()}
+	// A pod gone (finished and removed) frees what was assumed of it, even
+	// if the informer never showed it bound.
+	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok {
+				e.forget(p.Namespace + "/" + p.Name)
+			}
+		}}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	factory.WaitForCacheSync(ctx.Done())
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /filter", e.filter)
+	mux.HandleFunc("POST /prioritize", e.prioritize)
+	mux.HandleFunc("POST /bind", e.bind)
+	l, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	slog.Info("extender serving", "address", l.Addr().String(), "overload", opts.Overload)
+	err = srv.Serve(l)
+	slog.Info("extender stopped", "filterCalls", e.calls.Load(), "nodesFilteredOut", e.filtered.Load())
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+func (e *extender) forget(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.assumed, key)
+	delete(e.inFlight, key)
+}
+
+// usage returns the cpu requested on each node (millicores), counting the
+// pods in flight but the one being placed (key).
+func (e *extender) usage(key string) (map[string]int64, error) {
+	pods, err := e.pods.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]int64{}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range pods {
+		k := p.Namespace + "/" + p.Name
+		if p.Spec.NodeName != "" {
+			delete(e.assumed, k)
+			delete(e.inFlight, k)
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				used[p.Spec.NodeName] += podCPU(p)
+			}
+		}
+	}
+	for _, a := range e.assumed {
+		used[a.node] += a.cpu
+	}
+	for k, f := range e.inFlight {
+		if k != key {
+			for _, node := range f.nodes {
+				used[node] += f.cpu
+			}
+		}
+	}
+	return used, nil
+}
+
+// utilisation is the node's cpu utilisation once cpu more is placed on it.
+func (e *extender) utilisation(node string, used map[string]int64, cpu int64) (float64, error) {
+	n, err := e.nodes.Get(node)
+	if err != nil {
+		return 0, err
+	}
+	alloc := n.Status.Allocatable.Cpu().MilliValue()
+	if alloc <= 0 {
+		return 1, nil
+	}
+	return float64(used[node]+cpu) / float64(alloc), nil
+}
+
+func (e *extender) filter(w http.ResponseWriter, r *http.Request) {
+	var args extenderArgs
+	if !decode(w, r, &args) {
+		return
+	}
+	e.calls.Add(1)
+	key := args.Pod.Namespace + "/" + args.Pod.Name
+	used, err := e.usage(key)
+	if err != nil {
+		writeJSON(w, filterResult{Error: err.Error()})
+		return
+	}
+	cpu := podCPU(args.Pod)
+	pass, failed := []string{}, map[string]string{}
+	for _, node := range candidates(args) {
+		u, err := e.utilisation(node, used, cpu)
+		switch {
+		case err != nil:
+			failed[node] = err.Error()
+		case u > e.opts.Overload:
+			failed[node] = fmt.Sprintf("cpu utilisation would be %.0f%%, above the %.0f%% overload threshold", 100*u, 100*e.opts.Overload)
+		default:
+			pass = append(pass, node)
+		}
+	}
+	e.filtered.Add(int64(len(failed)))
+	e.mu.Lock()
+	if len(pass) > 0 {
+		e.inFlight[key] = inFlightPod{nodes: pass, cpu: cpu}
+	} else {
+		delete(e.inFlight, key)
+	}
+	e.mu.Unlock()
+	writeJSON(w, filterResult{NodeNames: &pass, FailedNodes: failed})
+}
+
+func (e *extender) prioritize(w http.ResponseWriter, r *http.Request) {
+	var args extenderArgs
+	if !decode(w, r, &args) {
+		return
+	}
+	used, err := e.usage(args.Pod.Namespace + "/" + args.Pod.Name)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	cpu := podCPU(args.Pod)
+	scores := []hostPriority{}
+	for _, node := range candidates(args) {
+		u, err := e.utilisation(node, used, cpu)
+		if err != nil {
+			u = 1
+		}
+		scores = append(scores, hostPriority{Host: node, Score: int64(float64(maxScore) * (1 - min(u, 1)))})
+	}
+	writeJSON(w, scores)
+}
+
+func (e *extender) bind(w http.ResponseWriter, r *http.Request) {
+	var args bindingArgs
+	if !decode(w, r, &args) {
+		return
+	}
+	pod, err := e.pods.Pods(args.PodNamespace).Get(args.PodName)
+	if err != nil {
+		writeJSON(w, bindingResult{Error: err.Error()})
+		return
+	}
+	key := args.PodNamespace + "/" + args.PodName
+	// Assumed on its node before the binding is posted, so that no filter
+	// in between misses it.
+	e.mu.Lock()
+	e.assumed[key] = assumedPod{node: args.Node, cpu: podCPU(pod)}
+	delete(e.inFlight, key)
+	e.mu.Unlock()
+	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: args.PodName, Namespace: args.PodNamespace, UID: args.PodUID},
+		Target: corev1.ObjectReference{Kind: "Node", Name: args.Node}}
+	if err := e.cs.CoreV1().Pods(args.PodNamespace).Bind(r.Context(), binding, metav1.CreateOptions{}); err != nil {
+		e.mu.Lock()
+		delete(e.assumed, key)
+		e.mu.Unlock()
+		writeJSON(w, bindingResult{Error: err.Error()})
+		return
+	}
+	writeJSON(w, bindingResult{})
+}
+
+// candidates are the nodes kube-scheduler asks about.
+func candidates(args extenderArgs) []string {
+	if args.NodeNames != nil {
+		return *args.NodeNames
+	}
+	var names []string
+	if args.Nodes != nil {
+		for _, n := range args.Nodes.Items {
+			names = append(names, n.Name)
+		}
+	}
+	return names
+}
+
+func podCPU(p *corev1.Pod) int64 {
+	var sum int64
+	for _, c := range p.Spec.Containers {
+		sum += c.Resources.Requests.Cpu().MilliValue()
+	}
+	return sum
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(v); err != nil {
+		http.Error(w, "extender: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestExtenderKeepsNodesBelowOverload: kube-scheduler 1.37 with the
+// overload-avoiding extender of examples/schedulers/extender, started by
+// the runner as a sidecar on a port it chose: on a contended workload every
+// job completes, and at no instant does any node's cpu utilisation
+// (requests of its running pods over allocatable) pass the extender's 75 %
+// threshold, while the extender did filter nodes out (the workload would
+// otherwise fill them).
+func TestExtenderKeepsNodesBelowOverload(t *testing.T) {
+	const overload = 0.75
+	path := filepath.Join(t.TempDir(), "contended.json")
+	writeContendedWorkload(t, path, 60, 0.8, 11)
+	s := newSimulation(t, platform4, path)
+	s.cfg.SchedulerConfig = abs(repoRoot(), "examples/schedulers/extender/config.yaml")
+	s.cfg.Sidecars = []string{filepath.Join(s.cfg.BinDir, "extender") +
+		" --kubeconfig {kubeconfig} --listen 127.0.0.1:{port:extender} --overload " + strconv.FormatFloat(overload, 'f', -1, 64)}
+	sum := s.mustRun(5 * time.Minute)
+	jobs := s.jobs()
+	if sum.Succeeded != 60 || len(jobs) != 60 {
+		t.Fatalf("%d of %d jobs succeeded, want 60", sum.Succeeded, len(jobs))
+	}
+	found := false
+	for _, p := range sum.Processes {
+		found = found || p.Name == "sidecar-1"
+	}
+	if !found {
+		t.Errorf("the summary does not list the extender: %+v", sum.Processes)
+	}
+	if peak, node, at := cpuPeak(t, s, jobs); peak > overload {
+		t.Errorf("node %s at %.0f%% cpu at t=%g, above the extender's %.0f%% threshold", node, 100*peak, at, 100*overload)
+	}
+	log, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "sidecar-1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`nodesFilteredOut=(\d+)`).FindSubmatch(log)
+	if m == nil || string(m[1]) == "0" {
+		t.Errorf("the extender filtered no node out (log: %s): the threshold was never put to the test", log)
+	}
+}
+
+// cpuPeak returns the highest cpu utilisation of any node at any instant
+// of the run, from _jobs.csv's start and finish times and the pods' nodes
+// and requests as client-go saw them.
+func cpuPeak(t *testing.T, s *simulation, jobs map[string]jobRow) (peak float64, node string, at float64) {
+	t.Helper()
+	type change struct {
+		at, cpu float64
+	}
+	perNode := map[string][]change{}
+	for id, j := range jobs {
+		for _, p := range s.obs.podsOf(id) {
+			cpu := p.requests.Cpu().AsApproximateFloat64()
+			perNode[p.node] = append(perNode[p.node], change{j.start, cpu}, change{j.finish, -cpu})
+		}
+	}
+	s.obs.mu.Lock()
+	defer s.obs.mu.Unlock()
+	for name, changes := range perNode {
+		n := s.obs.nodes[name]
+		if n == nil {
+			t.Fatalf("pods ran on node %s, never seen", name)
+		}
+		alloc := n.Status.Allocatable.Cpu().AsApproximateFloat64()
+		sort.Slice(changes, func(i, j int) bool {
+			if changes[i].at != changes[j].at {
+				return changes[i].at < changes[j].at
+			}
+			return changes[i].cpu < changes[j].cpu // ends first
+		})
+		used := 0.0
+		for _, c := range changes {
+			used += c.cpu
+			if u := used / alloc; u > peak {
+				peak, node, at = u, name, c.at
+			}
+		}
+	}
+	return peak, node, at
+}
