@@ -1,0 +1,118 @@
+// Command batkube-report writes one self-contained HTML report of one or
+// more runs of batkube-run (their output folders): per run its figures and
+// summary, a Gantt chart of the pods on the nodes, cpu and memory
+// utilisation, queue length over time and the waiting-time distribution;
+// with several runs, a comparison table and the charts side by side. Each
+// chart is also written as SVG and PNG files beside the report, for papers.
+// The page loads nothing from the network.
+//
+// Exit codes: 0 when the report is written, 1 when it could not be, 2 on a
+// usage error.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	flags "github.com/jessevdk/go-flags"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/batkube/batkube/pkg/report"
+)
+
+type options struct {
+	Out           string   `short:"o" long:"out" value-name:"FILE" default:"report.html" description:"the HTML report to write"`
+	Charts        string   `long:"charts" value-name:"DIR" description:"folder of the charts' SVG and PNG files (default: the report's name without .html, plus -charts)"`
+	DPI           int      `long:"png-dpi" default:"150" description:"resolution of the PNG files of the charts (0: SVG only)"`
+	Title         string   `long:"title" default:"Batkube simulation report" description:"title of the report"`
+	Platform      string   `short:"p" long:"platform" value-name:"FILE" description:"SimGrid platform of the runs (default: the one summary.json names): nodes' names and allocatable resources, for utilisation"`
+	Workloads     []string `short:"w" long:"workload" value-name:"FILE" description:"Batsim workload of the runs, in the runs' order (default: those summary.json names): the jobs' requests, for utilisation"`
+	DefaultCPU    string   `long:"node-default-cpu" default:"1" description:"cores of a host that has no cpu/core property (as kubernetes-server's flag of the same name)"`
+	DefaultMemory string   `long:"node-default-memory" default:"16Gi" description:"memory of a host that has no memory property (as kubernetes-server's flag of the same name)"`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var opts options
+	parser := flags.NewParser(&opts, flags.HelpFlag|flags.PassDoubleDash)
+	parser.Name = "batkube-report"
+	parser.Usage = "[-o report.html] [OPTIONS] RUN_DIR [RUN_DIR...]"
+	parser.LongDescription = "Writes one self-contained HTML report of the runs whose output folders (batkube-run -o) are given: " +
+		"figures, Gantt chart, utilisation, queue length and waiting-time distribution per run, and a comparison of the runs; " +
+		"each chart also as SVG and PNG files beside the report."
+	dirs, err := parser.ParseArgs(args)
+	if err != nil {
+		var ferr *flags.Error
+		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+			fmt.Fprintln(stdout, ferr.Message)
+			return 0
+		}
+		fmt.Fprintf(stderr, "batkube-report: %v\nRun 'batkube-report --help' for usage.\n", err)
+		return 2
+	}
+	if len(dirs) == 0 {
+		fmt.Fprintf(stderr, "batkube-report: no run folder given\nRun 'batkube-report --help' for usage.\n")
+		return 2
+	}
+	in := report.Inputs{Platform: opts.Platform, Workloads: opts.Workloads}
+	if in.Nodes.DefaultCPU, err = resource.ParseQuantity(opts.DefaultCPU); err != nil {
+		fmt.Fprintf(stderr, "batkube-report: --node-default-cpu %q: %v\n", opts.DefaultCPU, err)
+		return 2
+	}
+	if in.Nodes.DefaultMemory, err = resource.ParseQuantity(opts.DefaultMemory); err != nil {
+		fmt.Fprintf(stderr, "batkube-report: --node-default-memory %q: %v\n", opts.DefaultMemory, err)
+		return 2
+	}
+	if err := write(opts, in, dirs, stdout); err != nil {
+		fmt.Fprintf(stderr, "batkube-report: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func write(opts options, in report.Inputs, dirs []string, stdout io.Writer) error {
+	var runs []*report.Run
+	for _, dir := range dirs {
+		r, err := report.Load(dir, in)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	rep, err := report.New(opts.Title, runs)
+	if err != nil {
+		return err
+	}
+	charts := opts.Charts
+	if charts == "" {
+		charts = strings.TrimSuffix(opts.Out, filepath.Ext(opts.Out)) + "-charts"
+	}
+	if err := rep.WriteCharts(charts, opts.DPI); err != nil {
+		return err
+	}
+	f, err := os.Create(opts.Out)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteHTML(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, r := range rep.Runs {
+		for _, n := range r.Run.Notes {
+			fmt.Fprintf(stdout, "%s: %s\n", r.Run.Name, n)
+		}
+	}
+	fmt.Fprintf(stdout, "report: %s (charts in %s)\n", opts.Out, charts)
+	return nil
+}

@@ -1,0 +1,83 @@
+package report
+
+// pageTemplate is the report's page (html/template): one self-contained
+// document, its charts inline SVG, no script, nothing loaded from elsewhere.
+// It is Go source rather than an embedded file so that the Makefile, which
+// rebuilds the commands when a .go file changes, sees its changes.
+const pageTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="batkube-report">
+<title>{{.Title}}</title>
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; background: #fff; }
+h1 { font-size: 1.5em; margin: 0 0 .3em; }
+h2 { font-size: 1.2em; margin: 1.5em 0 .5em; border-bottom: 1px solid #ddd; }
+h3 { font-size: 1em; margin: .2em 0; }
+table { border-collapse: collapse; margin: .3em 0 1em; }
+th, td { padding: .15em .6em; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+thead th { border-bottom: 2px solid #ccc; }
+.grid { display: grid; gap: 1em 1.5em; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); }
+#runs { grid-template-columns: repeat({{len .Runs}}, minmax(420px, 720px)); }
+.grid > div { min-width: 0; overflow-x: auto; }
+table.summary td { white-space: normal; text-align: left; }
+svg.chart { width: 100%; height: auto; display: block; }
+.notes { color: #a60; font-size: .9em; }
+.muted { color: #777; font-size: .9em; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p class="muted">{{len .Runs}} run{{if gt (len .Runs) 1}}s{{end}}: {{range $i, $r := .Runs}}{{if $i}}, {{end}}<code>{{$r.Run.Dir}}</code>{{end}}. Times are simulated seconds unless said otherwise.</p>
+
+<h2>{{if gt (len .Runs) 1}}Comparison{{else}}Figures{{end}}</h2>
+<table id="comparison">
+<thead><tr><th>run</th><th>jobs</th><th>completed</th><th>makespan (s)</th><th>mean waiting (s)</th><th>p95 waiting (s)</th><th>mean slowdown</th><th>cpu utilisation</th><th>memory utilisation</th></tr></thead>
+<tbody>
+{{range .Runs}}{{$f := .Figures}}<tr data-run="{{.Run.Name}}">
+<td>{{.Run.Name}}</td>
+<td data-metric="jobs">{{$f.Jobs}}</td>
+<td data-metric="succeeded">{{$f.Succeeded}}</td>
+<td data-metric="makespan">{{seconds $f.Makespan}}</td>
+<td data-metric="mean-waiting">{{seconds $f.MeanWaiting}}</td>
+<td data-metric="p95-waiting">{{seconds $f.P95Waiting}}</td>
+<td data-metric="mean-slowdown">{{fixed $f.MeanSlowdown}}</td>
+{{if $f.HasUtilisation}}<td data-metric="cpu-utilisation">{{percent $f.CPUUtilisation}}</td><td data-metric="memory-utilisation">{{percent $f.MemoryUtilisation}}</td>{{else}}<td>–</td><td>–</td>{{end}}
+</tr>
+{{end}}</tbody>
+</table>
+<p class="muted">Waiting time and slowdown (turnaround / execution time) are over the jobs that started (Batsim's mean_waiting_time divides by every job, rejected ones included); p95 is the nearest-rank 95th percentile. Utilisation: the cpu (memory) requested by the running jobs' pods, integrated over [0, makespan], over the platform's allocatable cpu (memory) times the makespan.</p>
+
+{{if .Comparison}}<div class="grid">
+{{range .Comparison}}<div>{{svg .}}</div>
+{{end}}</div>{{end}}
+
+<h2>Runs</h2>
+<div class="grid" id="runs">
+{{range .Runs}}{{$f := .Figures}}{{$s := .Run.Summary}}<div class="run" data-run="{{.Run.Name}}">
+<h3>{{.Run.Name}}</h3>
+<table class="summary">
+<tr><th>jobs</th><td>{{$f.Jobs}}: {{$f.Succeeded}} succeeded, {{$f.Failed}} failed, {{$f.WalltimeReached}} walltime, {{$f.Killed}} killed, {{$f.Rejected}} rejected</td></tr>
+<tr><th>makespan</th><td>{{seconds $f.Makespan}} s</td></tr>
+<tr><th>waiting: mean, p95, max</th><td>{{seconds $f.MeanWaiting}}, {{seconds $f.P95Waiting}}, {{seconds $f.MaxWaiting}} s</td></tr>
+<tr><th>slowdown: mean, max</th><td>{{fixed $f.MeanSlowdown}}, {{fixed $f.MaxSlowdown}}</td></tr>
+{{if $f.HasUtilisation}}<tr><th>utilisation: cpu, memory</th><td>{{percent $f.CPUUtilisation}}, {{percent $f.MemoryUtilisation}}</td></tr>{{end}}
+{{with $s}}<tr><th>wall time</th><td>{{duration .Wall}} ({{printf "%.0f" .SpeedUp}}× real time); simulation proper {{duration .SimulationWall}} ({{printf "%.0f" .SimulationSpeedUp}}×)</td></tr>
+{{range .Processes}}<tr><th>{{.Name}}</th><td>CPU {{duration .CPU}}, peak RSS {{mib .MaxRSS}} MiB</td></tr>
+{{end}}<tr><th>settling</th><td>{{.Settle.Policy}}: {{.Steps}} steps, {{.Settle.NothingPending}} nothing pending, {{.Settle.Idle}} exact, {{.Settle.Quiet}} quiet window, {{.Settle.MaxWait}} settle-max</td></tr>
+{{if .Preempted}}<tr><th>preempted</th><td>{{.Preempted}} jobs ({{.Resubmitted}} resubmitted)</td></tr>{{end}}
+{{if .AdmissionRejected}}<tr><th>refused by kubelet</th><td>{{.AdmissionRejected}} pods</td></tr>{{end}}
+<tr><th>simulator</th><td>{{.Engine}}</td></tr>
+{{else}}<tr><th>summary.json</th><td>none in this folder</td></tr>
+{{end}}</table>
+{{with .Run.Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</div>
+{{end}}{{range .ChartRows}}{{range .}}<div>{{with .}}{{svg .}}{{end}}</div>
+{{end}}{{end}}</div>
+<p class="muted">Made by batkube-report. Each chart is also an SVG (and PNG) file beside this page.</p>
+</body>
+</html>
+`

@@ -1,0 +1,165 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Report is the report of one or more runs: their figures and charts.
+type Report struct {
+	Title string
+	Runs  []RunReport
+	// Comparison overlays the runs (nil for a single run).
+	Comparison []*Chart
+}
+
+// RunReport is one run's part of the report.
+type RunReport struct {
+	Run     *Run
+	Figures Figures
+	Charts  []*Chart
+}
+
+// New computes the figures and charts of runs. Runs of the same name (the
+// same folder name) are told apart by a suffix: "run", "run-2"...
+func New(title string, runs []*Run) (*Report, error) {
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("report: no run")
+	}
+	seen := map[string]int{}
+	for _, r := range runs {
+		seen[r.Name]++
+		if n := seen[r.Name]; n > 1 {
+			r.Name = fmt.Sprintf("%s-%d", r.Name, n)
+		}
+	}
+	rep := &Report{Title: title}
+	a := sharedAxes(runs)
+	for _, r := range runs {
+		charts, err := runCharts(r, fileName(r.Name)+"-", a)
+		if err != nil {
+			return nil, err
+		}
+		rep.Runs = append(rep.Runs, RunReport{Run: r, Figures: r.Figures(), Charts: charts})
+	}
+	if len(runs) > 1 {
+		var err error
+		if rep.Comparison, err = comparisonCharts(runs, a); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// Charts lists every chart of the report.
+func (rep *Report) Charts() []*Chart {
+	all := append([]*Chart(nil), rep.Comparison...)
+	for _, r := range rep.Runs {
+		all = append(all, r.Charts...)
+	}
+	return all
+}
+
+// chartKinds are the kinds of a run's charts, in the page's order.
+var chartKinds = []string{"gantt", "utilisation", "queue", "waiting-cdf"}
+
+// ChartRows lists the runs' charts by kind: a row per kind, a cell per
+// run (nil where a run has no chart of that kind), so that the page shows
+// the same chart of every run side by side.
+func (rep *Report) ChartRows() [][]*Chart {
+	var rows [][]*Chart
+	for _, kind := range chartKinds {
+		row := make([]*Chart, len(rep.Runs))
+		found := false
+		for i, r := range rep.Runs {
+			for _, c := range r.Charts {
+				if c.Kind == kind {
+					row[i], found = c, true
+				}
+			}
+		}
+		if found {
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// WriteCharts writes every chart as DIR/<id>.svg and, with dpi > 0,
+// DIR/<id>.png, for papers.
+func (rep *Report) WriteCharts(dir string, dpi int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, c := range rep.Charts() {
+		svg, err := c.SVG()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.ID+".svg"), svg, 0o644); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if dpi <= 0 {
+			continue
+		}
+		png, err := c.PNG(dpi)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.ID+".png"), png, 0o644); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	}
+	return nil
+}
+
+// fileName makes a run's name safe in a file name.
+func fileName(s string) string {
+	return regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(s, "_")
+}
+
+// WriteHTML writes the report as one self-contained HTML page: its charts
+// are inline SVG, it loads nothing.
+func (rep *Report) WriteHTML(w io.Writer) error {
+	tmpl, err := template.New("report").Funcs(template.FuncMap{
+		"svg":      inlineSVG,
+		"seconds":  func(f float64) string { return fmt.Sprintf("%.3f", f) },
+		"percent":  func(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) },
+		"fixed":    func(f float64) string { return fmt.Sprintf("%.3f", f) },
+		"duration": func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+		"mib":      func(b int64) int64 { return b >> 20 },
+	}).Parse(pageTemplate)
+	if err != nil {
+		return fmt.Errorf("report: the page template: %w", err)
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, rep); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, err = b.WriteTo(w)
+	return err
+}
+
+// inlineSVG renders a chart as an <svg> element to put in the page.
+func inlineSVG(c *Chart) (template.HTML, error) {
+	svg, err := c.SVG()
+	if err != nil {
+		return "", err
+	}
+	s := string(svg)
+	i := strings.Index(s, "<svg")
+	if i < 0 {
+		return "", fmt.Errorf("report: chart %s: no <svg> element", c.ID)
+	}
+	// The chart's own SVG, from gonum/plot, with its id; the page's CSS
+	// sizes it.
+	s = `<svg id="chart-` + template.HTMLEscapeString(c.ID) + `" class="chart" data-kind="` + c.Kind + `"` + s[i+len("<svg"):]
+	return template.HTML(s), nil
+}

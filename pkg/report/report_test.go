@@ -1,0 +1,223 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The tiny run (testdata/tiny, on testdata/platform.xml: n0 with 4 cores
+// and 8Gi, n1 with 2 cores and 4Gi; testdata/workload.json):
+//
+//	job  submit  start  finish  pods       requests per pod
+//	0    0       0      10      n0         2 cpu, 2Gi (p1)
+//	1    0       0      10      n0         2 cpu, 2Gi (p1)
+//	2    2       10     15      n0         1 cpu, 1Gi (p2)
+//	3    4       10     15      n0, n1     1 cpu, 1Gi (p2, res 2)
+//	4    5       15     25      n0         3 cpu (pod_template), 2Gi
+//	5    6       rejected at 20 (_pods.csv)
+func loadTiny(t *testing.T) *Run {
+	t.Helper()
+	r, err := Load("testdata/tiny", Inputs{}) // inputs from summary.json
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+func TestFigures(t *testing.T) {
+	r := loadTiny(t)
+	if len(r.Notes) != 0 {
+		t.Errorf("notes %q, want none", r.Notes)
+	}
+	f := r.Figures()
+	want := Figures{
+		Jobs: 6, Succeeded: 5, Rejected: 1,
+		Makespan:    25,
+		MeanWaiting: 24.0 / 5, P95Waiting: 10, MaxWaiting: 10, // waits 0 0 6 8 10
+		MeanSlowdown: (1 + 1 + 2.6 + 2.2 + 2) / 5, MaxSlowdown: 2.6,
+		// cpu: 4 of 6 cores for 10 s, then 3 for 5 s, then 3 for 10 s.
+		CPUUtilisation: (10*4.0/6 + 5*3.0/6 + 10*3.0/6) / 25,
+		// memory: 4Gi of 12Gi for 10 s, 3Gi for 5 s, 2Gi for 10 s.
+		MemoryUtilisation: (10*4.0/12 + 5*3.0/12 + 10*2.0/12) / 25,
+		HasUtilisation:    true,
+	}
+	got := reflect.ValueOf(f)
+	for i := range got.NumField() {
+		g, w := got.Field(i).Interface(), reflect.ValueOf(want).Field(i).Interface()
+		if gf, ok := g.(float64); ok && near(gf, w.(float64)) {
+			continue
+		}
+		if g != w {
+			t.Errorf("%s = %v, want %v", got.Type().Field(i).Name, g, w)
+		}
+	}
+}
+
+func TestUtilisation(t *testing.T) {
+	cpu, mem := loadTiny(t).Utilisation()
+	wantCPU := []Step{{0, 4.0 / 6}, {10, 3.0 / 6}, {25, 0}}
+	wantMem := []Step{{0, 4.0 / 12}, {10, 3.0 / 12}, {15, 2.0 / 12}, {25, 0}}
+	// cpu does not change at 15: job 2 and 3 (3 cores) end as job 4 (3) starts.
+	checkSteps(t, "cpu", cpu, wantCPU)
+	checkSteps(t, "memory", mem, wantMem)
+}
+
+func TestQueue(t *testing.T) {
+	// Pending: job 2 [2,10), 3 [4,10), 4 [5,15), 5 [6,20) (rejected).
+	want := []Step{{0, 0}, {2, 1}, {4, 2}, {5, 3}, {6, 4}, {10, 2}, {15, 1}, {20, 0}}
+	checkSteps(t, "queue", loadTiny(t).Queue(), want)
+}
+
+func TestWaitingCDF(t *testing.T) {
+	want := []Point{{0, 0.4}, {6, 0.6}, {8, 0.8}, {10, 1}}
+	if got := loadTiny(t).WaitingCDF(); !reflect.DeepEqual(got, want) {
+		t.Errorf("CDF %v, want %v", got, want)
+	}
+}
+
+func TestPercentileAndMean(t *testing.T) {
+	for _, tc := range []struct {
+		values []float64
+		q      float64
+		want   float64
+	}{{nil, 0.95, 0}, {[]float64{3}, 0.95, 3}, {[]float64{1, 2, 3, 4}, 0.5, 2}, {[]float64{1, 2, 3, 4}, 0.95, 4}, {[]float64{1, 2, 3, 4}, 0.75, 3}} {
+		if got := Percentile(tc.values, tc.q); got != tc.want {
+			t.Errorf("Percentile(%v, %v) = %v, want %v", tc.values, tc.q, got, tc.want)
+		}
+	}
+	// 1 on [0,2), 3 on [2,4), 0 after: over [0,5], (2+6)/5.
+	if got := Mean([]Step{{0, 1}, {2, 3}, {4, 0}}, 5); !near(got, 8.0/5) {
+		t.Errorf("Mean = %v, want 1.6", got)
+	}
+}
+
+func TestGantt(t *testing.T) {
+	nodes, bars := loadTiny(t).Gantt()
+	if !reflect.DeepEqual(nodes, []string{"n0", "n1"}) {
+		t.Fatalf("nodes %v, want [n0 n1]", nodes)
+	}
+	want := []Bar{
+		{Node: 0, Lane: 0, Lanes: 2, Start: 0, End: 10, Job: "w0!0"},
+		{Node: 0, Lane: 1, Lanes: 2, Start: 0, End: 10, Job: "w0!1"},
+		{Node: 0, Lane: 0, Lanes: 2, Start: 10, End: 15, Job: "w0!2"},
+		{Node: 0, Lane: 1, Lanes: 2, Start: 10, End: 15, Job: "w0!3"},
+		{Node: 1, Lane: 0, Lanes: 1, Start: 10, End: 15, Job: "w0!3"},
+		{Node: 0, Lane: 0, Lanes: 2, Start: 15, End: 25, Job: "w0!4"},
+	}
+	if !reflect.DeepEqual(bars, want) {
+		t.Errorf("bars\n%v, want\n%v", bars, want)
+	}
+}
+
+// TestWithoutPodsOrInputs: a folder with only Batsim's outputs still makes
+// a report; the Gantt chart comes from allocated_resources, named after
+// the platform's hosts when it is given.
+func TestWithoutPodsOrInputs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bare")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"_jobs.csv", "_schedule.csv"} {
+		data, err := os.ReadFile(filepath.Join("testdata/tiny", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Load(dir, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := r.Figures(); f.HasUtilisation || f.Makespan != 25 || !near(f.MeanWaiting, 4.8) {
+		t.Errorf("figures without inputs: %+v", f)
+	}
+	if len(r.Notes) != 3 {
+		t.Errorf("notes %q, want 3 (no _pods.csv, no platform, no workload)", r.Notes)
+	}
+	nodes, bars := r.Gantt()
+	if !reflect.DeepEqual(nodes, []string{"resource 0", "resource 1"}) || len(bars) != 6 {
+		t.Errorf("nodes %v, %d bars; want resource 0 and 1, 6 bars", nodes, len(bars))
+	}
+	r, err = Load(dir, Inputs{Platform: "testdata/platform.xml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodes, _ := r.Gantt(); !reflect.DeepEqual(nodes, []string{"n0", "n1"}) {
+		t.Errorf("nodes %v, want the platform's n0 n1", nodes)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	if _, err := Load(t.TempDir(), Inputs{}); err == nil || !strings.Contains(err.Error(), "_jobs.csv") {
+		t.Errorf("an empty folder: %v, want an error naming _jobs.csv", err)
+	}
+	if _, err := Load("testdata/tiny", Inputs{Workloads: []string{"testdata/nope.json"}}); err == nil || !strings.Contains(err.Error(), "nope.json") {
+		t.Errorf("a missing workload: %v, want an error naming it", err)
+	}
+}
+
+// TestHTML: the page holds the figures, one inline SVG per chart, and
+// nothing that would load from elsewhere; the charts' files are written.
+func TestHTML(t *testing.T) {
+	a, b := loadTiny(t), loadTiny(t)
+	rep, err := New("tiny", []*Run{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name != "tiny" || b.Name != "tiny-2" {
+		t.Errorf("names %q %q, want tiny tiny-2", a.Name, b.Name)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	for _, want := range []string{
+		`<td data-metric="makespan">25.000</td>`, `<td data-metric="mean-waiting">4.800</td>`,
+		`<td data-metric="p95-waiting">10.000</td>`, `<td data-metric="cpu-utilisation">56.7 %</td>`,
+		`id="chart-tiny-gantt"`, `id="chart-tiny-2-waiting-cdf"`, `id="chart-compare-queue"`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	// 4 charts per run, 3 comparing them.
+	if n := strings.Count(html, "<svg "); n != 11 {
+		t.Errorf("%d <svg> elements, want 11", n)
+	}
+	if m := regexp.MustCompile(`(?i)<(script|link|img|iframe)\b|\b(src|href)=|url\(`).FindString(html); m != "" {
+		t.Errorf("the page loads something: %q", m)
+	}
+	dir := t.TempDir()
+	if err := rep.WriteCharts(dir, 72); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Charts() {
+		for _, ext := range []string{".svg", ".png"} {
+			if st, err := os.Stat(filepath.Join(dir, c.ID+ext)); err != nil || st.Size() < 1000 {
+				t.Errorf("chart file %s%s: %v", c.ID, ext, err)
+			}
+		}
+	}
+}
+
+func checkSteps(t *testing.T, what string, got, want []Step) {
+	t.Helper()
+	ok := len(got) == len(want)
+	for i := 0; ok && i < len(got); i++ {
+		ok = near(got[i].T, want[i].T) && near(got[i].V, want[i].V)
+	}
+	if !ok {
+		t.Errorf("%s: %v, want %v", what, got, want)
+	}
+}

@@ -1,0 +1,403 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/batkube/batkube/pkg/engine"
+	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/translate"
+)
+
+// Inputs are what a run was made of, beyond its output folder: the
+// platform gives the nodes' names and allocatable resources, the workloads
+// the jobs' requests. Both are optional: without them the report leaves
+// out what needs them (utilisation) and names nodes after their resource
+// ids when _pods.csv is missing.
+type Inputs struct {
+	Platform  string
+	Workloads []string // in the run's order: Batsim names them w0, w1...
+	// Nodes are the defaults of hosts that do not give their cpu or memory
+	// (kubernetes-server's --node-default-cpu and --node-default-memory).
+	Nodes translate.NodeOptions
+}
+
+// DefaultNodeOptions are kubernetes-server's defaults for hosts without a
+// cpu or memory property.
+func DefaultNodeOptions() translate.NodeOptions {
+	return translate.NodeOptions{DefaultCPU: resource.MustParse("1"), DefaultMemory: resource.MustParse("16Gi")}
+}
+
+// Run is what a run's output folder tells.
+type Run struct {
+	Name string // a label: the folder's name
+	Dir  string
+	// Summary is the runner's summary.json, nil when the folder has none.
+	Summary *launch.Summary
+	// Jobs are _jobs.csv's rows, Pods _pods.csv's (nil without the file).
+	Jobs []Job
+	Pods []Pod
+	// Nodes are the platform's compute resources in resource-id order (nil
+	// without the platform).
+	Nodes []Node
+	// HasRequests says whether the workloads were read, Unknown counts the
+	// jobs whose requests they do not give (dynamic jobs).
+	HasRequests bool
+	Unknown     int
+	// Notes say what the report could not show and why.
+	Notes []string
+}
+
+// Job is a row of _jobs.csv. Times are simulated seconds.
+type Job struct {
+	ID       string // "workload!id", as the protocol and _pods.csv name it
+	Profile  string
+	State    string // final_state
+	Res      int
+	Submit   float64
+	Started  bool // false for rejected jobs
+	Start    float64
+	Finish   float64
+	Resource []int // allocated_resources
+	// Request is what all the job's pods ask for (from the workload).
+	Request Request
+}
+
+// Waiting is the time the job waited before it started.
+func (j Job) Waiting() float64 { return j.Start - j.Submit }
+
+// Slowdown is the job's turnaround over its execution time (Batsim's
+// stretch); 0 for a job that ran for no time.
+func (j Job) Slowdown() float64 {
+	if j.Finish <= j.Start {
+		return 0
+	}
+	return (j.Finish - j.Submit) / (j.Finish - j.Start)
+}
+
+// Request is an amount of cpu (cores) and memory (bytes).
+type Request struct{ CPU, Memory float64 }
+
+// Pod is a row of _pods.csv; absent instants are NaN.
+type Pod struct {
+	JobID, Name, Node string
+	Created, Started  float64
+	Finished          float64
+	Phase, Reason     string
+}
+
+// Node is a compute resource of the platform with what it offers.
+type Node struct {
+	Name        string
+	Allocatable Request
+}
+
+// runInputs is what summary.json may say of the run's inputs beyond
+// launch.Summary (see Load).
+type runInputs struct {
+	Platform  string   `json:"platform"`
+	Workloads []string `json:"workloads"`
+}
+
+// Load reads a run's output folder. The platform and workloads are those of
+// in when set, else those summary.json names (fields "platform" and
+// "workloads"), if any.
+func Load(dir string, in Inputs) (*Run, error) {
+	r := &Run{Name: filepath.Base(filepath.Clean(dir)), Dir: dir}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("report: %s is not a run's output folder", dir)
+	}
+	if err := r.readSummary(&in); err != nil {
+		return nil, err
+	}
+	if err := r.readJobs(); err != nil {
+		return nil, err
+	}
+	if err := r.readPods(); err != nil {
+		return nil, err
+	}
+	if in.Nodes.DefaultCPU.IsZero() && in.Nodes.DefaultMemory.IsZero() {
+		in.Nodes = DefaultNodeOptions()
+	}
+	if in.Platform == "" {
+		r.Notes = append(r.Notes, "no platform given (-p, or \"platform\" in summary.json): no utilisation, nodes named from _pods.csv")
+	} else if err := r.readPlatform(in.Platform, in.Nodes); err != nil {
+		return nil, err
+	}
+	if len(in.Workloads) == 0 {
+		r.Notes = append(r.Notes, "no workload given (-w, or \"workloads\" in summary.json): the jobs' requests are unknown, no utilisation")
+	} else if err := r.readRequests(in.Workloads); err != nil {
+		return nil, err
+	}
+	if r.Unknown > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d jobs are not in the workloads (dynamic jobs): their requests count as 0 in the utilisation", r.Unknown))
+	}
+	return r, nil
+}
+
+func (r *Run) readSummary(in *Inputs) error {
+	data, err := os.ReadFile(filepath.Join(r.Dir, "summary.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	var s launch.Summary
+	var inputs runInputs
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("report: %s/summary.json: %w", r.Dir, err)
+	}
+	if err := json.Unmarshal(data, &inputs); err != nil {
+		return fmt.Errorf("report: %s/summary.json: %w", r.Dir, err)
+	}
+	r.Summary = &s
+	if in.Platform == "" {
+		in.Platform = inputs.Platform
+	}
+	if len(in.Workloads) == 0 {
+		in.Workloads = inputs.Workloads
+	}
+	return nil
+}
+
+func (r *Run) readJobs() error {
+	path := filepath.Join(r.Dir, "_jobs.csv")
+	rows, err := readCSV(path)
+	if err != nil {
+		return err
+	}
+	for i, row := range rows {
+		j, err := parseJob(row)
+		if err != nil {
+			return fmt.Errorf("report: %s: row %d: %w", path, i+2, err)
+		}
+		r.Jobs = append(r.Jobs, j)
+	}
+	// Jobs in submission order, then by id, whatever order they ended in.
+	sort.SliceStable(r.Jobs, func(a, b int) bool {
+		if r.Jobs[a].Submit != r.Jobs[b].Submit {
+			return r.Jobs[a].Submit < r.Jobs[b].Submit
+		}
+		return r.Jobs[a].ID < r.Jobs[b].ID
+	})
+	return nil
+}
+
+func parseJob(row map[string]string) (Job, error) {
+	j := Job{ID: row["workload_name"] + "!" + row["job_id"], Profile: row["profile"], State: row["final_state"]}
+	if row["job_id"] == "" || row["workload_name"] == "" || j.State == "" {
+		return j, errors.New("job_id, workload_name or final_state is empty")
+	}
+	var err error
+	if j.Submit, err = number(row, "submission_time"); err != nil {
+		return j, err
+	}
+	res, err := number(row, "requested_number_of_resources")
+	if err != nil {
+		return j, err
+	}
+	j.Res = int(res)
+	if j.State == "REJECTED" || row["starting_time"] == "" {
+		return j, nil
+	}
+	j.Started = true
+	if j.Start, err = number(row, "starting_time"); err != nil {
+		return j, err
+	}
+	if j.Finish, err = number(row, "finish_time"); err != nil {
+		return j, err
+	}
+	if j.Resource, err = parseIDs(row["allocated_resources"]); err != nil {
+		return j, fmt.Errorf("allocated_resources: %w", err)
+	}
+	return j, nil
+}
+
+func number(row map[string]string, col string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(row[col]), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", col, err)
+	}
+	return v, nil
+}
+
+// parseIDs reads Batsim's interval set notation: "0-3 7 9-10".
+func parseIDs(s string) ([]int, error) {
+	var ids []int
+	for _, part := range strings.Fields(s) {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", s, err)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("%q: bad interval %q", s, part)
+			}
+		}
+		for id := a; id <= b; id++ {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+func (r *Run) readPods() error {
+	path := filepath.Join(r.Dir, "_pods.csv")
+	rows, err := readCSV(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		r.Notes = append(r.Notes, "no _pods.csv: the Gantt chart places jobs by Batsim's allocated resources")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Pods = make([]Pod, 0, len(rows))
+	for i, row := range rows {
+		p := Pod{JobID: row["job_id"], Name: row["pod"], Node: row["node"], Phase: row["phase"], Reason: row["reason"]}
+		for col, v := range map[string]*float64{"created": &p.Created, "started": &p.Started, "finished": &p.Finished} {
+			*v = math.NaN()
+			if row[col] == "" {
+				continue
+			}
+			if *v, err = number(row, col); err != nil {
+				return fmt.Errorf("report: %s: row %d: %w", path, i+2, err)
+			}
+		}
+		r.Pods = append(r.Pods, p)
+	}
+	return nil
+}
+
+func (r *Run) readPlatform(path string, opts translate.NodeOptions) error {
+	p, err := engine.ReadPlatformFile(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, res := range p.Resources {
+		n, err := translate.Node(translate.Host{ID: res.ID, Name: res.Name, Properties: res.Properties, ZoneProperties: res.ZoneProperties}, opts)
+		if err != nil {
+			return fmt.Errorf("report: platform %s: %w", path, err)
+		}
+		r.Nodes = append(r.Nodes, Node{Name: n.Name, Allocatable: requestOf(n.Status.Allocatable)})
+	}
+	return nil
+}
+
+// readRequests gives each job what its pods ask for, as the broker makes
+// them: translate.Pods of the job and its profile. A job not in the
+// workloads (a resubmitted or dynamic job) takes its profile's requests
+// when the workload has the profile.
+func (r *Run) readRequests(paths []string) error {
+	byJob := map[string]Request{}     // per pod, by job id
+	byProfile := map[string]Request{} // per pod, by "workload!profile"
+	for i, path := range paths {
+		w, err := engine.ReadWorkloadFile(path, engine.BatsimWorkloadName(i))
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		for name, p := range w.Profiles {
+			req, err := podRequest(translate.Job{ID: w.Name + "!profile", Profile: rawFields(p.Raw)})
+			if err != nil {
+				return fmt.Errorf("report: workload %s: profile %s: %w", path, name, err)
+			}
+			byProfile[w.Name+"!"+name] = req
+		}
+		for _, j := range w.Jobs {
+			prof := w.Profiles[j.Profile]
+			req, err := podRequest(translate.Job{ID: j.ID, Res: j.Res, Walltime: j.Walltime, Fields: rawFields(j.Raw), Profile: rawFields(prof.Raw)})
+			if err != nil {
+				return fmt.Errorf("report: workload %s: %w", path, err)
+			}
+			byJob[j.ID] = req
+		}
+	}
+	r.HasRequests = true
+	for i := range r.Jobs {
+		j := &r.Jobs[i]
+		req, ok := byJob[j.ID]
+		if !ok {
+			workload, _, _ := strings.Cut(j.ID, "!")
+			req, ok = byProfile[workload+"!"+j.Profile]
+		}
+		if !ok {
+			r.Unknown++
+			continue
+		}
+		n := float64(max(j.Res, 1))
+		j.Request = Request{CPU: req.CPU * n, Memory: req.Memory * n}
+	}
+	return nil
+}
+
+// podRequest is what one pod of the job asks for.
+func podRequest(job translate.Job) (Request, error) {
+	pods, err := translate.Pods(job, translate.PodOptions{})
+	if err != nil {
+		return Request{}, err
+	}
+	spec := pods[0].Spec
+	var sum Request
+	for _, c := range spec.Containers {
+		r := requestOf(c.Resources.Requests)
+		sum.CPU += r.CPU
+		sum.Memory += r.Memory
+	}
+	for _, c := range spec.InitContainers { // init containers run before the others
+		r := requestOf(c.Resources.Requests)
+		sum.CPU, sum.Memory = max(sum.CPU, r.CPU), max(sum.Memory, r.Memory)
+	}
+	return sum, nil
+}
+
+func requestOf(l corev1.ResourceList) Request {
+	return Request{CPU: l.Cpu().AsApproximateFloat64(), Memory: l.Memory().AsApproximateFloat64()}
+}
+
+func rawFields(raw json.RawMessage) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m) // the engine has parsed it as an object already
+	return m
+}
+
+// readCSV reads a CSV file with a header into one map per row.
+func readCSV(path string) ([]map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	if len(records) == 0 {
+		return nil, fmt.Errorf("report: %s: empty, not even a header", path)
+	}
+	head := records[0]
+	rows := make([]map[string]string, 0, len(records)-1)
+	for _, rec := range records[1:] {
+		row := make(map[string]string, len(head))
+		for i, h := range head {
+			if i < len(rec) {
+				row[strings.TrimSpace(h)] = rec[i]
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
