@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -339,12 +341,20 @@ func (s *Server) toStorage(r *resource, obj store.Object) (store.Object, error) 
 }
 
 // prepareCreate applies the per-kind rules of creation that need the server:
-// a new pod starts Pending with its priority resolved.
+// a new pod starts Pending with its priority resolved; a pod group gets its
+// priority resolved too.
 func (s *Server) prepareCreate(_ context.Context, obj k8sruntime.Object) error {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return nil
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		o.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: registry.PodQOSClass(&o.Spec)}
+		return s.resolvePriority(o)
+	case *schedulingv1beta1.PodGroup:
+		return s.resolvePodGroupPriority(podGroupsResource, o.Name, &o.Spec.PriorityClassName, &o.Spec.Priority)
+	case *schedulingv1alpha3.PodGroup:
+		return s.resolvePodGroupPriority(podGroupsResource, o.Name, &o.Spec.PriorityClassName, &o.Spec.Priority)
 	}
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: registry.PodQOSClass(&pod.Spec)}
-	return s.resolvePriority(pod)
+	return nil
 }
+
+// podGroupsResource names pod groups in errors.
+var podGroupsResource = schedulingv1beta1.SchemeGroupVersion.WithResource("podgroups").GroupResource()

@@ -363,7 +363,38 @@ func (q *request) eviction(ctx context.Context, w http.ResponseWriter) {
 // resolvePriority sets a pod's priority from its PriorityClass (or the global
 // default one), as the Priority admission plugin does.
 func (s *Server) resolvePriority(pod *corev1.Pod) error {
-	name := pod.Spec.PriorityClassName
+	name, value, policy, err := s.priorityClass(podsResource.GroupResource(), pod.Name, pod.Spec.PriorityClassName)
+	if err != nil {
+		return err
+	}
+	pod.Spec.PriorityClassName = name
+	pod.Spec.Priority = &value
+	pod.Spec.PreemptionPolicy = policy
+	return nil
+}
+
+// resolvePodGroupPriority sets a pod group's priority from its
+// PriorityClass (or the global default one), as the Priority admission
+// plugin does with the GenericWorkload feature: kube-scheduler refuses a
+// gang whose pods' priority differs from their group's. A priority set by
+// the client must be the one its class gives.
+func (s *Server) resolvePodGroupPriority(gr schema.GroupResource, name string, className *string, priority **int32) error {
+	class, value, _, err := s.priorityClass(gr, name, *className)
+	if err != nil {
+		return err
+	}
+	if *priority != nil && **priority != value {
+		return apierrors.NewForbidden(gr, name, fmt.Errorf("priority set in the pod group (%d) must match the priority computed (%d) based on the priority class set in the spec", **priority, value))
+	}
+	*className, *priority = class, &value
+	return nil
+}
+
+// priorityClass resolves a priority class name as the Priority admission
+// plugin does: the named class, the built-in system classes, or with no
+// name the global default class (name "" and priority 0 without one). The
+// preemption policy defaults to PreemptLowerPriority.
+func (s *Server) priorityClass(gr schema.GroupResource, objName, name string) (string, int32, *corev1.PreemptionPolicy, error) {
 	var value int32
 	var policy *corev1.PreemptionPolicy
 	switch name {
@@ -375,27 +406,22 @@ func (s *Server) resolvePriority(pod *corev1.Pod) error {
 		if name == "" {
 			list, err := s.store.List(priorityClasses, store.ListOptions{})
 			if err != nil {
-				return err
+				return "", 0, nil, err
 			}
 			name, value, policy = globalDefaultPriority(list.Items)
 			break
 		}
 		st, err := s.store.Get(priorityClasses, "", name)
 		if err != nil {
-			return apierrors.NewForbidden(podsResource.GroupResource(), pod.Name, fmt.Errorf("no PriorityClass with name %v was found", name))
+			return "", 0, nil, apierrors.NewForbidden(gr, objName, fmt.Errorf("no PriorityClass with name %v was found", name))
 		}
 		value, policy = priorityOf(st.Object())
 	}
-	if name != "" {
-		pod.Spec.PriorityClassName = name
-	}
-	pod.Spec.Priority = &value
 	if policy == nil {
 		p := corev1.PreemptLowerPriority
 		policy = &p
 	}
-	pod.Spec.PreemptionPolicy = policy
-	return nil
+	return name, value, policy, nil
 }
 
 // globalDefaultPriority returns the PriorityClass marked globalDefault, if any.

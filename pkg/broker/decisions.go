@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/translate"
 )
 
 // execute turns the bindings of a job's pods into EXECUTE_JOB.
@@ -73,7 +74,7 @@ func (r *run) removeJobPods(ctx context.Context, j *job) {
 	for _, ref := range j.pods {
 		r.remove(ctx, ref)
 	}
-	r.forgetIfGone(j)
+	r.forgetIfGone(ctx, j)
 }
 
 // remove deletes a pod of a job as its kubelet would once it is gone; a
@@ -91,14 +92,27 @@ func (r *run) remove(ctx context.Context, ref podRef) {
 		j.gone = map[podRef]bool{}
 	}
 	j.gone[ref] = true
-	r.forgetIfGone(j)
+	r.forgetIfGone(ctx, j)
 }
 
 // forgetIfGone forgets a finished job whose pods are all gone.
-func (r *run) forgetIfGone(j *job) {
+func (r *run) forgetIfGone(ctx context.Context, j *job) {
 	if len(j.gone) == len(j.pods) && j.phase == jobFinished && r.jobs.byID[j.id] == j {
 		r.pods.jobDone(j)
 		r.jobs.forget(j)
+		r.deletePodGroup(ctx, j)
+	}
+}
+
+// deletePodGroup deletes the PodGroup of a forgotten multi-host job, if it
+// has one (translate.PodGroup).
+func (r *run) deletePodGroup(ctx context.Context, j *job) {
+	if r.opts.Pods.Gangs != translate.GangsPodGroup || len(j.pods) < 2 {
+		return
+	}
+	ns, name := j.pods[0].namespace, translate.PodGroupName(string(j.id))
+	if _, err := r.store.Delete(ctx, podGroupsGVR.GroupResource(), ns, name, nil); err != nil && !apierrors.IsNotFound(err) {
+		r.log.Warn("cannot delete the pod group of a finished job", "job", j.id, "podGroup", ns+"/"+name, "err", err)
 	}
 }
 

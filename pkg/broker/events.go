@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/translate"
 )
@@ -73,7 +75,10 @@ func (r *run) begin(ctx context.Context, d batsim.SimulationBegins) error {
 	return nil
 }
 
-// submit creates the pods of a submitted job.
+// podGroupsGVR holds the gangs of multi-host jobs (translate.GangsPodGroup).
+var podGroupsGVR = schedulingv1beta1.SchemeGroupVersion.WithResource("podgroups")
+
+// submit creates the pods of a submitted job (after its PodGroup, if any).
 func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) error {
 	if _, known := r.jobs.byID[d.JobID]; known {
 		return nil // a dynamic job, registered for a pod that exists
@@ -92,7 +97,12 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 	}
 	typ, _ := json.Marshal(profile.Type)
 	fields["type"] = typ
-	pods, err := translate.Pods(translate.Job{ID: string(d.JobID), Res: d.Job.Res, Walltime: d.Job.Walltime, Fields: d.Job.Extra, Profile: fields}, r.opts.Pods)
+	tj := translate.Job{ID: string(d.JobID), Res: d.Job.Res, Walltime: d.Job.Walltime, Fields: d.Job.Extra, Profile: fields}
+	pods, err := translate.Pods(tj, r.opts.Pods)
+	if err != nil {
+		return err
+	}
+	group, err := translate.PodGroup(tj, r.opts.Pods)
 	if err != nil {
 		return err
 	}
@@ -107,6 +117,11 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 	}
 	r.jobs.add(j)
 	r.pods.created(j)
+	if group != nil {
+		if _, err := r.api.Create(ctx, podGroupsGVR, group); err != nil {
+			return fmt.Errorf("creating pod group %s/%s of job %s: %w", group.Namespace, group.Name, d.JobID, err)
+		}
+	}
 	for _, p := range pods {
 		if _, err := r.api.Create(ctx, podsGVR, p); err != nil {
 			return fmt.Errorf("creating pod %s/%s of job %s: %w", p.Namespace, p.Name, d.JobID, err)

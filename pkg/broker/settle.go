@@ -119,7 +119,7 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 				deadline.Reset(r.opts.MaxSettle)
 				continue
 			}
-			r.log.Debug("the scheduler's time for this step is up", "simulatedTime", now, "waiting", v.Waiting, "after", time.Since(start))
+			r.log.Info("the scheduler's time for this step is up (--settle-max): time moves on although the scheduler may not be done", "simulatedTime", now, "waiting", v.Waiting, "after", time.Since(start))
 			return end(settle.MaxWait)
 		case <-ctx.Done():
 			return ctx.Err()

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 // writeContendedWorkload writes n single-host delay jobs arriving as a
@@ -47,18 +48,19 @@ func writeContendedWorkload(t testing.TB, path string, n int, rate float64, seed
 	}
 }
 
-// checkExact checks that no single-host job waited while it fitted: at no
-// instant of its wait (a submission or an end, once every job started at
-// that instant is placed) did a node have room for its cpu and memory
-// requests. It returns how many jobs waited. The jobs' requests and the
-// nodes' room come from the client-go observer.
+// checkExact checks that no job waited while it fitted: at no instant of
+// its wait (a submission or an end, once every job started at that instant
+// is placed) did the nodes have room for all its pods' cpu and memory
+// requests (for a job of several alike pods: as many pods of its size as it
+// has, counted over the nodes). It returns how many jobs waited. The jobs'
+// requests and the nodes' room come from the client-go observer.
 func checkExact(t *testing.T, s *simulation, jobs map[string]jobRow) (waited int) {
 	t.Helper()
 	const eps = 1e-6
 	type run struct {
 		id            string
 		start, finish float64
-		node          string
+		nodes         []string // one per pod
 		req           corev1.ResourceList
 	}
 	var runs []*run
@@ -70,10 +72,17 @@ func checkExact(t *testing.T, s *simulation, jobs map[string]jobRow) (waited int
 		}
 		instants = append(instants, j.finish)
 		pods := s.obs.podsOf(id)
-		if len(pods) != 1 || pods[0].node == "" {
-			t.Fatalf("job %s: %d pods seen, want one, bound", id, len(pods))
+		if len(pods) == 0 {
+			t.Fatalf("job %s: no pod seen", id)
 		}
-		runs = append(runs, &run{id: id, start: j.start, finish: j.finish, node: pods[0].node, req: pods[0].requests})
+		r := &run{id: id, start: j.start, finish: j.finish, req: pods[0].requests}
+		for _, p := range pods {
+			if p.node == "" || !equality.Semantic.DeepEqual(p.requests, r.req) {
+				t.Fatalf("job %s: a pod on node %q requesting %v, the first %v: want every pod bound, alike", id, p.node, p.requests, r.req)
+			}
+			r.nodes = append(r.nodes, p.node)
+		}
+		runs = append(runs, r)
 	}
 	sort.Float64s(instants)
 	s.obs.mu.Lock()
@@ -83,9 +92,7 @@ func checkExact(t *testing.T, s *simulation, jobs map[string]jobRow) (waited int
 	}
 	s.obs.mu.Unlock()
 	violations := 0
-	byID := map[string]*run{}
 	for _, r := range runs {
-		byID[r.id] = r
 		if r.start > jobs[r.id].submit+eps {
 			waited++
 		}
@@ -99,15 +106,8 @@ func checkExact(t *testing.T, s *simulation, jobs map[string]jobRow) (waited int
 		used := map[string]corev1.ResourceList{}
 		for _, r := range runs {
 			if r.start <= at+eps && r.finish > at+eps {
-				u := used[r.node]
-				if u == nil {
-					u = corev1.ResourceList{}
-					used[r.node] = u
-				}
-				for name, q := range r.req {
-					v := u[name]
-					v.Add(q)
-					u[name] = v
+				for _, node := range r.nodes {
+					used[node] = addRequests(used[node], r.req)
 				}
 			}
 		}
@@ -115,13 +115,14 @@ func checkExact(t *testing.T, s *simulation, jobs map[string]jobRow) (waited int
 			if j := jobs[r.id]; !(j.submit <= at+eps && r.start > at+eps) {
 				continue // not waiting at this instant
 			}
+			room := 0
 			for node, a := range alloc {
-				if fitsIn(a, used[node], r.req) {
-					violations++
-					if violations <= 10 {
-						t.Errorf("job %s (submitted at %g, started at %g) waited at t=%g although node %s had room for it", r.id, jobs[r.id].submit, r.start, at, node)
-					}
-					break
+				room += slots(a, used[node], r.req, len(r.nodes))
+			}
+			if room >= len(r.nodes) {
+				violations++
+				if violations <= 10 {
+					t.Errorf("job %s of %d pods (submitted at %g, started at %g) waited at t=%g although the nodes had room for %d of its pods", r.id, len(r.nodes), jobs[r.id].submit, r.start, at, room)
 				}
 			}
 		}
@@ -130,6 +131,31 @@ func checkExact(t *testing.T, s *simulation, jobs map[string]jobRow) (waited int
 		t.Errorf("... %d such instants in all", violations)
 	}
 	return waited
+}
+
+// addRequests returns used plus req (used may be nil).
+func addRequests(used, req corev1.ResourceList) corev1.ResourceList {
+	out := used.DeepCopy()
+	if out == nil {
+		out = corev1.ResourceList{}
+	}
+	for name, q := range req {
+		v := out[name]
+		v.Add(q)
+		out[name] = v
+	}
+	return out
+}
+
+// slots returns how many pods requesting req fit in alloc once used is
+// taken, up to most.
+func slots(alloc, used, req corev1.ResourceList, most int) int {
+	n := 0
+	for n < most && fitsIn(alloc, used, req) {
+		used = addRequests(used, req)
+		n++
+	}
+	return n
 }
 
 // fitsIn reports whether req fits in alloc once used is taken.

@@ -71,6 +71,13 @@ type Config struct {
 	// DynamicJobs runs Batsim with dynamic jobs, so that pods created
 	// through the API during the run become jobs.
 	DynamicJobs bool
+	// Gangs maps each job asking for several hosts onto a pod group
+	// (scheduling.k8s.io/v1beta1 PodGroup, gang policy of minCount the
+	// job's hosts) that its pods reference, so that they are bound all at
+	// once or not at all. The bundled kube-scheduler (1.37 or later) gets
+	// the GenericWorkload feature gate and 1 s back-offs; another
+	// scheduler must understand pod groups itself.
+	Gangs bool
 	// Objects are manifests (YAML or JSON) of the Kubernetes objects the
 	// cluster starts with, such as the PriorityClasses pods name.
 	Objects []string
@@ -314,6 +321,9 @@ func (r *run) startServer(ctx context.Context) error {
 		}
 		args = append(args, "--objects", abs)
 	}
+	if r.cfg.Gangs {
+		args = append(args, "--gangs=podgroup")
+	}
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {
 		return err
@@ -370,6 +380,9 @@ func (r *run) startScheduler() error {
 		// the scrapes authenticated and authorised by asking the server.
 		"--secure-port", strconv.Itoa(k.metricsPort), "--bind-address", "127.0.0.1",
 		"--authentication-kubeconfig", r.kubeconfig, "--authorization-kubeconfig", r.kubeconfig}
+	if r.cfg.Gangs {
+		args = append(args, "--feature-gates=GenericWorkload=true")
+	}
 	args = append(args, r.cfg.KubeSchedulerArgs...)
 	r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...)
 	return err
@@ -392,8 +405,11 @@ func (r *run) planKubeScheduler() error {
 	if err != nil {
 		return err
 	}
+	if r.cfg.Gangs && minor < gangsMinMinor {
+		return fmt.Errorf("launch: gangs (pod groups) need kube-scheduler 1.%d or later; %s is %s", gangsMinMinor, bin, version)
+	}
 	config := filepath.Join(r.cfg.OutDir, "kube-scheduler.yaml")
-	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor, func(s string) (string, error) {
+	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor, r.cfg.Gangs, func(s string) (string, error) {
 		out, _, err := r.expand(s)
 		return out, err
 	})

@@ -29,7 +29,7 @@ profiles:
 	}
 	for _, src := range []string{"", user} {
 		out := filepath.Join(dir, "out.yaml")
-		names, err := writeSchedulerConfig(out, src, "/run/kubeconfig.yaml", 37, noExpand)
+		names, err := writeSchedulerConfig(out, src, "/run/kubeconfig.yaml", 37, false, noExpand)
 		if err != nil {
 			t.Fatalf("from %q: %v", src, err)
 		}
@@ -46,7 +46,8 @@ profiles:
 				Kubeconfig string  `json:"kubeconfig"`
 				QPS        float64 `json:"qps"`
 			} `json:"clientConnection"`
-			Profiles []any `json:"profiles"`
+			Profiles                 []any `json:"profiles"`
+			PodInitialBackoffSeconds *int  `json:"podInitialBackoffSeconds"`
 		}
 		if err := yaml.Unmarshal(b, &cfg); err != nil {
 			t.Fatalf("from %q: %v\n%s", src, err, b)
@@ -60,8 +61,27 @@ profiles:
 		if src == "" && cfg.ClientConnection.QPS != 5000 {
 			t.Errorf("default configuration: qps %g, want 5000", cfg.ClientConnection.QPS)
 		}
+		if cfg.PodInitialBackoffSeconds != nil {
+			t.Errorf("from %q without gangs: podInitialBackoffSeconds %d, want upstream's default", src, *cfg.PodInitialBackoffSeconds)
+		}
 	}
-	if _, err := writeSchedulerConfig(filepath.Join(dir, "x.yaml"), filepath.Join(dir, "missing.yaml"), "k", 37, noExpand); err == nil {
+	// With gangs, the back-offs the settle policy's proof needs.
+	out := filepath.Join(dir, "gangs.yaml")
+	if _, err := writeSchedulerConfig(out, user, "k", 37, true, noExpand); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backoffs struct {
+		Initial int `json:"podInitialBackoffSeconds"`
+		Max     int `json:"podMaxBackoffSeconds"`
+	}
+	if err := yaml.Unmarshal(b, &backoffs); err != nil || backoffs.Initial != 1 || backoffs.Max != 1 {
+		t.Errorf("with gangs: back-offs %+v (%v), want 1 s initial and maximum\n%s", backoffs, err, b)
+	}
+	if _, err := writeSchedulerConfig(filepath.Join(dir, "x.yaml"), filepath.Join(dir, "missing.yaml"), "k", 37, false, noExpand); err == nil {
 		t.Error("a missing configuration file was accepted")
 	}
 }

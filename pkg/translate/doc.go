@@ -23,5 +23,9 @@
 // A "pod_template" field, in the job or in its profile (the job's wins), may
 // hold a whole or partial Pod (metadata and spec) that is used as the base.
 // A walltime becomes activeDeadlineSeconds. A job asking for res > 1 hosts
-// becomes res pods that share the JobLabel and start together.
+// becomes res pods that share the JobLabel and start together. With
+// PodOptions.Gangs set to GangsPodGroup they also reference a
+// scheduling.k8s.io/v1beta1 PodGroup named after the job (PodGroup) whose
+// gang policy asks for all res pods at once, as kube-scheduler 1.37 with the
+// GenericWorkload feature gate understands it.
 package translate

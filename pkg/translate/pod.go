@@ -34,6 +34,8 @@ type PodOptions struct {
 	Namespace     string // default "default"
 	SchedulerName string // used when the job names none; default "default-scheduler"
 	Image         string // container image; default "batkube/job"
+	// Gangs groups the pods of multi-host jobs (default GangsOff).
+	Gangs Gangs
 }
 
 // profile fields read by the translation (the 2020 prototype's vocabulary).
@@ -44,11 +46,9 @@ type profileFields struct {
 }
 
 // Pods returns the pods of a job: one for res <= 1, else res pods that share
-// the JobLabel.
+// the JobLabel (and, with opts.Gangs, reference the job's PodGroup).
 func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
-	if opts.Namespace == "" {
-		opts.Namespace = metav1.NamespaceDefault
-	}
+	opts.Namespace = namespace(opts)
 	if opts.Image == "" {
 		opts.Image = "batkube/job"
 	}
@@ -102,6 +102,9 @@ func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
 	}
 	if base.Spec.RestartPolicy == "" {
 		base.Spec.RestartPolicy = corev1.RestartPolicyNever
+	}
+	if gang(job, opts) {
+		joinPodGroup(base, job.ID)
 	}
 	n := max(job.Res, 1)
 	if n == 1 {

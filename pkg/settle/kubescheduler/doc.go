@@ -38,6 +38,14 @@
 //     nodes created, NodeDelete those deleted, and NodeUpdateNodeTaint the
 //     node updates that change taints, plus those that make a node
 //     schedulable again (1.37 records that label for both).
+//   - Pod groups (GenericWorkload): kube-scheduler 1.37 puts a pod group it
+//     could not place back into its back-off queue rather than the
+//     unschedulable one, and retries it on its own clock for ever. Pods of
+//     groups in back-off are therefore not work about to be done but
+//     retries, which are pointless once each group has been attempted after
+//     room was last freed: scheduler_podgroup_schedule_attempts_total counts
+//     the attempts, and with equal initial and maximum back-offs the groups
+//     are retried in turn (groupRetries gives the argument).
 //
 // A scrape is no snapshot, though: client_golang gathers the families
 // concurrently, so one scrape may read the queues before a handler moved

@@ -20,6 +20,7 @@ const (
 	familyProcessStart     = "process_start_time_seconds"
 	familyAttempt          = "scheduler_scheduling_attempt_duration_seconds" // 1.23+
 	familyAttemptOld       = "scheduler_e2e_scheduling_duration_seconds"     // up to 1.22
+	familyGroupAttempts    = "scheduler_podgroup_schedule_attempts_total"    // 1.37, GenericWorkload
 	eventAssignedPodDelete = "AssignedPodDelete"
 	eventNodeAdd           = "NodeAdd"
 	eventNodeDelete        = "NodeDelete"
@@ -28,7 +29,7 @@ const (
 
 // families is the name[] filter of a scrape.
 var families = []string{familyPendingPods, familyGoroutines, familyGoroutinesOld, familyAsyncCalls,
-	familyHandled, familyProcessStart, familyAttempt, familyAttemptOld}
+	familyHandled, familyProcessStart, familyAttempt, familyAttemptOld, familyGroupAttempts}
 
 // sample is what a scrape tells.
 type sample struct {
@@ -46,6 +47,9 @@ type sample struct {
 	// attempts and attemptSeconds count the scheduling attempts so far and
 	// the time they took.
 	attempts, attemptSeconds float64
+	// groupAttempts counts the pod groups' scheduling attempts so far,
+	// whatever their result.
+	groupAttempts float64
 }
 
 // parse reads a Prometheus text exposition, keeping the families above.
@@ -79,6 +83,8 @@ func parse(data []byte) (sample, error) {
 			s.attempts += value
 		case familyAttempt + "_sum", familyAttemptOld + "_sum":
 			s.attemptSeconds += value
+		case familyGroupAttempts:
+			s.groupAttempts += value
 		}
 	}
 	if err := sc.Err(); err != nil {

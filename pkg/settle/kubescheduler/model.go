@@ -16,6 +16,12 @@ type expected struct {
 	// its informer's view, not assigned, of one of its names; gated those
 	// of them with scheduling gates.
 	unbound, gated int
+	// gangs counts the waiting pods of each pod group (namespace/name of
+	// their spec.schedulingGroup), gangPods all of them: kube-scheduler
+	// 1.37 retries a pod group it could not place on a real-time back-off
+	// rather than parking it until an event (see Policy).
+	gangs    map[string]int
+	gangPods int
 	// Events the scheduler must have handled (cumulative), by the label of
 	// scheduler_event_handling_duration_seconds; version counts the changes
 	// of handled.
@@ -30,7 +36,7 @@ func (e *expected) expect(label string) {
 }
 
 func newExpected(names []string) *expected {
-	e := &expected{names: map[string]bool{}, handled: map[string]float64{}}
+	e := &expected{names: map[string]bool{}, handled: map[string]float64{}, gangs: map[string]int{}}
 	for _, n := range names {
 		e.names[n] = true
 	}
@@ -67,6 +73,8 @@ func (e *expected) observe(c store.Change) {
 		}
 		e.unbound += b2i(e.waiting(cur)) - b2i(e.waiting(prev))
 		e.gated += b2i(e.waiting(cur) && len(cur.Spec.SchedulingGates) > 0) - b2i(e.waiting(prev) && len(prev.Spec.SchedulingGates) > 0)
+		e.countGang(prev, -1)
+		e.countGang(cur, +1)
 		if inView(prev) && assigned(prev) && !(inView(cur) && assigned(cur)) {
 			e.expect(eventAssignedPodDelete)
 		}
@@ -88,6 +96,23 @@ func (e *expected) observe(c store.Change) {
 				e.expect(eventNodeTaint)
 			}
 		}
+	}
+}
+
+// countGang adds delta to the count of pod's group if pod is waiting and
+// belongs to one.
+func (e *expected) countGang(pod *corev1.Pod, delta int) {
+	if !e.waiting(pod) {
+		return
+	}
+	g := pod.Spec.SchedulingGroup
+	if g == nil || g.PodGroupName == nil {
+		return
+	}
+	key := pod.Namespace + "/" + *g.PodGroupName
+	e.gangPods += delta
+	if e.gangs[key] += delta; e.gangs[key] <= 0 {
+		delete(e.gangs, key)
 	}
 }
 

@@ -78,6 +78,8 @@ type Policy struct {
 	// handledVersion is the version of the expected handled events that a
 	// completed scrape showed handled.
 	handledVersion uint64
+	// retries proves pod groups retried on the scheduler's back-off idle.
+	retries groupRetries
 }
 
 var _ settle.Policy = (*Policy)(nil)
@@ -194,6 +196,11 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 	}
 	if waiting, queued := p.verdict(s, quietBefore); waiting != "" {
 		v := p.busy(st, waiting)
+		if p.retries.waiting {
+			// Pod groups wait out a back-off of a second: no use asking
+			// much more often.
+			v.RetryAfter = max(v.RetryAfter, retryPoll)
+		}
 		if p.handledVersion == p.want.version && queued == 0 && s.queues["active"]+s.queues["backoff"] == 0 {
 			v.RetryAfter = p.opts.MinGap // the next scrape is the proof
 		}
@@ -241,10 +248,11 @@ func (p *Policy) busy(st settle.State, waiting string) settle.Verdict {
 //
 // A scrape is no snapshot: the families are gathered one after the other
 // (concurrently), so one scrape may read the queues before a handler moved
-// pods and the handled-event counts after it recorded its event. So the
-// counts prove the events handled only for the scrapes that start after
-// the one that showed them: handledVersion remembers it.
+// pods and the counts after it recorded its event. So the counts prove the
+// events handled only for the scrapes that start after the one that showed
+// them: handledVersion remembers it.
 func (p *Policy) verdict(s sample, quietBefore bool) (waiting string, queued float64) {
+	p.retries.waiting = false
 	p.rebase(s)
 	counts := p.countsHandledEvents()
 	proven := p.handledVersion == p.want.version || quietBefore
@@ -255,8 +263,12 @@ func (p *Policy) verdict(s sample, quietBefore bool) (waiting string, queued flo
 			p.handledVersion = p.want.version // for the next scrapes
 		}
 	}
-	if n := s.queues["active"] + s.queues["backoff"]; n > 0 {
-		return fmt.Sprintf("%g pods in its active and backoff queues", n), n
+	active, backoff := s.queues["active"], s.queues["backoff"]
+	// Pod groups in back-off are retried on the scheduler's own clock;
+	// other pods in back-off are about to be popped.
+	groupsRetrying := counts && backoff > 0 && backoff <= float64(p.want.gangPods)
+	if active > 0 || (backoff > 0 && !groupsRetrying) {
+		return fmt.Sprintf("%g pods in its active and backoff queues", active+backoff), active + backoff
 	}
 	if s.goroutines > 0 {
 		return fmt.Sprintf("%g goroutines at work (binding cycles...)", s.goroutines), 0
@@ -266,7 +278,7 @@ func (p *Policy) verdict(s sample, quietBefore bool) (waiting string, queued flo
 	}
 	var held float64
 	for q, n := range s.queues {
-		if q != "active" && q != "backoff" {
+		if q != "active" && (q != "backoff" || groupsRetrying) {
 			held += n
 		}
 	}
@@ -280,13 +292,64 @@ func (p *Policy) verdict(s sample, quietBefore bool) (waiting string, queued flo
 		return "", 0 // the barrier was checked before the scrape
 	}
 	switch {
-	case proven:
-		return "", 0
 	case unhandled != "":
 		return unhandled, 0
+	case !proven:
+		return "checking the queues after the events were handled", 0
+	case groupsRetrying:
+		return p.retries.check(s.groupAttempts, p.want.version, len(p.want.gangs)), 0
 	}
-	return "checking the queues after the events were handled", 0
+	return "", 0
 }
+
+// groupRetries proves that the pod groups kube-scheduler keeps retrying
+// have nothing left to do at this instant.
+//
+// kube-scheduler 1.37 (GenericWorkload) puts a pod group it could not
+// place back in its back-off queue, as an error, rather than in the
+// unschedulable queue where events wake pods up: it retries the group on
+// its own clock, on a back-off of PodInitialBackoffSeconds doubling to
+// PodMaxBackoffSeconds, for ever. The pods of a Batkube gang are alike, so
+// whether minCount of them fit depends only on how many of their size the
+// nodes have room for, not on the order or the ties of their placement; and
+// that room only grows when an event the policy expects handled happens (a
+// pod leaves a node, a node is added or made schedulable: the version of
+// the expected events), while bindings only shrink it. So a group attempted
+// after the latest such event, and after the scrape that proved it
+// handled (the baseline), would fail again: the scheduler is done once
+// every group in back-off has been attempted since then.
+//
+// The groups are not told apart in the metrics, only counted
+// (scheduler_podgroup_schedule_attempts_total). With equal initial and
+// maximum back-offs (batkube-run sets both to 1 s when it maps jobs onto
+// pod groups), every failed group goes back for the same time, so the
+// groups in back-off are retried in turn: none is retried twice before
+// each of the others once. Then as many attempts since the baseline as
+// there are pending groups (at least those in back-off) prove each retried.
+type groupRetries struct {
+	version uint64  // the expected events' version the baseline belongs to
+	base    float64 // the attempts counted at the baseline
+	set     bool
+	waiting bool // the latest verdict waits for retries
+}
+
+// check returns "" once as many group attempts as groups have been made
+// since the baseline of the events' version, setting the baseline if there
+// is none.
+func (g *groupRetries) check(attempts float64, version uint64, groups int) string {
+	if !g.set || g.version != version || attempts < g.base {
+		g.version, g.base, g.set = version, attempts, true
+	}
+	if done := attempts - g.base; done < float64(groups) {
+		g.waiting = true
+		return fmt.Sprintf("pod groups on kube-scheduler's back-off: %g of %d retried since room was last freed", done, groups)
+	}
+	return ""
+}
+
+// retryPoll is how often a scheduler retrying pod groups on its back-off
+// is looked at.
+const retryPoll = 200 * time.Millisecond
 
 // unhandled says which expected events the scheduler has not handled yet
 // ("" when all are).

@@ -263,3 +263,84 @@ func TestOlderSchedulersNeedTheirEventsDelivered(t *testing.T) {
 		t.Errorf("%d scrapes while events are undelivered, want none", got)
 	}
 }
+
+// gangPod is a pending pod of pod group group.
+func gangPod(name, group, node string) *store.Stored {
+	p := podOf(pod(name, node, corev1.PodPending)).DeepCopy()
+	p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
+	return store.NewStored(p)
+}
+
+// TestPodGroupsRetriedOnTheirBackoffSettleOnceEachRetried: kube-scheduler
+// 1.37 keeps pod groups it cannot place in its back-off queue and retries
+// them on its own clock. The scheduler is done once every group was
+// attempted after room was last freed, counted by the pod-group attempts;
+// pods in back-off that belong to no group are work about to be done.
+func TestPodGroupsRetriedOnTheirBackoffSettleOnceEachRetried(t *testing.T) {
+	fm := &fakeMetrics{}
+	srv := httptest.NewTLSServer(fm)
+	defer srv.Close()
+	p := newPolicy(t, srv)
+	p.Observe(store.Change{Type: watch.Added, GR: nodesGR, Object: node("n0"), RV: 1})
+	for i, name := range []string{"g1-0", "g1-1", "g2-0", "g2-1"} {
+		p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: gangPod(name, name[:2], ""), RV: uint64(2 + i)})
+	}
+	withAttempts := func(m string, attempts float64) string {
+		return m + fmt.Sprintf("scheduler_podgroup_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"} %g\n", attempts)
+	}
+	handled := map[string]float64{"NodeAdd": 1}
+	for _, tc := range []struct {
+		what     string
+		backoff  float64
+		attempts float64
+		idle     bool
+	}{
+		{"node added handled: its proof", 4, 9, false},
+		{"baseline: the groups in back-off", 4, 10, false},
+		{"one group retried", 4, 11, false},
+		{"both retried", 4, 12, true},
+		{"retried again: still nothing to do", 4, 15, true},
+	} {
+		fm.set(withAttempts(metrics137(0, tc.backoff, 4-tc.backoff, 0, 0, handled), tc.attempts))
+		if v := check(t, p); v.Done != tc.idle || (v.Done && !v.Exact) {
+			t.Errorf("%s: verdict %+v, want done=%t (exact)", tc.what, v, tc.idle)
+		}
+	}
+
+	// A running pod leaves n0: room freed, the groups must be retried
+	// again, after the scrape that shows the deletion handled.
+	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("r", "n0", corev1.PodRunning), RV: 10})
+	p.Observe(store.Change{Type: watch.Modified, GR: podsGR, Prev: pod("r", "n0", corev1.PodRunning), Object: pod("r", "n0", corev1.PodSucceeded), RV: 11})
+	handled = map[string]float64{"NodeAdd": 1, "AssignedPodDelete": 1}
+	for _, tc := range []struct {
+		what     string
+		attempts float64
+		idle     bool
+	}{
+		{"deletion handled: its proof", 15, false},
+		{"baseline after the deletion", 15, false},
+		{"one retry", 16, false},
+		{"both retried", 17, true},
+	} {
+		fm.set(withAttempts(metrics137(0, 4, 0, 0, 0, handled), tc.attempts))
+		if v := check(t, p); v.Done != tc.idle {
+			t.Errorf("%s: verdict %+v, want done=%t", tc.what, v, tc.idle)
+		}
+	}
+	// A group binds (room only shrinks): the retries already counted
+	// still prove the other group's fate.
+	for _, name := range []string{"g1-0", "g1-1"} {
+		p.Observe(store.Change{Type: watch.Modified, GR: podsGR, Prev: gangPod(name, "g1", ""), Object: gangPod(name, "g1", "n0"), RV: 12})
+	}
+	fm.set(withAttempts(metrics137(0, 2, 0, 0, 0, handled), 18))
+	if v := check(t, p); !v.Done {
+		t.Errorf("g1 bound, g2 retried since room was freed: %+v, want done", v)
+	}
+
+	// A pod of no group in back-off is about to be popped: not done.
+	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("single", "", corev1.PodPending), RV: 13})
+	fm.set(withAttempts(metrics137(0, 3, 0, 0, 0, handled), 30))
+	if v := check(t, p); v.Done {
+		t.Errorf("a pod of no group in back-off beside the group's: done")
+	}
+}
