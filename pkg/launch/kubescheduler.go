@@ -59,8 +59,9 @@ leaderElection:
 // from src (the default one for that minor version if src is empty),
 // passed through expand (the run's placeholders), with its
 // clientConnection.kubeconfig set to kubeconfigPath, and returns the
-// schedulerNames of its profiles.
-func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand func(string) (string, error)) ([]string, error) {
+// schedulerNames of its profiles. freePort gives the port of an old
+// scheduler's insecure endpoints.
+func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand func(string) (string, error), freePort func() (int, error)) ([]string, error) {
 	data := []byte(defaultSchedulerConfig(minor))
 	if src != "" {
 		read, err := os.ReadFile(src)
@@ -93,7 +94,7 @@ func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand fu
 		_, healthz := cfg["healthzBindAddress"]
 		_, metrics := cfg["metricsBindAddress"]
 		if !healthz && !metrics {
-			port, err := freePort(0)
+			port, err := freePort()
 			if err != nil {
 				return nil, err
 			}

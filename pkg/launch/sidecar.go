@@ -36,7 +36,7 @@ func (r *run) expand(s string) (string, []int, error) {
 		port, ok := r.ports[name]
 		if !ok {
 			var perr error
-			if port, perr = freePort(0); perr != nil {
+			if port, perr = r.port(); perr != nil {
 				err = perr
 				return m
 			}
