@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usage(stderr, "--jobs %d: want at least 1", opts.Jobs)
 	}
 
-	show := &printer{w: stderr}
+	show := &printer{w: stderr, logs: map[string][]string{}}
 	if index != "" {
 		fmt.Fprintf(stderr, "batkube-campaign: run %s of %s; outputs in %s\n", index, c.Describe(), opts.Out)
 	} else {
@@ -223,8 +223,13 @@ func emitJob(c *campaign.Campaign, data []byte, file string, opts options, stdou
 	return 0
 }
 
-// printer shows a campaign's events as lines.
-type printer struct{ w io.Writer }
+// printer shows a campaign's events as lines. What a run logs (a
+// scheduler that exited before the end...) is shown only if the run then
+// fails: in a run that succeeds it is noise.
+type printer struct {
+	w    io.Writer
+	logs map[string][]string // by run, since it started
+}
 
 func (p *printer) event(e campaign.Event) {
 	counts := fmt.Sprintf("[%d done, %d failed, %d running, %d left]", e.Counts.Done, e.Counts.Failed, e.Counts.Running, e.Counts.Left)
@@ -232,19 +237,26 @@ func (p *printer) event(e campaign.Event) {
 	case campaign.EventSkipped:
 		fmt.Fprintf(p.w, "batkube-campaign: kept    %s (finished before) %s\n", e.Run.Name, counts)
 	case campaign.EventStarted:
-		why := ""
-		if e.State != campaign.NotStarted {
-			why = fmt.Sprintf(", from scratch: its folder held a run %s", e.State)
-		}
+		why := map[campaign.State]string{
+			campaign.Unfinished: ", from scratch: its folder held an unfinished run",
+			campaign.Failed:     ", from scratch: its folder held a failed run",
+			campaign.Changed:    ", from scratch: its folder held a run with other settings",
+			campaign.Finished:   ", again (--rerun)",
+		}[e.State]
 		fmt.Fprintf(p.w, "batkube-campaign: started %s (run %d%s) %s\n", e.Run.Name, e.Run.Index, why, counts)
 	case campaign.EventDone:
+		delete(p.logs, e.Run.Name)
 		s := e.Summary
 		fmt.Fprintf(p.w, "batkube-campaign: done    %s (makespan %.3f s, mean waiting %.3f s, %d jobs; wall %s) %s\n",
 			e.Run.Name, s.Makespan, s.MeanWaitingTime, s.Jobs, s.Wall.Round(100*time.Millisecond), counts)
 	case campaign.EventFailed:
 		fmt.Fprintf(p.w, "batkube-campaign: FAILED  %s %s: %v\n", e.Run.Name, counts, e.Err)
+		for _, m := range p.logs[e.Run.Name] {
+			fmt.Fprintf(p.w, "batkube-campaign: %s, before: %s\n", e.Run.Name, m)
+		}
+		delete(p.logs, e.Run.Name)
 	case campaign.EventLog:
-		fmt.Fprintf(p.w, "batkube-campaign: %s: %s\n", e.Run.Name, e.Message)
+		p.logs[e.Run.Name] = append(p.logs[e.Run.Name], e.Message)
 	case campaign.EventProgress:
 		parts := []string{counts}
 		for _, r := range e.Running {
