@@ -264,12 +264,12 @@ func (p *printer) event(e campaign.Event) {
 				parts = append(parts, r.Run.Name+" starting")
 				continue
 			}
-			total := "?"
+			jobs := fmt.Sprintf("%d jobs done", r.Progress.Done)
 			if r.Progress.Total >= 0 {
-				total = strconv.Itoa(r.Progress.Total)
+				jobs = fmt.Sprintf("%d/%d jobs done", r.Progress.Done, r.Progress.Total)
 			}
-			parts = append(parts, fmt.Sprintf("%s t=%s %d/%s jobs", r.Run.Name,
-				time.Duration(r.Progress.Now*float64(time.Second)).Round(time.Second), r.Progress.Done, total))
+			parts = append(parts, fmt.Sprintf("%s t=%s %s", r.Run.Name,
+				time.Duration(r.Progress.Now*float64(time.Second)).Round(time.Second), jobs))
 		}
 		fmt.Fprintf(p.w, "batkube-campaign: %s\n", strings.Join(parts, "  "))
 	}
