@@ -55,7 +55,8 @@ type Config struct {
 	// exactly when the scheduler is done (settle mode kube-scheduler).
 	KubeScheduler string
 	// KubeSchedulerArgs are passed to kube-scheduler after the runner's own
-	// flags, e.g. --feature-gates=GenericWorkload=true.
+	// flags, e.g. --feature-gates=GenericWorkload=true. Here as in
+	// ServerArgs, {port:NAME} is a free port, as in Sidecars.
 	KubeSchedulerArgs []string
 	// Sidecars are shell commands started beside the scheduler (e.g. a
 	// scheduler extender), with KUBECONFIG set; {kubeconfig} is the run's
@@ -79,7 +80,9 @@ type Config struct {
 	// cluster starts with, such as the PriorityClasses pods name.
 	Objects []string
 	// ServerArgs and BatsimArgs are passed on to kubernetes-server and to
-	// batsim (or batkube-engine).
+	// batsim (or batkube-engine); in ServerArgs, {port:NAME} is a free port
+	// (e.g. --batsky-endpoint=tcp://127.0.0.1:{port:batsky}, for runs side
+	// by side).
 	ServerArgs, BatsimArgs []string
 	// Progress, if set, is called every ProgressInterval (default 1s).
 	Progress         func(Progress)
@@ -345,7 +348,9 @@ func (r *run) startServer(ctx context.Context) error {
 		}
 		args = append(args, "--objects", abs)
 	}
-	args = append(args, r.cfg.ServerArgs...)
+	if args, err = r.expandAll(args, r.cfg.ServerArgs); err != nil {
+		return fmt.Errorf("launch: the server's arguments: %w", err)
+	}
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {
 		return err
 	}
@@ -401,7 +406,9 @@ func (r *run) startScheduler() error {
 		// the scrapes authenticated and authorised by asking the server.
 		"--secure-port", strconv.Itoa(k.metricsPort), "--bind-address", "127.0.0.1",
 		"--authentication-kubeconfig", r.kubeconfig, "--authorization-kubeconfig", r.kubeconfig}
-	args = append(args, r.cfg.KubeSchedulerArgs...)
+	if args, err = r.expandAll(args, r.cfg.KubeSchedulerArgs); err != nil {
+		return fmt.Errorf("launch: kube-scheduler's arguments: %w", err)
+	}
 	r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...)
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -112,5 +113,27 @@ func TestWriteJSONReplacesWhole(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("%d files in the folder, want only summary.json", len(entries))
+	}
+}
+
+// TestServerArgsNamePortsLikeSidecars: {port:NAME} in the server's and
+// kube-scheduler's arguments is the same port as in a sidecar's command,
+// taken from the run's pool and released with it.
+func TestServerArgsNamePortsLikeSidecars(t *testing.T) {
+	r := &run{ports: map[string]int{}, pool: NewPorts(), kubeconfig: "/run/kc.yaml"}
+	args, err := r.expandAll([]string{"--simulate"}, []string{"--batsky-endpoint=tcp://127.0.0.1:{port:batsky}", "--settle=signal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ports, err := r.expand("fake-batsky --listen {port:batsky}")
+	if err != nil || len(ports) != 1 {
+		t.Fatalf("expand: %v %v", ports, err)
+	}
+	want := []string{"--simulate", "--batsky-endpoint=tcp://127.0.0.1:" + strconv.Itoa(ports[0]), "--settle=signal"}
+	if strings.Join(args, " ") != strings.Join(want, " ") {
+		t.Errorf("args %q, want %q", args, want)
+	}
+	if len(r.held) != 1 || r.held[0] != ports[0] {
+		t.Errorf("held ports %v, want [%d]: released at the end of the run", r.held, ports[0])
 	}
 }

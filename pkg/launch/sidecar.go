@@ -48,6 +48,18 @@ func (r *run) expand(s string) (string, []int, error) {
 	return strings.ReplaceAll(out, "{kubeconfig}", r.kubeconfig), ports, err
 }
 
+// expandAll appends to args each of more with its placeholders replaced.
+func (r *run) expandAll(args, more []string) ([]string, error) {
+	for _, a := range more {
+		expanded, _, err := r.expand(a)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, expanded)
+	}
+	return args, nil
+}
+
 // startSidecars starts the sidecars and waits until each serves the ports
 // its command names.
 func (r *run) startSidecars(ctx context.Context) error {
