@@ -17,7 +17,7 @@
 // Locally, Runner runs the runs N at a time (each with its own ports, from
 // one launch.Ports), reports progress and goes on past a failed run. On a
 // cluster, EmitJob writes a batch/v1 Indexed Job whose pod K runs run K.
-// Results reads the finished runs and makes the comparison: a table per
+// Collect reads the finished runs and makes the comparison: a table per
 // setting (mean ± standard deviation over repetitions) and pkg/report's
 // HTML report.
 package campaign

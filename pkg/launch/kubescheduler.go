@@ -59,9 +59,8 @@ leaderElection:
 // from src (the default one for that minor version if src is empty),
 // passed through expand (the run's placeholders), with its
 // clientConnection.kubeconfig set to kubeconfigPath, and returns the
-// schedulerNames of its profiles. freePort gives the port of an old
-// scheduler's insecure endpoints.
-func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand func(string) (string, error), freePort func() (int, error)) ([]string, error) {
+// schedulerNames of its profiles.
+func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand func(string) (string, error)) ([]string, error) {
 	data := []byte(defaultSchedulerConfig(minor))
 	if src != "" {
 		read, err := os.ReadFile(src)
@@ -94,11 +93,11 @@ func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand fu
 		_, healthz := cfg["healthzBindAddress"]
 		_, metrics := cfg["metricsBindAddress"]
 		if !healthz && !metrics {
-			port, err := freePort()
+			// A port of the run's, as {port:NAME} is.
+			addr, err := expand("127.0.0.1:{port:" + insecurePortName + "}")
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("launch: scheduler configuration: %w", err)
 			}
-			addr := "127.0.0.1:" + strconv.Itoa(port)
 			cfg["healthzBindAddress"], cfg["metricsBindAddress"] = addr, addr
 		}
 	}
@@ -111,6 +110,10 @@ func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand fu
 	}
 	return profileNames(cfg), nil
 }
+
+// insecurePortName names the port of an old kube-scheduler's insecure
+// endpoints among the run's {port:NAME} ports.
+const insecurePortName = "kube-scheduler-insecure"
 
 // profileNames returns the schedulerNames of a configuration's profiles
 // (default-scheduler when it has none).

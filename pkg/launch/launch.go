@@ -300,6 +300,13 @@ func (r *run) run(ctx context.Context) error {
 	if err := os.WriteFile(r.kubeconfig, []byte(Kubeconfig(r.apiURL)), 0o644); err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
+	// {port:NAME} in the server's and kube-scheduler's arguments.
+	if r.cfg.ServerArgs, err = r.expandEach(r.cfg.ServerArgs); err != nil {
+		return fmt.Errorf("launch: the server's arguments: %w", err)
+	}
+	if r.cfg.KubeSchedulerArgs, err = r.expandEach(r.cfg.KubeSchedulerArgs); err != nil {
+		return fmt.Errorf("launch: kube-scheduler's arguments: %w", err)
+	}
 	if err := r.planKubeScheduler(); err != nil {
 		return err
 	}
@@ -348,9 +355,7 @@ func (r *run) startServer(ctx context.Context) error {
 		}
 		args = append(args, "--objects", abs)
 	}
-	if args, err = r.expandAll(args, r.cfg.ServerArgs); err != nil {
-		return fmt.Errorf("launch: the server's arguments: %w", err)
-	}
+	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {
 		return err
 	}
@@ -406,9 +411,7 @@ func (r *run) startScheduler() error {
 		// the scrapes authenticated and authorised by asking the server.
 		"--secure-port", strconv.Itoa(k.metricsPort), "--bind-address", "127.0.0.1",
 		"--authentication-kubeconfig", r.kubeconfig, "--authorization-kubeconfig", r.kubeconfig}
-	if args, err = r.expandAll(args, r.cfg.KubeSchedulerArgs); err != nil {
-		return fmt.Errorf("launch: kube-scheduler's arguments: %w", err)
-	}
+	args = append(args, r.cfg.KubeSchedulerArgs...)
 	r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...)
 	return err
 }
@@ -434,7 +437,7 @@ func (r *run) planKubeScheduler() error {
 	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor, func(s string) (string, error) {
 		out, _, err := r.expand(s)
 		return out, err
-	}, r.port)
+	})
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ profiles:
 	}
 	for _, src := range []string{"", user} {
 		out := filepath.Join(dir, "out.yaml")
-		names, err := writeSchedulerConfig(out, src, "/run/kubeconfig.yaml", 37, noExpand, NewPorts().Take)
+		names, err := writeSchedulerConfig(out, src, "/run/kubeconfig.yaml", 37, noExpand)
 		if err != nil {
 			t.Fatalf("from %q: %v", src, err)
 		}
@@ -61,7 +61,7 @@ profiles:
 			t.Errorf("default configuration: qps %g, want 5000", cfg.ClientConnection.QPS)
 		}
 	}
-	if _, err := writeSchedulerConfig(filepath.Join(dir, "x.yaml"), filepath.Join(dir, "missing.yaml"), "k", 37, noExpand, NewPorts().Take); err == nil {
+	if _, err := writeSchedulerConfig(filepath.Join(dir, "x.yaml"), filepath.Join(dir, "missing.yaml"), "k", 37, noExpand); err == nil {
 		t.Error("a missing configuration file was accepted")
 	}
 }

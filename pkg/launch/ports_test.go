@@ -121,7 +121,7 @@ func TestWriteJSONReplacesWhole(t *testing.T) {
 // taken from the run's pool and released with it.
 func TestServerArgsNamePortsLikeSidecars(t *testing.T) {
 	r := &run{ports: map[string]int{}, pool: NewPorts(), kubeconfig: "/run/kc.yaml"}
-	args, err := r.expandAll([]string{"--simulate"}, []string{"--batsky-endpoint=tcp://127.0.0.1:{port:batsky}", "--settle=signal"})
+	args, err := r.expandEach([]string{"--batsky-endpoint=tcp://127.0.0.1:{port:batsky}", "--settle=signal"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,11 +129,32 @@ func TestServerArgsNamePortsLikeSidecars(t *testing.T) {
 	if err != nil || len(ports) != 1 {
 		t.Fatalf("expand: %v %v", ports, err)
 	}
-	want := []string{"--simulate", "--batsky-endpoint=tcp://127.0.0.1:" + strconv.Itoa(ports[0]), "--settle=signal"}
+	want := []string{"--batsky-endpoint=tcp://127.0.0.1:" + strconv.Itoa(ports[0]), "--settle=signal"}
 	if strings.Join(args, " ") != strings.Join(want, " ") {
 		t.Errorf("args %q, want %q", args, want)
 	}
 	if len(r.held) != 1 || r.held[0] != ports[0] {
 		t.Errorf("held ports %v, want [%d]: released at the end of the run", r.held, ports[0])
+	}
+}
+
+// TestOldKubeSchedulerInsecurePortFromThePool: kube-scheduler 1.18's
+// insecure healthz and metrics endpoints get a port of the run's pool
+// (0.0.0.0:10251 otherwise: runs side by side would fight for it).
+func TestOldKubeSchedulerInsecurePortFromThePool(t *testing.T) {
+	dir := t.TempDir()
+	r := &run{ports: map[string]int{}, pool: NewPorts(), kubeconfig: filepath.Join(dir, "kc")}
+	expand := func(s string) (string, error) { out, _, err := r.expand(s); return out, err }
+	path := filepath.Join(dir, "kube-scheduler.yaml")
+	if _, err := writeSchedulerConfig(path, "", r.kubeconfig, 18, expand); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "127.0.0.1:" + strconv.Itoa(r.ports[insecurePortName])
+	if len(r.held) != 1 || !strings.Contains(string(data), "healthzBindAddress: "+want) || !strings.Contains(string(data), "metricsBindAddress: "+want) {
+		t.Errorf("held %v; configuration:\n%s\nwant both endpoints on %s", r.held, data, want)
 	}
 }

@@ -48,16 +48,17 @@ func (r *run) expand(s string) (string, []int, error) {
 	return strings.ReplaceAll(out, "{kubeconfig}", r.kubeconfig), ports, err
 }
 
-// expandAll appends to args each of more with its placeholders replaced.
-func (r *run) expandAll(args, more []string) ([]string, error) {
-	for _, a := range more {
+// expandEach returns args with their placeholders replaced.
+func (r *run) expandEach(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
 		expanded, _, err := r.expand(a)
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, expanded)
+		out = append(out, expanded)
 	}
-	return args, nil
+	return out, nil
 }
 
 // startSidecars starts the sidecars and waits until each serves the ports
