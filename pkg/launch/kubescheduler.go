@@ -26,6 +26,10 @@ func kubeSchedulerVersion(bin string) (minor int, version string, err error) {
 	return minor, string(m[0]), nil
 }
 
+// insecurePortName names the port of an old kube-scheduler's insecure
+// endpoints among the run's {port:NAME} ports.
+const insecurePortName = "kube-scheduler-insecure"
+
 // configAPIVersion is the KubeSchedulerConfiguration version a
 // kube-scheduler of that minor version reads best.
 func configAPIVersion(minor int) string {
@@ -110,10 +114,6 @@ func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand fu
 	}
 	return profileNames(cfg), nil
 }
-
-// insecurePortName names the port of an old kube-scheduler's insecure
-// endpoints among the run's {port:NAME} ports.
-const insecurePortName = "kube-scheduler-insecure"
 
 // profileNames returns the schedulerNames of a configuration's profiles
 // (default-scheduler when it has none).
