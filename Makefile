@@ -16,7 +16,7 @@ help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
 # Batkube's own commands.
-COMMANDS := kubernetes-server batkube-engine batkube-run batkube-report batkube-compare
+COMMANDS := kubernetes-server batkube-engine batkube-run batkube-report batkube-campaign
 GO_SOURCES := $(shell find cmd pkg restapi -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
 # The example schedulers of the main module: one Go command per folder of
@@ -49,12 +49,13 @@ run: build $(BIN)/kube-scheduler ## a whole simulation: embedded engine + Batkub
 run-batsim: build $(BIN)/kube-scheduler ## the same with a real batsim 4.x from PATH (BATSIM=path to override)
 	$(BIN)/batkube-run --batsim $(or $(BATSIM),batsim) $(RUN_ARGS)
 
-# The scheduler families side by side on one contended workload (COMPARE=
-# another families file; COMPARE_FLAGS=--rerun to run finished ones again).
+# The scheduler families side by side on one contended workload: a campaign
+# (COMPARE= another campaign file; COMPARE_FLAGS=--rerun to run finished
+# runs again, -j 2 to run two at once).
 COMPARE       ?= examples/schedulers/compare.yaml
 COMPARE_FLAGS ?=
-compare: build upstream ## run the scheduler families of examples/schedulers/compare.yaml on one contended workload and print the table that compares them (out/compare)
-	$(BIN)/batkube-compare -f $(COMPARE) -o out/compare $(COMPARE_FLAGS)
+compare: build upstream ## run the scheduler families of examples/schedulers/compare.yaml on one contended workload (a campaign) and print the table that compares them (out/compare, with report.html)
+	$(BIN)/batkube-campaign -o out/compare $(COMPARE_FLAGS) $(COMPARE)
 
 -include examples/upstream.mk
 

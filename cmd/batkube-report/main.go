@@ -94,18 +94,7 @@ func write(opts options, in report.Inputs, dirs []string, stdout io.Writer) erro
 	if charts == "" {
 		charts = strings.TrimSuffix(opts.Out, filepath.Ext(opts.Out)) + "-charts"
 	}
-	if err := rep.WriteCharts(charts, opts.DPI); err != nil {
-		return err
-	}
-	f, err := os.Create(opts.Out)
-	if err != nil {
-		return err
-	}
-	if err := rep.WriteHTML(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := rep.Write(opts.Out, charts, opts.DPI); err != nil {
 		return err
 	}
 	for _, r := range rep.Runs {

@@ -17,12 +17,14 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	flags "github.com/jessevdk/go-flags"
 
 	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/report"
 )
 
 type options struct {
@@ -42,9 +44,10 @@ type options struct {
 	APIPort          int           `long:"port" default:"0" description:"port of the API server on 127.0.0.1 (0: a free one)"`
 	BatsimPort       int           `long:"batsim-port" default:"0" description:"port of the Batsim socket on 127.0.0.1 (0: a free one)"`
 	BinDir           string        `long:"bin-dir" value-name:"DIR" description:"where kubernetes-server, batkube-engine and kube-scheduler are (default: beside this binary)"`
-	ServerArgs       []string      `long:"server-arg" value-name:"ARG" description:"pass ARG to kubernetes-server, e.g. --server-arg=--settle-quiet=100ms (repeatable; see kubernetes-server --help)"`
+	ServerArgs       []string      `long:"server-arg" value-name:"ARG" description:"pass ARG to kubernetes-server, e.g. --server-arg=--settle-quiet=100ms (repeatable; see kubernetes-server --help); {port:NAME} is a free port, as in --sidecar-cmd"`
 	BatsimArgs       []string      `long:"batsim-arg" value-name:"ARG" description:"pass ARG to batsim or batkube-engine (repeatable)"`
 	Repeat           int           `long:"repeat" default:"1" value-name:"N" description:"run the simulation N times (outputs in --out/1, --out/2...) and print the mean and spread of makespan and waiting time: kube-scheduler breaks ties at random, so one run of it is one sample"`
+	Report           bool          `long:"report" description:"at the end, write the run's report.html (figures, Gantt chart, utilisation, queue, waiting times; see batkube-report) and its charts (report-charts/) into --out; with --repeat, each run's in its folder and one of all the runs, with their mean ± spread, in --out"`
 	ProgressInterval time.Duration `long:"progress-interval" default:"1s" description:"how often progress is shown"`
 	Quiet            bool          `short:"q" long:"quiet" description:"show no progress"`
 }
@@ -136,6 +139,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "simulated by:  %s\n", engine)
 		sum.Write(stdout)
 		sums = append(sums, sum)
+		if opts.Report {
+			if err := writeReport(stdout, cfg.OutDir, []string{cfg.OutDir}, opts); err != nil {
+				fmt.Fprintf(stderr, "batkube-run: the report: %v\n", err)
+				return 1
+			}
+		}
 	}
 	if opts.Repeat > 1 {
 		rep := launch.Repeat(sums)
@@ -144,8 +153,60 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "batkube-run: %v\n", err)
 			return 1
 		}
+		if opts.Report {
+			var dirs []string
+			for _, s := range sums {
+				dirs = append(dirs, s.OutDir)
+			}
+			if err := writeReport(stdout, opts.Out, dirs, opts); err != nil {
+				fmt.Fprintf(stderr, "batkube-run: the report: %v\n", err)
+				return 1
+			}
+		}
 	}
 	return 0
+}
+
+// writeReport writes into dir the report of the runs in dirs (report.html
+// and report-charts/), the runs grouped when there are several.
+func writeReport(stdout io.Writer, dir string, dirs []string, opts options) error {
+	in := report.Inputs{Platform: opts.Platform, Workloads: opts.Workloads}
+	var runs []*report.Run
+	for _, d := range dirs {
+		r, err := report.Load(d, in)
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+	}
+	title := fmt.Sprintf("Batkube run: %s, %s", filepath.Base(opts.Platform), strings.Join(baseNames(opts.Workloads), ", "))
+	rep, err := report.New(title, runs)
+	if err != nil {
+		return err
+	}
+	if len(runs) > 1 {
+		names := make([]string, len(runs))
+		for i, r := range runs {
+			names[i] = r.Name
+		}
+		if _, err := rep.AddGroup(fmt.Sprintf("all %d runs", len(runs)), names...); err != nil {
+			return err
+		}
+	}
+	html := filepath.Join(dir, "report.html")
+	if err := rep.Write(html, filepath.Join(dir, "report-charts"), 150); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report:        %s\n", html)
+	return nil
+}
+
+func baseNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
 }
 
 // progressPrinter shows progress on one line that it rewrites on a

@@ -20,7 +20,7 @@ var undeletableNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSy
 // deleteOptions reads the options of a DELETE from its body or its query.
 func (q *request) deleteOptions() (*metav1.DeleteOptions, error) {
 	if opts, ok := q.args.Body.(*metav1.DeleteOptions); ok && opts != nil {
-		return opts, nil
+		return opts, checkDryRun(q.op.Verb, opts.DryRun)
 	}
 	opts := &metav1.DeleteOptions{}
 	if err := q.server.params.DecodeParameters(q.http.URL.Query(), corev1.SchemeGroupVersion, opts); err != nil {

@@ -14,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/batkube/batkube/pkg/endpoint"
 	"github.com/batkube/batkube/pkg/registry"
@@ -48,6 +50,10 @@ func (q *request) serve(w http.ResponseWriter) {
 			return
 		}
 		q.review(w)
+		return
+	}
+	if err := checkDryRun(q.op.Verb, q.http.URL.Query()["dryRun"]); err != nil {
+		q.fail(w, err)
 		return
 	}
 	switch q.op.Verb {
@@ -219,6 +225,31 @@ func (q *request) checkNamespace(obj store.Object) error {
 	return nil
 }
 
+// dryRunOptions names the options of each writing verb, as the real
+// server names them in its errors.
+var dryRunOptions = map[endpoint.Verb]string{
+	endpoint.Create: "CreateOptions", endpoint.Update: "UpdateOptions", endpoint.Patch: "PatchOptions",
+	endpoint.Delete: "DeleteOptions", endpoint.DeleteCollection: "DeleteOptions",
+}
+
+// checkDryRun refuses a dryRun other than All (422), as the real server
+// does: a misspelt dry run must not write.
+func checkDryRun(verb endpoint.Verb, values []string) error {
+	kind, writes := dryRunOptions[verb]
+	if !writes {
+		return nil
+	}
+	for _, v := range values {
+		if v != metav1.DryRunAll {
+			return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "",
+				field.ErrorList{field.NotSupported(field.NewPath("dryRun"), values, []string{metav1.DryRunAll})})
+		}
+	}
+	return nil
+}
+
+// dryRun tells whether the request asks for a dry run (checkDryRun has
+// refused any other value than All).
 func dryRun(r *http.Request) bool {
 	for _, v := range r.URL.Query()["dryRun"] {
 		if v == metav1.DryRunAll {
@@ -309,6 +340,9 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 		return nil, err
 	}
 	if dry {
+		if _, err := s.store.Get(r.storage, stored.GetNamespace(), stored.GetName()); err == nil {
+			return nil, apierrors.NewAlreadyExists(r.gvr.GroupResource(), obj.GetName())
+		}
 		return store.NewStored(stored), nil
 	}
 	st, err := s.store.Create(ctx, r.storage, stored)

@@ -26,6 +26,10 @@ func kubeSchedulerVersion(bin string) (minor int, version string, err error) {
 	return minor, string(m[0]), nil
 }
 
+// insecurePortName names the port of an old kube-scheduler's insecure
+// endpoints among the run's {port:NAME} ports.
+const insecurePortName = "kube-scheduler-insecure"
+
 // configAPIVersion is the KubeSchedulerConfiguration version a
 // kube-scheduler of that minor version reads best.
 func configAPIVersion(minor int) string {
@@ -98,11 +102,11 @@ func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, gangs boo
 		_, healthz := cfg["healthzBindAddress"]
 		_, metrics := cfg["metricsBindAddress"]
 		if !healthz && !metrics {
-			port, err := freePort(0)
+			// A port of the run's, as {port:NAME} is.
+			addr, err := expand("127.0.0.1:{port:" + insecurePortName + "}")
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("launch: scheduler configuration: %w", err)
 			}
-			addr := "127.0.0.1:" + strconv.Itoa(port)
 			cfg["healthzBindAddress"], cfg["metricsBindAddress"] = addr, addr
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,7 +55,8 @@ type Config struct {
 	// exactly when the scheduler is done (settle mode kube-scheduler).
 	KubeScheduler string
 	// KubeSchedulerArgs are passed to kube-scheduler after the runner's own
-	// flags, e.g. --feature-gates=GenericWorkload=true.
+	// flags, e.g. --feature-gates=GenericWorkload=true. Here as in
+	// ServerArgs, {port:NAME} is a free port, as in Sidecars.
 	KubeSchedulerArgs []string
 	// Sidecars are shell commands started beside the scheduler (e.g. a
 	// scheduler extender), with KUBECONFIG set; {kubeconfig} is the run's
@@ -68,6 +68,11 @@ type Config struct {
 	// APIPort is the API server's port on 127.0.0.1 and BatsimPort that of
 	// the Batsim socket (0: a free port).
 	APIPort, BatsimPort int
+	// Ports hands out the free ports the run opens (API server, Batsim
+	// socket, kube-scheduler's, sidecars'); runs started side by side by one
+	// process share one, so that they never get the same port. Default: one
+	// for this run alone.
+	Ports *Ports
 	// DynamicJobs runs Batsim with dynamic jobs, so that pods created
 	// through the API during the run become jobs.
 	DynamicJobs bool
@@ -82,7 +87,9 @@ type Config struct {
 	// cluster starts with, such as the PriorityClasses pods name.
 	Objects []string
 	// ServerArgs and BatsimArgs are passed on to kubernetes-server and to
-	// batsim (or batkube-engine).
+	// batsim (or batkube-engine); in ServerArgs, {port:NAME} is a free port
+	// (e.g. --batsky-endpoint=tcp://127.0.0.1:{port:batsky}, for runs side
+	// by side).
 	ServerArgs, BatsimArgs []string
 	// Progress, if set, is called every ProgressInterval (default 1s).
 	Progress         func(Progress)
@@ -128,23 +135,43 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	runErr := r.run(ctx)
 	r.stopAll()
-	sum := Summary{OutDir: r.cfg.OutDir, Engine: r.engineName(), Wall: time.Since(start)}
+	r.pool.Release(r.held...)
+	sum := Summary{OutDir: r.cfg.OutDir, Engine: r.engineName(), Wall: time.Since(start),
+		Platform: absPath(r.cfg.Platform), Workloads: make([]string, len(r.cfg.Workloads))}
+	for i, w := range r.cfg.Workloads {
+		sum.Workloads[i] = absPath(w)
+	}
 	for _, p := range r.procs() {
 		sum.Processes = append(sum.Processes, p.usage())
 	}
+	// A run that failed has its own error; its outputs may be partial.
 	if err := sum.readOutputs(r.prefix()); err != nil && runErr == nil {
-		return sum, err // a run that failed has its own error; its outputs may be partial
+		runErr = err
 	}
 	if err := sum.readStats(r.statsFile()); err != nil && runErr == nil {
-		return sum, err
+		runErr = err
 	}
 	if sum.Wall > 0 {
 		sum.SpeedUp = sum.Makespan / sum.Wall.Seconds()
 	}
+	sum.Status = StatusSucceeded
+	if runErr != nil {
+		sum.Status, sum.Error = StatusFailed, runErr.Error()
+	}
+	// Written last, whole or not at all: a folder with a summary.json that
+	// says succeeded holds a finished run.
 	if err := WriteJSON(filepath.Join(r.cfg.OutDir, "summary.json"), sum); err != nil && runErr == nil {
 		runErr = fmt.Errorf("launch: writing the summary: %w", err)
 	}
 	return sum, runErr
+}
+
+// absPath is path made absolute, or path itself if it cannot be.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // run is one run's state.
@@ -159,6 +186,10 @@ type run struct {
 	sidecars                  []*process
 	// ports are the ports chosen for the {port:NAME} placeholders.
 	ports map[string]int
+	// pool hands out the run's free ports; held are those it handed out,
+	// released once the run's processes are gone.
+	pool *Ports
+	held []int
 	// kube is the plan for a kube-scheduler the run starts (nil for
 	// another scheduler, or none).
 	kube *kubeScheduler
@@ -198,7 +229,10 @@ func newRun(cfg Config) (*run, error) {
 		}
 		cfg.BinDir = filepath.Dir(exe)
 	}
-	r := &run{cfg: cfg, ports: map[string]int{}}
+	r := &run{cfg: cfg, ports: map[string]int{}, pool: cfg.Ports}
+	if r.pool == nil {
+		r.pool = NewPorts()
+	}
 	switch cfg.Batsim {
 	case "", BatsimAuto:
 		if path, err := exec.LookPath("batsim"); err == nil {
@@ -259,11 +293,11 @@ func (r *run) bin(name string) (string, error) {
 }
 
 func (r *run) run(ctx context.Context) error {
-	apiPort, err := freePort(r.cfg.APIPort)
+	apiPort, err := r.portOr(r.cfg.APIPort)
 	if err != nil {
 		return err
 	}
-	batsimPort, err := freePort(r.cfg.BatsimPort)
+	batsimPort, err := r.portOr(r.cfg.BatsimPort)
 	if err != nil {
 		return err
 	}
@@ -272,6 +306,13 @@ func (r *run) run(ctx context.Context) error {
 	r.kubeconfig = filepath.Join(r.cfg.OutDir, "kubeconfig.yaml")
 	if err := os.WriteFile(r.kubeconfig, []byte(Kubeconfig(r.apiURL)), 0o644); err != nil {
 		return fmt.Errorf("launch: %w", err)
+	}
+	// {port:NAME} in the server's and kube-scheduler's arguments.
+	if r.cfg.ServerArgs, err = r.expandEach(r.cfg.ServerArgs); err != nil {
+		return fmt.Errorf("launch: the server's arguments: %w", err)
+	}
+	if r.cfg.KubeSchedulerArgs, err = r.expandEach(r.cfg.KubeSchedulerArgs); err != nil {
+		return fmt.Errorf("launch: kube-scheduler's arguments: %w", err)
 	}
 	if err := r.planKubeScheduler(); err != nil {
 		return err
@@ -416,7 +457,7 @@ func (r *run) planKubeScheduler() error {
 	if err != nil {
 		return err
 	}
-	port, err := freePort(0)
+	port, err := r.port()
 	if err != nil {
 		return err
 	}
@@ -541,15 +582,20 @@ func readProgress(c *http.Client, apiURL string) (broker.Progress, error) {
 	return p, json.NewDecoder(resp.Body).Decode(&p)
 }
 
-// freePort returns port, or a free port of the loopback if it is 0.
-func freePort(port int) (int, error) {
+// port takes a free loopback port for the run from its pool.
+func (r *run) port() (int, error) {
+	p, err := r.pool.Take()
+	if err != nil {
+		return 0, err
+	}
+	r.held = append(r.held, p)
+	return p, nil
+}
+
+// portOr returns port, or a free one if it is 0.
+func (r *run) portOr(port int) (int, error) {
 	if port != 0 {
 		return port, nil
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("launch: finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return r.port()
 }

@@ -14,8 +14,8 @@ type Spread struct {
 	Max    float64 `json:"max"`
 }
 
-// spreadOf summarises xs (at least one value).
-func spreadOf(xs []float64) Spread {
+// SpreadOf summarises xs (at least one value).
+func SpreadOf(xs []float64) Spread {
 	s := Spread{Min: math.Inf(1), Max: math.Inf(-1)}
 	for _, x := range xs {
 		s.Mean += x
@@ -53,7 +53,7 @@ func Repeat(sums []Summary) Repetition {
 	for _, s := range sums {
 		mk, wait, wall = append(mk, s.Makespan), append(wait, s.MeanWaitingTime), append(wall, s.Wall.Seconds())
 	}
-	return Repetition{Runs: len(sums), Makespan: spreadOf(mk), MeanWaitingTime: spreadOf(wait), Wall: spreadOf(wall), Summaries: sums}
+	return Repetition{Runs: len(sums), Makespan: SpreadOf(mk), MeanWaitingTime: SpreadOf(wait), Wall: SpreadOf(wall), Summaries: sums}
 }
 
 // Write prints the repetition for a person.

@@ -36,7 +36,7 @@ func (r *run) expand(s string) (string, []int, error) {
 		port, ok := r.ports[name]
 		if !ok {
 			var perr error
-			if port, perr = freePort(0); perr != nil {
+			if port, perr = r.port(); perr != nil {
 				err = perr
 				return m
 			}
@@ -46,6 +46,19 @@ func (r *run) expand(s string) (string, []int, error) {
 		return strconv.Itoa(port)
 	})
 	return strings.ReplaceAll(out, "{kubeconfig}", r.kubeconfig), ports, err
+}
+
+// expandEach returns args with their placeholders replaced.
+func (r *run) expandEach(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		expanded, _, err := r.expand(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, expanded)
+	}
+	return out, nil
 }
 
 // startSidecars starts the sidecars and waits until each serves the ports

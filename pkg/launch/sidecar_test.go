@@ -14,7 +14,7 @@ func noExpand(s string) (string, error) { return s, nil }
 // same for every mention of NAME, another for another name; {kubeconfig}
 // the run's kubeconfig.
 func TestExpandGivesEachPortNameOnePort(t *testing.T) {
-	r := &run{ports: map[string]int{}, kubeconfig: "/run/kc.yaml"}
+	r := &run{ports: map[string]int{}, pool: NewPorts(), kubeconfig: "/run/kc.yaml"}
 	a, ports, err := r.expand("ext --listen 127.0.0.1:{port:ext} --kubeconfig {kubeconfig}")
 	if err != nil || len(ports) != 1 || ports[0] == 0 {
 		t.Fatalf("expand: %q %v %v", a, ports, err)
@@ -32,7 +32,7 @@ func TestExpandGivesEachPortNameOnePort(t *testing.T) {
 // port fails the start with its log.
 func TestSidecarThatNeverListensFails(t *testing.T) {
 	dir := t.TempDir()
-	r := &run{cfg: Config{OutDir: dir, Sidecars: []string{"echo nothing here on {port:x}; exit 3"}}, ports: map[string]int{}, kubeconfig: filepath.Join(dir, "kc")}
+	r := &run{cfg: Config{OutDir: dir, Sidecars: []string{"echo nothing here on {port:x}; exit 3"}}, ports: map[string]int{}, pool: NewPorts(), kubeconfig: filepath.Join(dir, "kc")}
 	err := r.startSidecars(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "sidecar-1") {
 		t.Fatalf("startSidecars: %v, want a failure naming sidecar-1", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,14 @@ import (
 type Summary struct {
 	OutDir string `json:"outDir"`
 	Engine string `json:"engine"` // "embedded" or the path of the batsim binary
+	// Status is StatusSucceeded when the simulation ran to its end and its
+	// outputs were read, StatusFailed otherwise, with Error saying why.
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Platform and Workloads are the run's inputs (absolute paths), so
+	// that a report of the folder finds them.
+	Platform  string   `json:"platform"`
+	Workloads []string `json:"workloads"`
 	// Jobs counts the rows of _jobs.csv; the others count them by final state.
 	Jobs            int `json:"jobs"`
 	Succeeded       int `json:"succeeded"`
@@ -55,6 +64,12 @@ type Summary struct {
 	Preempted   int `json:"preempted"`
 	Resubmitted int `json:"resubmitted"`
 }
+
+// Values of Summary.Status.
+const (
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+)
 
 // SimulationSpeedUp is the makespan over the wall time of the simulation
 // proper.
@@ -195,11 +210,30 @@ func readCSV(path string) ([]map[string]string, error) {
 	return rows, nil
 }
 
-// WriteJSON writes v to path, indented.
+// WriteJSON writes v to path, indented, atomically: a reader (or a
+// process killed while writing) sees the old file or the whole new one,
+// never a part.
 func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,7 +13,8 @@ import (
 )
 
 // Validate returns what the real API server would reject in obj with 422
-// Invalid: the name, and for pods the containers. It is deliberately small:
+// Invalid: the name, for pods the containers and volumes, for Jobs their
+// spec and pod template (validateJob). It is deliberately small:
 // Batkube checks what schedulers and kubectl scripts trip over, not every
 // rule of the Kubernetes validation code.
 func Validate(obj runtime.Object) field.ErrorList {
@@ -22,8 +24,11 @@ func Validate(obj runtime.Object) field.ErrorList {
 	}
 	var errs field.ErrorList
 	errs = append(errs, validateName(obj, m.GetName())...)
-	if pod, ok := obj.(*corev1.Pod); ok {
-		errs = append(errs, validatePodSpec(&pod.Spec, field.NewPath("spec"))...)
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		errs = append(errs, validatePodSpec(&o.Spec, field.NewPath("spec"))...)
+	case *batchv1.Job:
+		errs = append(errs, validateJob(o)...)
 	}
 	return errs
 }
@@ -50,6 +55,9 @@ func validateName(obj runtime.Object, name string) field.ErrorList {
 			msgs = append(msgs, validation.IsDNS1123Subdomain(name)...)
 		}
 		if _, isNode := obj.(*corev1.Node); isNode {
+			msgs = append(msgs, validation.IsDNS1123Subdomain(name)...)
+		}
+		if _, isJob := obj.(*batchv1.Job); isJob {
 			msgs = append(msgs, validation.IsDNS1123Subdomain(name)...)
 		}
 	}
@@ -87,5 +95,43 @@ func validatePodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
 	}
 	check(spec.InitContainers, path.Child("initContainers"))
 	check(spec.Containers, path.Child("containers"))
+	errs = append(errs, validateVolumes(spec, path)...)
+	return errs
+}
+
+// validateVolumes checks that the volumes have distinct DNS-label names
+// and that every container's volume mount names one of them, with a path.
+func validateVolumes(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	volumes := sets.New[string]()
+	for i, v := range spec.Volumes {
+		p := path.Child("volumes").Index(i).Child("name")
+		switch {
+		case v.Name == "":
+			errs = append(errs, field.Required(p, ""))
+		case volumes.Has(v.Name):
+			errs = append(errs, field.Duplicate(p, v.Name))
+		default:
+			for _, msg := range validation.IsDNS1123Label(v.Name) {
+				errs = append(errs, field.Invalid(p, v.Name, msg))
+			}
+		}
+		volumes.Insert(v.Name)
+	}
+	mounts := func(cs []corev1.Container, p *field.Path) {
+		for i, c := range cs {
+			for j, m := range c.VolumeMounts {
+				mp := p.Index(i).Child("volumeMounts").Index(j)
+				if !volumes.Has(m.Name) {
+					errs = append(errs, field.NotFound(mp.Child("name"), m.Name))
+				}
+				if m.MountPath == "" {
+					errs = append(errs, field.Required(mp.Child("mountPath"), ""))
+				}
+			}
+		}
+	}
+	mounts(spec.InitContainers, path.Child("initContainers"))
+	mounts(spec.Containers, path.Child("containers"))
 	return errs
 }

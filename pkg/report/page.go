@@ -33,6 +33,26 @@ svg.chart { width: 100%; height: auto; display: block; }
 <h1>{{.Title}}</h1>
 <p class="muted">{{len .Runs}} run{{if gt (len .Runs) 1}}s{{end}}: {{range $i, $r := .Runs}}{{if $i}}, {{end}}<code>{{$r.Run.Dir}}</code>{{end}}. Times are simulated seconds unless said otherwise.</p>
 
+{{if .Groups}}<h2>Settings compared</h2>
+<table id="groups">
+<thead><tr><th>setting</th><th>runs</th><th>jobs</th><th>completed</th><th>makespan (s)</th><th>mean waiting (s)</th><th>p95 waiting (s)</th><th>mean slowdown</th><th>cpu utilisation</th><th>memory utilisation</th><th>wall (s)</th></tr></thead>
+<tbody>
+{{range .Groups}}{{$n := len .Runs}}<tr data-group="{{.Name}}">
+<td>{{.Name}}</td>
+<td data-metric="runs" title="{{range $i, $r := .Runs}}{{if $i}}, {{end}}{{$r}}{{end}}">{{$n}}</td>
+<td data-metric="jobs">{{spread .Jobs $n "%.0f"}}</td>
+<td data-metric="succeeded">{{spread .Succeeded $n "%.0f"}}</td>
+<td data-metric="makespan" data-mean="{{printf "%.3f" .Makespan.Mean}}">{{spread .Makespan $n "%.3f"}}</td>
+<td data-metric="mean-waiting" data-mean="{{printf "%.3f" .MeanWaiting.Mean}}">{{spread .MeanWaiting $n "%.3f"}}</td>
+<td data-metric="p95-waiting">{{spread .P95Waiting $n "%.3f"}}</td>
+<td data-metric="mean-slowdown">{{spread .MeanSlowdown $n "%.3f"}}</td>
+{{if .HasUtilisation}}<td data-metric="cpu-utilisation">{{spreadPercent .CPUUtilisation $n}}</td><td data-metric="memory-utilisation">{{spreadPercent .MemoryUtilisation $n}}</td>{{else}}<td>–</td><td>–</td>{{end}}
+<td data-metric="wall">{{if .HasWall}}{{spread .Wall $n "%.1f"}}{{else}}–{{end}}</td>
+</tr>
+{{end}}</tbody>
+</table>
+<p class="muted">Each setting's figures are the mean ± sample standard deviation over its runs (the mean alone for one run); its runs are below.</p>
+{{end}}
 <h2>{{if gt (len .Runs) 1}}Comparison{{else}}Figures{{end}}</h2>
 <table id="comparison">
 <thead><tr><th>run</th><th>jobs</th><th>completed</th><th>makespan (s)</th><th>mean waiting (s)</th><th>p95 waiting (s)</th><th>mean slowdown</th><th>cpu utilisation</th><th>memory utilisation</th></tr></thead>

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/batkube/batkube/pkg/launch"
 )
 
 // Report is the report of one or more runs: their figures and charts.
@@ -18,6 +20,8 @@ type Report struct {
 	Runs  []RunReport
 	// Comparison overlays the runs (nil for a single run).
 	Comparison []*Chart
+	// Groups summarise groups of runs (repetitions), see AddGroup.
+	Groups []Group
 }
 
 // RunReport is one run's part of the report.
@@ -135,6 +139,10 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 		"fixed":    func(f float64) string { return fmt.Sprintf("%.3f", f) },
 		"duration": func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 		"mib":      func(b int64) int64 { return b >> 20 },
+		"spread":   spread,
+		"spreadPercent": func(s launch.Spread, n int) string {
+			return spread(launch.Spread{Mean: 100 * s.Mean, StdDev: 100 * s.StdDev}, n, "%.1f") + " %"
+		},
 	}).Parse(pageTemplate)
 	if err != nil {
 		return fmt.Errorf("report: the page template: %w", err)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -219,5 +220,64 @@ func checkSteps(t *testing.T, what string, got, want []Step) {
 	}
 	if !ok {
 		t.Errorf("%s: %v, want %v", what, got, want)
+	}
+}
+
+// TestGroups: a group's figures are the mean and sample standard deviation
+// of its runs' (the mean alone for one run), shown in the page's table of
+// settings; a group naming an unknown run is refused.
+func TestGroups(t *testing.T) {
+	a, b, c := loadTiny(t), loadTiny(t), loadTiny(t)
+	last := 0
+	for i, j := range b.Jobs {
+		if j.Finish > b.Jobs[last].Finish {
+			last = i
+		}
+	}
+	b.Jobs[last].Finish += 10 // b's makespan is 35, the others' 25
+	rep, err := New("groups", []*Run{a, b, c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := rep.AddGroup("a and b", "tiny", "tiny-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := []float64{rep.Runs[0].Figures.Makespan, rep.Runs[1].Figures.Makespan}
+	if mk[0] == mk[1] {
+		t.Fatalf("makespans %v: the runs must differ for this test", mk)
+	}
+	mean := (mk[0] + mk[1]) / 2
+	sd := math.Abs(mk[0]-mk[1]) / math.Sqrt2
+	if !near(two.Makespan.Mean, mean) || !near(two.Makespan.StdDev, sd) || two.Jobs.Mean != float64(rep.Runs[0].Figures.Jobs) {
+		t.Errorf("group makespan %+v, jobs %+v; want mean %g, sd %g", two.Makespan, two.Jobs, mean, sd)
+	}
+	if _, err := rep.AddGroup("c", "tiny-3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rep.AddGroup("nobody", "tiny-9"); err == nil || !strings.Contains(err.Error(), "tiny-9") {
+		t.Errorf("a group of an unknown run: %v, want an error naming it", err)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	for _, want := range []string{
+		`<tr data-group="a and b">`,
+		fmt.Sprintf(`<td data-metric="makespan" data-mean="%.3f">%.3f ± %.3f</td>`, mean, mean, sd),
+		fmt.Sprintf(`<td data-metric="makespan" data-mean="%.3f">%.3f</td>`, mk[0], mk[0]),
+		`<td data-metric="runs" title="tiny, tiny-2">2</td>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	dir := t.TempDir()
+	if err := rep.Write(filepath.Join(dir, "sub", "report.html"), filepath.Join(dir, "charts"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "sub", "report.html")); err != nil || st.Size() < 1000 {
+		t.Errorf("report.html: %v", err)
 	}
 }
