@@ -48,6 +48,8 @@ type Scheduler struct {
 	// Sidecars are started beside the scheduler (--sidecar-cmd).
 	Sidecars    []string `json:"sidecars,omitempty"`
 	DynamicJobs bool     `json:"dynamicJobs,omitempty"`
+	// Gangs maps multi-host jobs onto pod groups (--gangs).
+	Gangs bool `json:"gangs,omitempty"`
 	// Repetitions, if set, replaces the campaign's for this scheduler.
 	Repetitions int `json:"repetitions,omitempty"`
 }
