@@ -77,8 +77,9 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	  done; \
 	done
 
-bench: upstream ## the figures: simulation speed (10-hour trace) and memory (100,000 jobs), kube-scheduler binding throughput, then the micro-benchmarks (about 5 min of run time here)
+bench: upstream ## the figures: simulation speed (10-hour trace) and memory (100,000 jobs), kube-scheduler binding throughput, the server's start-up, then the micro-benchmarks (about 5 min of run time here)
 	$(GO) test -run='^$$' -bench='Simulation|KubeSchedulerThroughput' -benchtime=1x -timeout=60m ./pkg/e2e
+	$(GO) test -run='^$$' -bench='ServerStartup' -benchtime=20x -timeout=10m ./pkg/e2e
 	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list ./pkg/... | grep -v /pkg/e2e)
 
 generate: ## regenerate swagger.json and the generated server
