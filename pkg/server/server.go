@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/utils/clock"
 
+	"github.com/batkube/batkube"
 	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/discovery"
 	"github.com/batkube/batkube/pkg/openapi"
@@ -89,7 +90,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	oapi, err := openapi.New(restapi.SwaggerJSON)
+	oapi, err := openapi.New(batkube.SwaggerJSON)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
