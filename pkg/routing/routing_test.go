@@ -118,9 +118,9 @@ func (a *fakeAPI) AuthenticatorsFor(map[string]spec.SecurityScheme) map[string]r
 	return nil
 }
 func (a *fakeAPI) Authorizer() runtime.Authorizer { return nil }
-func (a *fakeAPI) Formats() strfmt.Registry      { return strfmt.Default }
-func (a *fakeAPI) DefaultProduces() string       { return "application/json" }
-func (a *fakeAPI) DefaultConsumes() string       { return "application/json" }
+func (a *fakeAPI) Formats() strfmt.Registry       { return strfmt.Default }
+func (a *fakeAPI) DefaultProduces() string        { return "application/json" }
+func (a *fakeAPI) DefaultConsumes() string        { return "application/json" }
 
 // specOf writes the table as the swagger document go-openapi's router is
 // built from.
