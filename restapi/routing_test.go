@@ -35,7 +35,7 @@ func requestPath(op *endpoint.Operation) (string, map[string]string) {
 // routingSpec is the part of swagger.json go-openapi's router reads: each
 // operation's id, media types and path parameters (building it from the
 // whole spec takes over a minute with the race detector).
-func routingSpec(t *testing.T) *loads.Document {
+func routingSpec(t testing.TB) *loads.Document {
 	t.Helper()
 	data, err := os.ReadFile("../swagger.json")
 	if err != nil {
@@ -198,5 +198,45 @@ func TestEveryOperationGetsItsArguments(t *testing.T) {
 				t.Errorf("%s %s (%s): got body %#v, want the object named from-body", op.Method, path, op.ID, args.Body)
 			}
 		}
+	}
+}
+
+// BenchmarkLookup routes the requests a scheduler makes most through the
+// router built from the table and through go-openapi's router built from
+// the spec.
+func BenchmarkLookup(b *testing.B) {
+	rec := &recorder{}
+	api := operations.NewKubernetesAPI(nil)
+	wireOperations(api, rec)
+	api.Init()
+	ours, err := routing.New(api, Operations)
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := routingSpec(b)
+	refAPI := operations.NewKubernetesAPI(spec)
+	wireOperations(refAPI, rec)
+	refAPI.Init()
+	requests := []struct{ method, path string }{
+		{"GET", "/api/v1/namespaces/default/pods/job-1"},
+		{"GET", "/api/v1/pods"},
+		{"POST", "/api/v1/namespaces/default/pods/job-1/binding"},
+		{"PATCH", "/api/v1/namespaces/default/pods/job-1/status"},
+		{"PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"},
+		{"POST", "/apis/events.k8s.io/v1/namespaces/default/events"},
+	}
+	for _, r := range []struct {
+		name   string
+		router middleware.Router
+	}{{"table", ours}, {"go-openapi", middleware.DefaultRouter(spec, refAPI)}} {
+		b.Run(r.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, req := range requests {
+					if _, ok := r.router.Lookup(req.method, req.path); !ok {
+						b.Fatalf("%s %s: no route", req.method, req.path)
+					}
+				}
+			}
+		})
 	}
 }
