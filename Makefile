@@ -5,7 +5,7 @@ GO    ?= go
 BIN   := $(CURDIR)/bin
 # Packages of the main module without the generated router (vet on ~1M
 # generated lines takes minutes and finds nothing that regenerating would not).
-PKGS  := ./cmd/... ./pkg/... ./examples/timed-scheduler ./examples/schedulers/...
+PKGS  := . ./cmd/... ./pkg/... ./examples/timed-scheduler ./examples/schedulers/...
 # A count, not a duration: with a duration, go1.26's fuzz coordinator can
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
@@ -68,7 +68,7 @@ test-unit: ## the tests that need no upstream binary (all but pkg/e2e)
 
 vet: ## go vet and gofmt on the hand-written code
 	$(GO) vet $(PKGS)
-	@unformatted=$$(gofmt -l cmd pkg examples/timed-scheduler examples/schedulers restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	@unformatted=$$(gofmt -l swagger.go cmd pkg examples/timed-scheduler examples/schedulers restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
@@ -78,8 +78,9 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	  done; \
 	done
 
-bench: upstream ## the figures: simulation speed (10-hour trace) and memory (100,000 jobs), kube-scheduler binding throughput, then the micro-benchmarks (about 5 min of run time here)
+bench: upstream ## the figures: simulation speed (10-hour trace) and memory (100,000 jobs), kube-scheduler binding throughput, the server's start-up, then the micro-benchmarks (about 5 min of run time here)
 	$(GO) test -run='^$$' -bench='Simulation|KubeSchedulerThroughput' -benchtime=1x -timeout=60m ./pkg/e2e
+	$(GO) test -run='^$$' -bench='ServerStartup' -benchtime=20x -timeout=10m ./pkg/e2e
 	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list ./pkg/... | grep -v /pkg/e2e)
 
 generate: ## regenerate swagger.json and the generated server

@@ -6,18 +6,24 @@ package restapi
 
 import (
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/go-openapi/runtime"
+	"github.com/go-openapi/runtime/middleware"
 
 	"github.com/batkube/batkube/pkg/endpoint"
+	"github.com/batkube/batkube/pkg/routing"
 	"github.com/batkube/batkube/restapi/operations"
 )
 
-// Configure wires every operation of the generated API to h and returns the
-// complete handler: h's outer layer around the generated router.
-func Configure(api *operations.KubernetesAPI, h endpoint.Handler) http.Handler {
+// Configure builds the generated API with every operation wired to h and
+// returns the complete handler: h's outer layer around the router. The
+// router comes from the generated operation table (pkg/routing): no spec is
+// loaded or analysed at start.
+func Configure(h endpoint.Handler) (http.Handler, error) {
+	api := operations.NewKubernetesAPI(nil)
 	api.ServeError = h.ServeError
 	api.Logger = func(string, ...any) {}
 	consumers := h.Consumers()
@@ -31,7 +37,13 @@ func Configure(api *operations.KubernetesAPI, h endpoint.Handler) http.Handler {
 	unused := runtime.ProducerFunc(func(io.Writer, any) error { return nil })
 	api.JSONProducer, api.ProtobufProducer, api.YamlProducer = unused, unused, unused
 	wireOperations(api, h)
-	return h.Wrap(api.Serve(nil))
+	api.Init()
+	router, err := routing.New(api, Operations)
+	if err != nil {
+		return nil, fmt.Errorf("restapi: %w", err)
+	}
+	api.Middleware = func(b middleware.Builder) http.Handler { return routing.Handler(api, router, b) }
+	return h.Wrap(api.Serve(nil)), nil
 }
 
 // configureFlags, configureAPI, configureTLS and configureServer are the hooks

@@ -94,6 +94,7 @@ type Server struct {
 	TLSWriteTimeout   time.Duration  `long:"tls-write-timeout" description:"maximum duration before timing out write of the response"`
 	httpsServerL      net.Listener
 
+	Spec         flags.Filename `long:"spec" description:"the swagger specification to serve"`
 	api          *operations.KubernetesAPI
 	handler      http.Handler
 	hasListeners bool

@@ -45,6 +45,8 @@ func runWiring(args []string) error {
 		op   opInfo
 		gen  generatedOp
 		body string // "", "object" or "patch"
+		// The media types of the operation's bodies.
+		consumes, produces []string
 	}
 	var entries []entry
 	for path, item := range spec["paths"].(object) {
@@ -62,7 +64,7 @@ func runWiring(args []string) error {
 			if err != nil {
 				return err
 			}
-			e := entry{op: info, gen: g}
+			e := entry{op: info, gen: g, consumes: mediaTypes(o, spec, "consumes"), produces: mediaTypes(o, spec, "produces")}
 			if t, ok := g.params["Body"]; ok {
 				e.body = "object"
 				if strings.Contains(t, "PatchBody") {
@@ -96,11 +98,27 @@ func runWiring(args []string) error {
 	for _, p := range pkgList {
 		fmt.Fprintf(&b, "\t%q\n", *module+"/restapi/operations/"+p)
 	}
-	b.WriteString(")\n\n// Operations describes every operation of the spec.\nvar Operations = []endpoint.Operation{\n")
+	b.WriteString(")\n\n")
+	// The media type lists, shared by the operations that have the same.
+	lists := map[string]string{}
+	b.WriteString("// The media types operations consume and produce.\nvar (\n")
+	for _, e := range entries {
+		for _, types := range [][]string{e.consumes, e.produces} {
+			key := fmt.Sprintf("%#v", types)
+			if _, ok := lists[key]; !ok {
+				lists[key] = fmt.Sprintf("mediaTypes%d", len(lists))
+				fmt.Fprintf(&b, "\t%s = %s\n", lists[key], key)
+			}
+		}
+	}
+	b.WriteString(")\n")
+	listName := func(types []string) string { return lists[fmt.Sprintf("%#v", types)] }
+	b.WriteString("\n// Operations describes every operation of the spec: what pkg/apiserver\n" +
+		"// needs to serve it, and what pkg/routing needs to route it.\nvar Operations = []endpoint.Operation{\n")
 	for _, e := range entries {
 		o := e.op
-		fmt.Fprintf(&b, "\t{ID: %q, Method: %q, Path: %q, Verb: endpoint.%s, Group: %q, Version: %q, Kind: %q, Resource: %q, Subresource: %q, Namespaced: %v},\n",
-			o.ID, o.Method, o.Path, o.Verb, o.Group, o.Version, o.Kind, o.Resource, o.Subresource, o.Namespaced)
+		fmt.Fprintf(&b, "\t{ID: %q, Method: %q, Path: %q, Verb: endpoint.%s, Group: %q, Version: %q, Kind: %q, Resource: %q, Subresource: %q, Namespaced: %v, Consumes: %s, Produces: %s},\n",
+			o.ID, o.Method, o.Path, o.Verb, o.Group, o.Version, o.Kind, o.Resource, o.Subresource, o.Namespaced, listName(e.consumes), listName(e.produces))
 	}
 	b.WriteString("}\n\n// wireOperations hands every operation to h.\nfunc wireOperations(api *operations.KubernetesAPI, h endpoint.Handler) {\n")
 	for i, e := range entries {
@@ -224,6 +242,22 @@ func (ps paramStructs) fields(pkgDir, name string) (map[string]string, error) {
 type opInfo struct {
 	ID, Method, Path, Verb, Group, Version, Kind, Resource, Subresource string
 	Namespaced                                                          bool
+}
+
+// mediaTypes returns an operation's consumes or produces (field): its own,
+// or else the spec's.
+func mediaTypes(op, spec object, field string) []string {
+	list, ok := op[field].([]any)
+	if !ok {
+		list, _ = spec[field].([]any)
+	}
+	types := []string{}
+	for _, t := range list {
+		if s, ok := t.(string); ok {
+			types = append(types, s)
+		}
+	}
+	return types
 }
 
 var verbs = map[string]string{

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -157,5 +158,27 @@ func TestGeneratedWiringIsUpToDate(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("got a wiring of %d bytes that differs from restapi/zz_generated_wiring.go (%d bytes), want them equal: run regenerate-api.sh", len(got), len(want))
+	}
+}
+
+func TestMediaTypes(t *testing.T) {
+	spec := object{"consumes": []any{"application/json"}}
+	tests := []struct {
+		name string
+		op   object
+		want []string
+	}{
+		{"the operation's own", object{"consumes": []any{"application/yaml", "application/json-patch+json"}}, []string{"application/yaml", "application/json-patch+json"}},
+		{"the spec's when it has none", object{}, []string{"application/json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mediaTypes(tt.op, spec, "consumes"); !slices.Equal(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := mediaTypes(object{}, object{}, "produces"); got == nil || len(got) != 0 {
+		t.Errorf("no media types anywhere: got %#v, want an empty list", got)
 	}
 }

@@ -45,6 +45,10 @@ type Operation struct {
 	Resource    string // plural resource name, e.g. "pods"; empty for NonResource
 	Subresource string // e.g. "status", "binding", "scale"; empty for the main resource
 	Namespaced  bool   // the path carries {namespace}
+	// Consumes and Produces are the media types of the operation's request
+	// and response bodies, in the spec's order (shared between operations:
+	// read only).
+	Consumes, Produces []string
 }
 
 // Args are the request values bound by the generated code.

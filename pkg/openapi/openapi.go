@@ -52,35 +52,53 @@ const (
 )
 
 // OpenAPI serves the OpenAPI documents. It is safe for concurrent use.
+//
+// Nothing is read, hashed or converted before it is first asked for: most
+// runs never ask for any of these documents (kubectl explain and apply do),
+// and hashing the ~17 MB of them at start was most of the server's start-up.
+// The first request pays it once; every request gets the same bytes and
+// ETags.
 type OpenAPI struct {
 	v2      *document
-	v3Index []byte
-	v3Tag   string // quoted ETag of the index
 	v3      map[string]*document
+	v3Index func() (index, error)
 }
 
-// document is one OpenAPI document in JSON, with its protobuf form computed
-// on first request (parsing the 4 MB v2 spec takes a while and most clients
-// never ask for it).
+// index is the /openapi/v3 document and its quoted ETag.
+type index struct {
+	body []byte
+	tag  string
+}
+
+// document is one OpenAPI document: its JSON and hash, and its protobuf
+// form, each computed on first use.
 type document struct {
-	json    []byte
-	hash    string // SHA-512 of json, upper-case hex
-	toProto func([]byte) ([]byte, error)
-
-	protoOnce sync.Once
-	proto     []byte
-	protoErr  error
+	content  func() (content, error)
+	protobuf func() ([]byte, error)
 }
 
-func newDocument(body []byte, toProto func([]byte) ([]byte, error)) *document {
-	return &document{json: body, hash: hashOf(body), toProto: toProto}
+type content struct {
+	json []byte
+	hash string // SHA-512 of json, upper-case hex
 }
 
-func (d *document) protobuf() ([]byte, error) {
-	d.protoOnce.Do(func() {
-		d.proto, d.protoErr = d.toProto(d.json)
+func newDocument(load func() ([]byte, error), toProto func([]byte) ([]byte, error)) *document {
+	d := &document{}
+	d.content = sync.OnceValues(func() (content, error) {
+		body, err := load()
+		if err != nil {
+			return content{}, err
+		}
+		return content{json: body, hash: hashOf(body)}, nil
 	})
-	return d.proto, d.protoErr
+	d.protobuf = sync.OnceValues(func() ([]byte, error) {
+		c, err := d.content()
+		if err != nil {
+			return nil, err
+		}
+		return toProto(c.json)
+	})
+	return d
 }
 
 func hashOf(b []byte) string {
@@ -114,38 +132,58 @@ type v3GroupVersion struct {
 }
 
 // New serves v2 (the root swagger.json) at /openapi/v2 and the embedded v3
-// documents under /openapi/v3.
+// documents under /openapi/v3. v2 must be JSON: it is checked when first
+// served.
 func New(v2 []byte) (*OpenAPI, error) {
-	if !json.Valid(v2) {
-		return nil, errors.New("openapi: the v2 spec is not valid JSON")
+	o := &OpenAPI{
+		v2: newDocument(func() ([]byte, error) {
+			if !json.Valid(v2) {
+				return nil, errors.New("openapi: the v2 spec is not valid JSON")
+			}
+			return v2, nil
+		}, v2ToProto),
+		v3: map[string]*document{},
 	}
-	o := &OpenAPI{v2: newDocument(v2, v2ToProto), v3: map[string]*document{}}
 	entries, err := fs.ReadDir(v3Files, "v3")
 	if err != nil {
 		return nil, fmt.Errorf("openapi: reading the v3 documents: %w", err)
 	}
-	index := v3Discovery{Paths: map[string]v3GroupVersion{}}
 	for _, e := range entries {
 		key, ok := groupVersionKey(e.Name())
 		if !ok {
 			continue
 		}
-		body, err := v3Files.ReadFile("v3/" + e.Name())
-		if err != nil {
-			return nil, fmt.Errorf("openapi: reading %s: %w", e.Name(), err)
-		}
-		d := newDocument(body, v3ToProto)
-		o.v3[key] = d
-		index.Paths[key] = v3GroupVersion{ServerRelativeURL: serverRelativeURL(key, d.hash)}
+		name := "v3/" + e.Name()
+		o.v3[key] = newDocument(func() ([]byte, error) {
+			body, err := v3Files.ReadFile(name)
+			if err != nil {
+				return nil, fmt.Errorf("openapi: reading %s: %w", name, err)
+			}
+			return body, nil
+		}, v3ToProto)
 	}
 	if len(o.v3) == 0 {
 		return nil, errors.New("openapi: no v3 documents embedded")
 	}
-	if o.v3Index, err = json.Marshal(index); err != nil {
-		return nil, fmt.Errorf("openapi: encoding the v3 index: %w", err)
-	}
-	o.v3Tag = strconv.Quote(hashOf(o.v3Index))
+	o.v3Index = sync.OnceValues(o.buildV3Index)
 	return o, nil
+}
+
+// buildV3Index lists every v3 document with the URL of its current version.
+func (o *OpenAPI) buildV3Index() (index, error) {
+	doc := v3Discovery{Paths: map[string]v3GroupVersion{}}
+	for key, d := range o.v3 {
+		c, err := d.content()
+		if err != nil {
+			return index{}, err
+		}
+		doc.Paths[key] = v3GroupVersion{ServerRelativeURL: serverRelativeURL(key, c.hash)}
+	}
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return index{}, fmt.Errorf("openapi: encoding the v3 index: %w", err)
+	}
+	return index{body: body, tag: strconv.Quote(hashOf(body))}, nil
 }
 
 // groupVersionKey turns "apis__apps__v1_openapi.json" into "apis/apps/v1".
@@ -196,11 +234,16 @@ func (o *OpenAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == v2Path:
 		o.serveDocument(w, r, o.v2, mediaV2Protobuf, mediaV2ProtobufLegacy, false)
 	case path == v3Path:
+		idx, err := o.v3Index()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		// The real server labels this JSON text/plain (it lets
 		// http.ServeContent sniff it); application/json is what it is.
 		w.Header().Set("Content-Type", mediaJSON)
-		w.Header().Set("ETag", o.v3Tag)
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(o.v3Index))
+		w.Header().Set("ETag", idx.tag)
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(idx.body))
 	case strings.HasPrefix(path, v3Prefix):
 		d, ok := o.v3[strings.TrimPrefix(path, v3Prefix)]
 		if !ok {
@@ -218,6 +261,11 @@ func (o *OpenAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // mean JSON, nothing acceptable is 406. A v3 request whose `hash` is current
 // is cached for good; a stale one is redirected to the current URL.
 func (o *OpenAPI) serveDocument(w http.ResponseWriter, r *http.Request, d *document, protobufMedia, protobufLegacy string, v3 bool) {
+	c, err := d.content()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Add("Vary", "Accept")
 	accept := r.Header.Get("Accept")
 	if accept == "" {
@@ -234,7 +282,7 @@ func (o *OpenAPI) serveDocument(w http.ResponseWriter, r *http.Request, d *docum
 			if (clause.Type != typ && clause.Type != "*") || (clause.SubType != sub && clause.SubType != "*") {
 				continue
 			}
-			body := d.json
+			body := c.json
 			if offer.answered != mediaJSON {
 				var err error
 				if body, err = d.protobuf(); err != nil {
@@ -244,8 +292,8 @@ func (o *OpenAPI) serveDocument(w http.ResponseWriter, r *http.Request, d *docum
 			}
 			if v3 {
 				if hash := r.URL.Query().Get("hash"); hash != "" {
-					if hash != d.hash {
-						http.Redirect(w, r, serverRelativeURL(strings.TrimPrefix(r.URL.Path, v3Prefix), d.hash), http.StatusMovedPermanently)
+					if hash != c.hash {
+						http.Redirect(w, r, serverRelativeURL(strings.TrimPrefix(r.URL.Path, v3Prefix), c.hash), http.StatusMovedPermanently)
 						return
 					}
 					w.Header().Set("Cache-Control", "public, immutable")
@@ -253,7 +301,7 @@ func (o *OpenAPI) serveDocument(w http.ResponseWriter, r *http.Request, d *docum
 				}
 			}
 			w.Header().Set("Content-Type", offer.answered)
-			w.Header().Set("ETag", strconv.Quote(d.hash))
+			w.Header().Set("ETag", strconv.Quote(c.hash))
 			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 			return
 		}

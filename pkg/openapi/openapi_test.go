@@ -2,11 +2,15 @@ package openapi
 
 import (
 	"encoding/json"
+	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	openapiv3 "github.com/google/gnostic-models/openapiv3"
@@ -51,9 +55,14 @@ func newDiscoveryClient(t *testing.T, o *OpenAPI) *discovery.DiscoveryClient {
 	return client
 }
 
-func TestNewRejectsInvalidV2(t *testing.T) {
-	if _, err := New([]byte("{not json")); err == nil {
-		t.Errorf("New: got no error for invalid JSON, want one")
+func TestInvalidV2IsAnErrorWhenServed(t *testing.T) {
+	o, err := New([]byte("{not json"))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	rec := serve(o, "/openapi/v2", nil)
+	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "not valid JSON") {
+		t.Errorf("got %d %q, want 500 saying the spec is not valid JSON", rec.Code, rec.Body.String())
 	}
 }
 
@@ -204,7 +213,11 @@ func TestNegotiation(t *testing.T) {
 
 func TestHashQuery(t *testing.T) {
 	o := newTestOpenAPI(t)
-	current := o.v3["api/v1"].hash
+	c, err := o.v3["api/v1"].content()
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := c.hash
 	rec := serve(o, "/openapi/v3/api/v1?hash="+current, nil)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("current hash: got %d, want 200", rec.Code)
@@ -282,7 +295,11 @@ func BenchmarkNew(b *testing.B) {
 
 func BenchmarkV3ProtobufCoreV1(b *testing.B) {
 	o := newTestOpenAPI(b)
-	body := o.v3["api/v1"].json
+	c, err := o.v3["api/v1"].content()
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := c.json
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		if _, err := v3ToProto(body); err != nil {
@@ -320,4 +337,51 @@ func FuzzAccept(f *testing.F) {
 			t.Errorf("Accept %q: got %d, want 200 or 406", accept, rec.Code)
 		}
 	})
+}
+
+// TestFirstRequestsGetTheEagerAnswers checks that documents read and hashed
+// on first request answer what reading and hashing them all at start
+// answered: every v3 document's bytes and ETag, and the index listing
+// each at its current hash. Eight clients make the first requests at once.
+func TestFirstRequestsGetTheEagerAnswers(t *testing.T) {
+	entries, err := fs.ReadDir(v3Files, "v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct{ body, etag string }
+	want := map[string]answer{"/openapi/v2": {testV2, strconv.Quote(hashOf([]byte(testV2)))}}
+	wantIndex := v3Discovery{Paths: map[string]v3GroupVersion{}}
+	for _, e := range entries {
+		key, ok := groupVersionKey(e.Name())
+		if !ok {
+			continue
+		}
+		body, err := v3Files.ReadFile("v3/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[v3Prefix+key] = answer{string(body), strconv.Quote(hashOf(body))}
+		wantIndex.Paths[key] = v3GroupVersion{ServerRelativeURL: serverRelativeURL(key, hashOf(body))}
+	}
+	index, err := json.Marshal(wantIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want[v3Path] = answer{string(index), strconv.Quote(hashOf(index))}
+
+	o := newTestOpenAPI(t)
+	paths := slices.Sorted(maps.Keys(want))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for _, p := range paths {
+				rec := serve(o, p, nil)
+				if got, w := (answer{rec.Body.String(), rec.Header().Get("ETag")}), want[p]; rec.Code != http.StatusOK || got != w {
+					t.Errorf("%s: got %d with %d bytes and ETag %s, want 200 with the %d bytes (ETag %s) read at start",
+						p, rec.Code, len(got.body), got.etag, len(w.body), w.etag)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

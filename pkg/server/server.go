@@ -5,20 +5,17 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/go-openapi/loads"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/utils/clock"
 
+	"github.com/batkube/batkube"
 	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/discovery"
 	"github.com/batkube/batkube/pkg/openapi"
@@ -26,7 +23,6 @@ import (
 	"github.com/batkube/batkube/pkg/scheme"
 	"github.com/batkube/batkube/pkg/store"
 	"github.com/batkube/batkube/restapi"
-	"github.com/batkube/batkube/restapi/operations"
 )
 
 // KubernetesVersion is the version of the API Batkube emulates.
@@ -90,15 +86,11 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	st := store.New(store.Options{HistorySize: opts.WatchHistory, Fields: registry.StoreFields})
-	spec, err := routingSpec()
-	if err != nil {
-		return nil, err
-	}
 	disc, err := discovery.New(restapi.Operations, KubernetesVersion)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	oapi, err := openapi.New(restapi.SwaggerJSON)
+	oapi, err := openapi.New(batkube.SwaggerJSON)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -121,8 +113,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	router := operations.NewKubernetesAPI(spec)
-	return &Server{Store: st, API: api, handler: restapi.Configure(router, api), log: opts.Logger}, nil
+	handler, err := restapi.Configure(api)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return &Server{Store: st, API: api, handler: handler, log: opts.Logger}, nil
 }
 
 // Handler returns the HTTP handler of the whole API.
@@ -163,91 +158,4 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	return nil
-}
-
-// routingSpec returns the spec the generated router is built from: the
-// embedded spec without descriptions, with the schemas of the definitions
-// left empty, and with only the path parameters of each operation and a bare
-// response. The generated binders read parameters and decode bodies into the
-// Kubernetes Go types themselves and validate nothing, but the router would
-// still parse every parameter and response and expand every body schema into
-// a validator it never uses: with all of it, building the router takes about
-// nine seconds; without, under one. It is computed once per process and only
-// read afterwards. (/openapi/v2 serves the full spec.)
-var routingSpec = sync.OnceValues(func() (*loads.Document, error) {
-	var doc map[string]any
-	if err := json.Unmarshal(restapi.SwaggerJSON, &doc); err != nil {
-		return nil, fmt.Errorf("server: reading the embedded spec: %w", err)
-	}
-	if defs, ok := doc["definitions"].(map[string]any); ok {
-		for name := range defs {
-			defs[name] = map[string]any{}
-		}
-	}
-	dropDescriptions(doc["paths"])
-	dropDescriptions(doc["parameters"])
-	shared, _ := doc["parameters"].(map[string]any)
-	stripOperations(doc["paths"], shared)
-	data, err := json.Marshal(doc)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := loads.Analyzed(data, "2.0")
-	if err != nil {
-		return nil, fmt.Errorf("server: loading the embedded spec: %w", err)
-	}
-	return spec, nil
-})
-
-// stripOperations keeps of each operation what the router reads: its path
-// parameters (the generated binders read the others from the request
-// themselves) and a bare 200 response (handlers write their own answers).
-// Parsing the rest was half the start-up.
-func stripOperations(paths any, shared map[string]any) {
-	ps, _ := paths.(map[string]any)
-	for _, item := range ps {
-		ops, _ := item.(map[string]any)
-		for key, op := range ops {
-			if key == "parameters" {
-				ops[key] = pathParameters(op, shared)
-				continue
-			}
-			if o, ok := op.(map[string]any); ok {
-				o["responses"] = map[string]any{"200": map[string]any{"description": ""}}
-				o["parameters"] = pathParameters(o["parameters"], shared)
-			}
-		}
-	}
-}
-
-// pathParameters returns the parameters of a list that are in the path,
-// looking up references to the spec's shared parameters.
-func pathParameters(v any, shared map[string]any) []any {
-	list, _ := v.([]any)
-	out := []any{}
-	for _, p := range list {
-		m, _ := p.(map[string]any)
-		def := m
-		if ref, ok := m["$ref"].(string); ok {
-			def, _ = shared[strings.TrimPrefix(ref, "#/parameters/")].(map[string]any)
-		}
-		if def != nil && def["in"] == "path" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func dropDescriptions(v any) {
-	switch t := v.(type) {
-	case map[string]any:
-		delete(t, "description")
-		for _, e := range t {
-			dropDescriptions(e)
-		}
-	case []any:
-		for _, e := range t {
-			dropDescriptions(e)
-		}
-	}
 }
