@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/batkube/batkube/pkg/endpoint"
+	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/store"
 )
@@ -28,6 +29,8 @@ type request struct {
 	args   endpoint.Args
 	http   *http.Request
 	format format
+	// metrics is the request's instrumentation (nil: none).
+	metrics *metrics.Request
 }
 
 func (q *request) serve(w http.ResponseWriter) {
