@@ -54,6 +54,8 @@ type simulationOptions struct {
 	MaxSettle          time.Duration `long:"settle-max" default:"0s" description:"wall time the scheduler gets at most per simulation step (0: 2s with the quiet window alone, 1m otherwise)"`
 	PodsFile           string        `long:"pods-file" value-name:"FILE" description:"write the pods' log to FILE (CSV, the runner's _pods.csv): per pod its job, node, simulated times (created, first scheduling attempt, bound, started, finished), final phase and reason, FailedScheduling events, preempted or not"`
 	StatsFile          string        `long:"stats-file" value-name:"FILE" description:"write the run's final progress and settle statistics to FILE (JSON) when the simulation ends"`
+	MetricsFile        string        `long:"metrics-file" value-name:"FILE" description:"write the server's metrics (what /metrics serves: requests, watches, steps, simulated time, jobs; Prometheus text format) to FILE when the simulation ends"`
+	KubeSchedulerFile  string        `long:"kube-scheduler-metrics-file" value-name:"FILE" description:"when the simulation ends, save the whole /metrics of the kube-scheduler of --kube-scheduler-metrics to FILE (Prometheus text format), before the API stops serving"`
 	BackoffMin         time.Duration `long:"backoff-min" default:"1s" description:"first simulated delay of the wake-ups asked while pods stay pending"`
 	BackoffMax         time.Duration `long:"backoff-max" default:"1m" description:"largest simulated delay of those wake-ups"`
 	PendingTimeout     time.Duration `long:"pending-timeout" default:"1h" description:"simulated time after which pods still pending, with nothing left that could free resources, are rejected"`
@@ -195,13 +197,15 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		return simulation.Config{}, fmt.Errorf("--gangs: %w", err)
 	}
 	return simulation.Config{
-		Server:         srvOpts,
-		Epoch:          epoch,
-		BatsimEndpoint: sim.Endpoint,
-		BatskyEndpoint: sim.BatskyEndpoint,
-		StatsFile:      sim.StatsFile,
-		PodsFile:       sim.PodsFile,
-		Logger:         logger,
+		Server:                   srvOpts,
+		Epoch:                    epoch,
+		BatsimEndpoint:           sim.Endpoint,
+		BatskyEndpoint:           sim.BatskyEndpoint,
+		StatsFile:                sim.StatsFile,
+		MetricsFile:              sim.MetricsFile,
+		KubeSchedulerMetricsFile: sim.KubeSchedulerFile,
+		PodsFile:                 sim.PodsFile,
+		Logger:                   logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,
 			SchedulerNames: sim.SchedulerNames, KubeSchedulerVersion: sim.KubeSchedulerVer},
 		Broker: broker.Options{

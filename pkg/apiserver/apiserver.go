@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/batkube/batkube/pkg/endpoint"
+	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/store"
 )
 
@@ -67,6 +68,9 @@ type Options struct {
 	MinWatchTimeout time.Duration
 	// BookmarkInterval is how often an idle watch that allows bookmarks gets one.
 	BookmarkInterval time.Duration
+	// Metrics, when set, counts and times the requests and the open
+	// watches (kube-apiserver's apiserver_* metrics).
+	Metrics *metrics.APIServer
 }
 
 // NonResourceHandler serves discovery and the other paths outside the spec's
@@ -195,6 +199,10 @@ func (s *Server) Serve(op *endpoint.Operation, args endpoint.Args) middleware.Re
 	}
 	req := &request{server: s, op: op, res: r, args: args, http: args.Request}
 	return middleware.ResponderFunc(func(w http.ResponseWriter, _ runtime.Producer) {
+		if s.opts.Metrics != nil {
+			req.metrics = metrics.RequestOf(w)
+			req.metrics.Route(op)
+		}
 		req.serve(w)
 	})
 }

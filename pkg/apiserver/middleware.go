@@ -26,9 +26,9 @@ func originalAccept(r *http.Request) string {
 // healthPaths answer "ok" like the real server's health checks.
 var healthPaths = []string{"/healthz", "/livez", "/readyz"}
 
-// Wrap returns the outer handler: panic recovery, request logging, bearer
-// token check, health checks, the non-resource paths, and the generated
-// router behind them.
+// Wrap returns the outer handler: request metrics, panic recovery, request
+// logging, bearer token check, health checks, the non-resource paths, and
+// the generated router behind them.
 func (s *Server) Wrap(router http.Handler) http.Handler {
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, p := range healthPaths {
@@ -55,7 +55,11 @@ func (s *Server) Wrap(router http.Handler) http.Handler {
 	})
 	h = s.authenticate(h)
 	h = s.logRequests(h)
-	return s.recoverPanics(h)
+	h = s.recoverPanics(h)
+	if s.opts.Metrics != nil {
+		h = s.opts.Metrics.Instrument(h)
+	}
+	return h
 }
 
 func (s *Server) authenticate(next http.Handler) http.Handler {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/batkube/batkube/pkg/endpoint"
+	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/store"
 )
@@ -32,6 +33,8 @@ type request struct {
 	args   endpoint.Args
 	http   *http.Request
 	format format
+	// metrics is the request's instrumentation (nil: none).
+	metrics *metrics.Request
 }
 
 func (q *request) serve(w http.ResponseWriter) {

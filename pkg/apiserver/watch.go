@@ -35,6 +35,7 @@ func (q *request) watchDeprecated(w http.ResponseWriter) {
 // resourceVersion semantics of watch, and the watch-list protocol).
 func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labels.Selector, fs fields.Selector) {
 	s := q.server
+	q.metrics.Watching()
 	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	if opts.SendInitialEvents != nil {
 		if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan {
@@ -106,6 +107,9 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 	live := &liveWatch{watcher: watcher, gr: q.res.storage}
 	s.trackWatch(live, true)
 	defer s.trackWatch(live, false)
+	var sent uint64 // events written to the connection
+	instruments := q.metrics.WatchOpened()
+	defer func() { instruments.Close(sent) }()
 	if !flush() {
 		return
 	}
@@ -131,12 +135,14 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 					s.log.Error("watch: encoding an event", "resource", q.res.gvr, "err", err)
 					return
 				}
+				sent++
 				if ev.Type == watch.Error {
 					flush()
 					return
 				}
 			}
 			if len(events) == 0 {
+				instruments.Sent(sent) // before the client can read them
 				if !flush() {
 					return
 				}

@@ -84,7 +84,10 @@ type Options struct {
 	PodsCSV io.Writer
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
-	Logger   *slog.Logger
+	// Exchanged, if set, is called after every step with the message
+	// Batsim sent and the reply, once the reply is sent (for metrics).
+	Exchanged func(received, sent batsim.Message)
+	Logger    *slog.Logger
 }
 
 // DelayAnnotation sets the simulated duration (seconds) of a pod created
@@ -215,6 +218,9 @@ func (r *run) loop(ctx context.Context, conn *batsim.Conn) error {
 		}
 		if err := conn.Send(reply); err != nil {
 			return fmt.Errorf("broker: replying to Batsim: %w", err)
+		}
+		if b.opts.Exchanged != nil {
+			b.opts.Exchanged(msg, reply)
 		}
 		p := r.progress(reply.Now)
 		p.Ended = done

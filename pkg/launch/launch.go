@@ -151,6 +151,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := sum.readStats(r.statsFile()); err != nil && runErr == nil {
 		runErr = err
 	}
+	if r.kube != nil {
+		if err := sum.readKubeSchedulerMetrics(filepath.Join(r.cfg.OutDir, KubeSchedulerMetricsFile)); err != nil && runErr == nil {
+			return sum, err
+		}
+	}
 	if sum.Wall > 0 {
 		sum.SpeedUp = sum.Makespan / sum.Wall.Seconds()
 	}
@@ -256,7 +261,7 @@ func newRun(cfg Config) (*run, error) {
 	r.cfg.OutDir = abs
 	// Outputs of an earlier run in the same folder must not pass for this
 	// one's.
-	for _, f := range []string{"_jobs.csv", "_schedule.csv", "summary.json", "server-stats.json"} {
+	for _, f := range []string{"_jobs.csv", "_schedule.csv", "summary.json", "server-stats.json", ServerMetricsFile, KubeSchedulerMetricsFile} {
 		if err := os.Remove(filepath.Join(abs, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("launch: %w", err)
 		}
@@ -347,10 +352,11 @@ func (r *run) startServer(ctx context.Context) error {
 	}
 	args := []string{bin, "--simulate", "--host", "127.0.0.1",
 		"--port", strings.TrimPrefix(r.apiURL, "http://127.0.0.1:"), "--batsim-endpoint", r.endpoint,
-		"--stats-file", r.statsFile(), "--pods-file", filepath.Join(r.cfg.OutDir, "_pods.csv")}
+		"--stats-file", r.statsFile(), "--pods-file", filepath.Join(r.cfg.OutDir, "_pods.csv"),
+		"--metrics-file", filepath.Join(r.cfg.OutDir, ServerMetricsFile)}
 	if k := r.kube; k != nil {
 		args = append(args, "--kube-scheduler-metrics", fmt.Sprintf("https://127.0.0.1:%d/metrics", k.metricsPort),
-			"--kube-scheduler-version", k.version)
+			"--kube-scheduler-version", k.version, "--kube-scheduler-metrics-file", filepath.Join(r.cfg.OutDir, KubeSchedulerMetricsFile))
 		for _, name := range k.names {
 			args = append(args, "--kube-scheduler-name", name)
 		}

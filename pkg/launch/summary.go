@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/settle"
 )
 
@@ -63,6 +64,9 @@ type Summary struct {
 	// of their pods, Resubmitted those submitted again (--preempted).
 	Preempted   int `json:"preempted"`
 	Resubmitted int `json:"resubmitted"`
+	// KubeScheduler is what the run's kube-scheduler's own metrics say
+	// (kube-scheduler-metrics.txt); absent for other schedulers.
+	KubeScheduler *metrics.SchedulerSummary `json:"kubeScheduler,omitempty"`
 }
 
 // Values of Summary.Status.
@@ -118,6 +122,9 @@ func (s Summary) Write(w io.Writer) {
 	}
 	if s.AdmissionRejected > 0 {
 		fmt.Fprintf(w, "admission:     %d pods refused by their node's kubelet (bound to a node without room: OutOfcpu...)\n", s.AdmissionRejected)
+	}
+	if s.KubeScheduler != nil {
+		writeKubeScheduler(w, s.KubeScheduler)
 	}
 	fmt.Fprintf(w, "outputs:       %s (_jobs.csv, _schedule.csv, logs)\n", s.OutDir)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/batkube/batkube"
 	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/discovery"
+	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/openapi"
 	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/scheme"
@@ -64,14 +65,21 @@ type Options struct {
 	// Extensions serve paths of Batkube's own outside the Kubernetes API
 	// (a simulation's progress and clock), tried after discovery and OpenAPI.
 	Extensions []apiserver.NonResourceHandler
-	Logger     *slog.Logger
-	Verbosity  int
+	// Metrics is the registry the server's metrics go to, served at
+	// /metrics (nil: a registry of its own); NoMetrics turns the request
+	// metrics and /metrics off (benchmarks measure their cost against it).
+	Metrics   *metrics.Registry
+	NoMetrics bool
+	Logger    *slog.Logger
+	Verbosity int
 }
 
 // Server is a ready-to-serve Batkube API server.
 type Server struct {
-	Store   *store.Store
-	API     *apiserver.Server
+	Store *store.Store
+	API   *apiserver.Server
+	// Metrics is served at /metrics (nil with Options.NoMetrics).
+	Metrics *metrics.Registry
 	handler http.Handler
 	log     *slog.Logger
 }
@@ -94,11 +102,25 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	nonResource := append(apiserver.NonResourceHandlers{disc, oapi}, opts.Extensions...)
+	var requestMetrics *metrics.APIServer
+	if !opts.NoMetrics {
+		if opts.Metrics == nil {
+			opts.Metrics = metrics.NewRegistry()
+		}
+		if requestMetrics, err = metrics.NewAPIServer(opts.Metrics, restapi.Operations); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		nonResource = append(nonResource, opts.Metrics)
+	} else {
+		opts.Metrics = nil
+	}
 	api, err := apiserver.New(apiserver.Options{
 		Store:            st,
 		Scheme:           sch,
 		Operations:       restapi.Operations,
-		NonResource:      append(apiserver.NonResourceHandlers{disc, oapi}, opts.Extensions...),
+		NonResource:      nonResource,
+		Metrics:          requestMetrics,
 		Clock:            opts.Clock,
 		Terminator:       opts.Terminator,
 		Admitter:         opts.Admitter,
@@ -117,7 +139,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	return &Server{Store: st, API: api, handler: handler, log: opts.Logger}, nil
+	return &Server{Store: st, API: api, Metrics: opts.Metrics, handler: handler, log: opts.Logger}, nil
 }
 
 // Handler returns the HTTP handler of the whole API.

@@ -6,6 +6,7 @@ package simulation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/simclock"
@@ -47,6 +49,15 @@ type Config struct {
 	// PodsFile, if set, receives the pods' log (_pods.csv, see
 	// broker.Options.PodsCSV), written as jobs end.
 	PodsFile string
+	// MetricsFile, if set, receives the server's metrics (what /metrics
+	// serves, in the Prometheus text format) once the simulation has ended
+	// and the API is no longer served, so that every request is in it.
+	MetricsFile string
+	// KubeSchedulerMetricsFile, if set, receives the whole /metrics of the
+	// kube-scheduler at Settle.KubeSchedulerMetrics, scraped when the
+	// simulation ends, while the API is still served (the scheduler asks
+	// it to review the scrape's token).
+	KubeSchedulerMetricsFile string
 	// ProgressInterval is how often progress is logged (default 2s; < 0: never).
 	ProgressInterval time.Duration
 	Logger           *slog.Logger
@@ -97,6 +108,8 @@ type Simulation struct {
 	// signals are the idle signals; ended when the broker stops, so that
 	// no scheduler's long poll outlives the simulation.
 	signals *settle.Signals
+	// token authenticates the server's scrapes of kube-scheduler.
+	token string
 }
 
 // New builds a simulation server.
@@ -112,6 +125,12 @@ func New(cfg Config) (*Simulation, error) {
 	}
 	if cfg.ProgressInterval == 0 {
 		cfg.ProgressInterval = 2 * time.Second
+	}
+	if cfg.KubeSchedulerMetricsFile != "" && cfg.Settle.KubeSchedulerMetrics == "" {
+		return nil, errors.New("simulation: saving kube-scheduler's metrics needs its metrics URL (Settle.KubeSchedulerMetrics)")
+	}
+	if cfg.MetricsFile != "" && cfg.Server.NoMetrics {
+		return nil, errors.New("simulation: a metrics file needs the server's metrics")
 	}
 	clk := simclock.New(cfg.Epoch)
 	bopts := cfg.Broker
@@ -131,6 +150,11 @@ func New(cfg Config) (*Simulation, error) {
 	if bopts.Progress == nil && cfg.ProgressInterval > 0 {
 		bopts.Progress = progressLogger(cfg.Logger, cfg.ProgressInterval)
 	}
+	var bm *brokerMetrics
+	if !cfg.Server.NoMetrics {
+		bm = newBrokerMetrics()
+		bopts.Exchanged = bm.exchanged
+	}
 	var pods *podsFile
 	if cfg.PodsFile != "" {
 		if pods, err = createPodsFile(cfg.PodsFile); err != nil {
@@ -145,6 +169,16 @@ func New(cfg Config) (*Simulation, error) {
 	}
 	sopts := cfg.Server
 	sopts.Clock, sopts.Terminator, sopts.Admitter = clk, b, b
+	if bm != nil {
+		bm.progress = b.Progress
+		if sopts.Metrics == nil {
+			sopts.Metrics = metrics.NewRegistry()
+		}
+		if err := sopts.Metrics.Register(bm.collectors()...); err != nil {
+			pods.Close()
+			return nil, fmt.Errorf("simulation: %w", err)
+		}
+	}
 	sopts.Extensions = append(sopts.Extensions[:len(sopts.Extensions):len(sopts.Extensions)],
 		progressHandler{b}, timeservice.NewHandler(clk), signals)
 	// The settle policy's scrapes of kube-scheduler's metrics come with
@@ -163,7 +197,7 @@ func New(cfg Config) (*Simulation, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	view.api = srv.API
-	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods, signals: signals}
+	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods, signals: signals, token: token}
 	if cfg.BatskyEndpoint != "" {
 		sim.batsky, err = batsky.New(batsky.Options{Endpoint: cfg.BatskyEndpoint, Clock: clk, Logger: cfg.Logger})
 		if err != nil {
@@ -201,6 +235,9 @@ func (s *Simulation) Run(ctx context.Context, l net.Listener) error {
 		timeServed <- nil
 	}
 	runErr := s.broker.Run(ctx, conn, s.server.API, s.server.Store)
+	if runErr == nil && s.cfg.KubeSchedulerMetricsFile != "" {
+		s.saveKubeSchedulerMetrics(ctx)
+	}
 	s.signals.End()
 	if err := s.pods.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("simulation: %w", err)
@@ -217,12 +254,32 @@ func (s *Simulation) Run(ctx context.Context, l net.Listener) error {
 			runErr = err
 		}
 	}
+	if s.cfg.MetricsFile != "" {
+		if err := s.server.Metrics.WriteFile(s.cfg.MetricsFile); err != nil && runErr == nil {
+			runErr = fmt.Errorf("simulation: %w", err)
+		}
+	}
 	if runErr == nil {
 		p := s.Progress()
 		s.log.Info("simulation ended", "simulatedTime", p.Now, "jobs", p.Done, "steps", p.Steps,
 			"settle", p.Settle.Policy, "exactSteps", p.Settle.Idle, "quietSteps", p.Settle.Quiet, "maxWaitSteps", p.Settle.MaxWait)
 	}
 	return runErr
+}
+
+// saveKubeSchedulerMetrics writes the kube-scheduler's whole /metrics to
+// KubeSchedulerMetricsFile. A scrape that fails is logged, not an error:
+// the simulation's outputs are complete without it.
+func (s *Simulation) saveKubeSchedulerMetrics(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	data, err := metrics.Scrape(ctx, nil, s.cfg.Settle.KubeSchedulerMetrics, s.token)
+	if err == nil {
+		err = os.WriteFile(s.cfg.KubeSchedulerMetricsFile, data, 0o644)
+	}
+	if err != nil {
+		s.log.Warn("kube-scheduler's metrics not saved", "err", err)
+	}
 }
 
 // writeStats writes the final progress of a run as JSON.
