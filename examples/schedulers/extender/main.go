@@ -294,16 +294,24 @@ func (e *extender) bind(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &args) {
 		return
 	}
-	pod, err := e.pods.Pods(args.PodNamespace).Get(args.PodName)
-	if err != nil {
-		writeJSON(w, bindingResult{Error: err.Error()})
-		return
-	}
 	key := args.PodNamespace + "/" + args.PodName
 	// Assumed on its node before the binding is posted, so that no filter
-	// in between misses it.
+	// in between misses it. Its cpu is the one its filter call gave (the
+	// informer may not have seen the pod yet), else the informer's.
 	e.mu.Lock()
-	e.assumed[key] = assumedPod{node: args.Node, cpu: podCPU(pod)}
+	f, filtered := e.inFlight[key]
+	e.mu.Unlock()
+	cpu := f.cpu
+	if !filtered {
+		pod, err := e.pods.Pods(args.PodNamespace).Get(args.PodName)
+		if err != nil {
+			writeJSON(w, bindingResult{Error: err.Error()})
+			return
+		}
+		cpu = podCPU(pod)
+	}
+	e.mu.Lock()
+	e.assumed[key] = assumedPod{node: args.Node, cpu: cpu}
 	delete(e.inFlight, key)
 	e.mu.Unlock()
 	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: args.PodName, Namespace: args.PodNamespace, UID: args.PodUID},
