@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-openapi/runtime"
@@ -112,6 +113,11 @@ type Server struct {
 
 	randMu sync.Mutex
 	rand   *rand.Rand
+
+	// fast serves the hot operations without the generated router;
+	// fastServed counts the requests it served.
+	fast       *fastPaths
+	fastServed atomic.Uint64
 }
 
 var _ endpoint.Handler = (*Server)(nil)
@@ -154,6 +160,9 @@ func New(opts Options) (*Server, error) {
 		byClient:   map[clientWatch]int{},
 		schedulers: map[string]bool{},
 		live:       map[*liveWatch]struct{}{},
+	}
+	if s.fast, err = newFastPaths(opts.Operations, opts.Scheme); err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
 	}
 	if err := s.createSystemNamespaces(context.Background()); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
