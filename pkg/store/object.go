@@ -28,7 +28,7 @@ type Stored struct {
 	rv  uint64
 
 	fieldsOnce sync.Once
-	fields     fields.Set
+	fields     fieldValues
 
 	encMu     sync.Mutex
 	encodings []*encoding
@@ -102,19 +102,49 @@ func (s *Stored) encodingOf(format string) *encoding {
 
 // fieldSet returns the field selector values of the object, computed once.
 // The set always holds metadata.name and metadata.namespace.
-func (s *Stored) fieldSet(gr schema.GroupResource, fn FieldsFunc) fields.Set {
+func (s *Stored) fieldSet(gr schema.GroupResource, fn FieldsFunc) fields.Fields {
 	s.fieldsOnce.Do(func() {
 		var extra fields.Set
 		if fn != nil {
 			extra = fn(gr, s.obj)
 		}
-		set := make(fields.Set, len(extra)+2)
+		vals := make(fieldValues, 0, len(extra)+2)
+		vals = append(vals, fieldValue{"metadata.name", s.obj.GetName()}, fieldValue{"metadata.namespace", s.obj.GetNamespace()})
 		for k, v := range extra {
-			set[k] = v
+			if k != "metadata.name" && k != "metadata.namespace" {
+				vals = append(vals, fieldValue{k, v})
+			}
 		}
-		set["metadata.name"] = s.obj.GetName()
-		set["metadata.namespace"] = s.obj.GetNamespace()
-		s.fields = set
+		s.fields = vals
 	})
 	return s.fields
+}
+
+// fieldValues are an object's field selector values, kept for as long as
+// the object is (every version in the history): a handful of pairs, a
+// fraction of the memory of a map.
+type fieldValues []fieldValue
+
+type fieldValue struct{ name, value string }
+
+var _ fields.Fields = fieldValues(nil)
+
+// Has reports whether the object has the field.
+func (f fieldValues) Has(name string) bool {
+	for _, v := range f {
+		if v.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Get returns the value of the field ("" when it has none).
+func (f fieldValues) Get(name string) string {
+	for _, v := range f {
+		if v.name == name {
+			return v.value
+		}
+	}
+	return ""
 }

@@ -363,14 +363,14 @@ func TestFieldSetAlwaysHasMetadataFields(t *testing.T) {
 			st := NewStored(newPod("ns", "x", nil, "n1"))
 			set := st.fieldSet(pods, tt.fn)
 			var got []string
-			for k := range set {
-				got = append(got, k)
+			for _, f := range set.(fieldValues) {
+				got = append(got, f.name)
 			}
 			slices.Sort(got)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("got fields %v, want %v", got, tt.want)
 			}
-			if set["metadata.name"] != "x" || set["metadata.namespace"] != "ns" {
+			if set.Get("metadata.name") != "x" || set.Get("metadata.namespace") != "ns" || !set.Has("metadata.name") || set.Has("spec.other") {
 				t.Errorf("got %v, want name x namespace ns", set)
 			}
 		})
