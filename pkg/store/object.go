@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,9 +18,11 @@ type Object interface {
 	metav1.Object
 }
 
-// FieldsFunc returns the field selector values of obj, an object of resource
-// gr. The store calls it at most once per stored object.
-type FieldsFunc func(gr schema.GroupResource, obj runtime.Object) fields.Set
+// FieldsFunc calls add with each field selector value of obj, an object of
+// resource gr, beyond metadata.name and metadata.namespace (which the store
+// adds; add ignores them). The store calls it at most once per stored
+// object.
+type FieldsFunc func(gr schema.GroupResource, obj runtime.Object, add func(name, value string))
 
 // Stored is an object as the store holds it. It is immutable once stored and
 // shared by every reader: callers must not mutate Object() (use Copy).
@@ -104,18 +107,17 @@ func (s *Stored) encodingOf(format string) *encoding {
 // The set always holds metadata.name and metadata.namespace.
 func (s *Stored) fieldSet(gr schema.GroupResource, fn FieldsFunc) fields.Fields {
 	s.fieldsOnce.Do(func() {
-		var extra fields.Set
+		vals := make(fieldValues, 2, 12)
+		vals[0] = fieldValue{"metadata.name", s.obj.GetName()}
+		vals[1] = fieldValue{"metadata.namespace", s.obj.GetNamespace()}
 		if fn != nil {
-			extra = fn(gr, s.obj)
+			fn(gr, s.obj, func(name, value string) {
+				if name != "metadata.name" && name != "metadata.namespace" && !vals.Has(name) {
+					vals = append(vals, fieldValue{name, value})
+				}
+			})
 		}
-		vals := make(fieldValues, 0, len(extra)+2)
-		vals = append(vals, fieldValue{"metadata.name", s.obj.GetName()}, fieldValue{"metadata.namespace", s.obj.GetNamespace()})
-		for k, v := range extra {
-			if k != "metadata.name" && k != "metadata.namespace" {
-				vals = append(vals, fieldValue{k, v})
-			}
-		}
-		s.fields = vals
+		s.fields = slices.Clip(vals)
 	})
 	return s.fields
 }

@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -356,7 +355,8 @@ func TestFieldSetAlwaysHasMetadataFields(t *testing.T) {
 	}{
 		{"default", nil, []string{"metadata.name", "metadata.namespace"}},
 		{"pods", podFields, []string{"metadata.name", "metadata.namespace", "spec.nodeName", "status.phase"}},
-		{"nil set", func(schema.GroupResource, runtime.Object) fields.Set { return nil }, []string{"metadata.name", "metadata.namespace"}},
+		{"none", func(schema.GroupResource, runtime.Object, func(string, string)) {}, []string{"metadata.name", "metadata.namespace"}},
+		{"metadata again", func(_ schema.GroupResource, _ runtime.Object, add func(string, string)) { add("metadata.name", "y") }, []string{"metadata.name", "metadata.namespace"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
