@@ -68,6 +68,9 @@ type Options struct {
 	MinWatchTimeout time.Duration
 	// BookmarkInterval is how often an idle watch that allows bookmarks gets one.
 	BookmarkInterval time.Duration
+	// EventTTL is how long an event is kept after its last write, by
+	// Clock (0: DefaultEventTTL; negative: for ever).
+	EventTTL time.Duration
 }
 
 // NonResourceHandler serves discovery and the other paths outside the spec's
@@ -118,6 +121,8 @@ type Server struct {
 	// fastServed counts the requests it served.
 	fast       *fastPaths
 	fastServed atomic.Uint64
+	// events expires events (nil: kept for ever).
+	events *eventExpiry
 }
 
 var _ endpoint.Handler = (*Server)(nil)
@@ -160,6 +165,12 @@ func New(opts Options) (*Server, error) {
 		byClient:   map[clientWatch]int{},
 		schedulers: map[string]bool{},
 		live:       map[*liveWatch]struct{}{},
+	}
+	if opts.EventTTL == 0 {
+		opts.EventTTL = DefaultEventTTL
+	}
+	if opts.EventTTL > 0 {
+		s.events = newEventExpiry(opts.Store, opts.EventTTL)
 	}
 	if s.fast, err = newFastPaths(opts.Operations, opts.Scheme); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)
