@@ -35,6 +35,13 @@ type Stored struct {
 
 	encMu     sync.Mutex
 	encodings []*encoding
+
+	// seq is the sequence number of the history record that stored this
+	// object (guarded by the store's mu; 0 outside a store).
+	seq uint64
+	// superseded is set once a later write replaced or deleted the object:
+	// its encodings are then no longer memoised (see supersede).
+	superseded atomic.Bool
 }
 
 // encoding memoises one wire format of a stored object.
@@ -71,8 +78,16 @@ func (s *Stored) Copy() Object { return s.obj.DeepCopyObject().(Object) }
 // a format is asked for and sharing the bytes afterwards (they must not be
 // modified). format must name the encoding completely: two calls with the same
 // format are assumed to want the same bytes. Concurrent callers of one format
-// wait for a single encode; a failed encode is not remembered.
+// wait for a single encode; a failed encode is not remembered. An object a
+// later write superseded no longer memoises: it answers what it still holds,
+// or encodes anew for each caller.
 func (s *Stored) Encoded(format string, encode func(Object) ([]byte, error)) ([]byte, error) {
+	if s.superseded.Load() {
+		if b := s.memoised(format); b != nil {
+			return b, nil
+		}
+		return encode(s.obj)
+	}
 	e := s.encodingOf(format)
 	if b := e.data.Load(); b != nil {
 		return *b, nil
@@ -88,6 +103,37 @@ func (s *Stored) Encoded(format string, encode func(Object) ([]byte, error)) ([]
 	}
 	e.data.Store(&b)
 	return b, nil
+}
+
+// memoised returns the memoised encoding in format, or nil.
+func (s *Stored) memoised(format string) []byte {
+	s.encMu.Lock()
+	defer s.encMu.Unlock()
+	for _, e := range s.encodings {
+		if e.format == format {
+			if b := e.data.Load(); b != nil {
+				return *b
+			}
+		}
+	}
+	return nil
+}
+
+// supersede marks the object as replaced by a later write. Its encodings,
+// memoised for the watchers that send it, are let go at once if every live
+// watcher of the resource has read past its record (read is true): the
+// history keeps the object for watches that resume from an older
+// resourceVersion and for exact-RV lists, which are rare, while the
+// encodings would double what the history holds. A watcher that read the
+// record but has not encoded it yet encodes it itself.
+func (s *Stored) supersede(read bool) {
+	s.superseded.Store(true)
+	if !read {
+		return
+	}
+	s.encMu.Lock()
+	s.encodings = nil
+	s.encMu.Unlock()
 }
 
 func (s *Stored) encodingOf(format string) *encoding {

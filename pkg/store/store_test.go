@@ -586,3 +586,78 @@ func TestSubscriptionSeesConcurrentWritersInRVOrder(t *testing.T) {
 		t.Errorf("%d more changes after every creation, want none", len(more))
 	}
 }
+
+// TestSupersededObjectsLetTheirEncodingsGo: an object replaced by a later
+// write stops memoising; its encodings are let go at once when no live
+// watcher of the resource is behind its record, and kept for one that is
+// (which then gets them); a new state always gets its own encoding.
+func TestSupersededObjectsLetTheirEncodingsGo(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t, 0)
+	counting := func(calls *int, text string) func(Object) ([]byte, error) {
+		return func(Object) ([]byte, error) { *calls++; return []byte(text), nil }
+	}
+	relabel := func(v string) *Stored {
+		t.Helper()
+		st, err := s.Update(ctx, pods, "ns", "p", func(cur Object) (Object, error) {
+			cur.SetLabels(map[string]string{"v": v})
+			return cur, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	v0 := mustCreate(t, s, pods, newPod("ns", "p", map[string]string{"v": "0"}, ""))
+	calls := 0
+	if _, err := v0.Encoded("json", counting(&calls, "v0")); err != nil {
+		t.Fatal(err)
+	}
+	v1 := relabel("1") // nobody watches: v0's encoding goes
+	if v0.memoised("json") != nil {
+		t.Errorf("the superseded state still holds its encoding")
+	}
+	for range 2 {
+		if b, _ := v0.Encoded("json", counting(&calls, "v0")); string(b) != "v0" {
+			t.Errorf("superseded state encoded as %q", b)
+		}
+	}
+	if calls != 3 || v0.memoised("json") != nil {
+		t.Errorf("a superseded state: %d encodes for 3 calls, memoised %q; want 3, none", calls, v0.memoised("json"))
+	}
+
+	// A watcher from before v1 has not read v1's record: v1 keeps its
+	// encoding when v2 supersedes it, and the watcher's event gets it.
+	w, err := s.Watch(ctx, pods, WatchOptions{ResourceVersion: v0.RV()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	calls = 0
+	if _, err := v1.Encoded("json", counting(&calls, "v1")); err != nil {
+		t.Fatal(err)
+	}
+	// The watcher's goroutine may already have read v1's record: wait for
+	// its event before checking, and look at what the store decided.
+	v2 := relabel("2")
+	ev := <-w.Events()
+	if ev.Object != v1 {
+		t.Fatalf("first event: RV %d, want v1's %d", ev.RV, v1.RV())
+	}
+	if b, _ := ev.Object.Encoded("json", counting(&calls, "v1")); string(b) != "v1" {
+		t.Errorf("the watcher got %q", b)
+	}
+	if ev := <-w.Events(); ev.Object != v2 {
+		t.Fatalf("second event: RV %d, want v2's %d", ev.RV, v2.RV())
+	}
+	// The current state memoises.
+	calls = 0
+	for range 3 {
+		if b, _ := v2.Encoded("json", counting(&calls, "v2")); string(b) != "v2" {
+			t.Errorf("current state encoded as %q", b)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the current state was encoded %d times for 3 calls, want 1", calls)
+	}
+}
