@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bufio"
+	"runtime"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -135,6 +136,12 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 					flush()
 					return
 				}
+			}
+			if len(events) == 0 {
+				// The store's watcher may be handing over the next event of
+				// the same burst of writes: let it, so that one write to the
+				// connection carries them all.
+				runtime.Gosched()
 			}
 			if len(events) == 0 {
 				if !flush() {
