@@ -2,11 +2,11 @@ package apiserver
 
 import (
 	"bufio"
-	"runtime"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"

@@ -661,3 +661,38 @@ func TestSupersededObjectsLetTheirEncodingsGo(t *testing.T) {
 		t.Errorf("the current state was encoded %d times for 3 calls, want 1", calls)
 	}
 }
+
+// TestChangeSharingKeepsTheOldStateAsItWas: a ChangeSharing whose copy
+// shares parts with the current object writes a new state that shares
+// them, and the old state, which the history keeps, is unchanged.
+func TestChangeSharingKeepsTheOldStateAsItWas(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t, 0)
+	p := newPod("ns", "p", map[string]string{"v": "0"}, "")
+	p.Spec.Containers = []corev1.Container{{Name: "c"}}
+	old := mustCreate(t, s, pods, p)
+	shallow := func(cur Object) Object {
+		c := *cur.(*corev1.Pod)
+		c.ObjectMeta = *c.ObjectMeta.DeepCopy()
+		return &c
+	}
+	st, err := s.ChangeSharing(ctx, pods, "ns", "p", shallow, func(cur Object) (Object, error) {
+		pod := cur.(*corev1.Pod)
+		pod.Labels["v"] = "1"
+		pod.Spec.NodeName = "n1"
+		return pod, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	was, now := old.Object().(*corev1.Pod), st.Object().(*corev1.Pod)
+	if was.Labels["v"] != "0" || was.Spec.NodeName != "" || was.ResourceVersion != strconv.FormatUint(old.RV(), 10) {
+		t.Errorf("the old state changed: labels %v, node %q, RV %s", was.Labels, was.Spec.NodeName, was.ResourceVersion)
+	}
+	if now.Labels["v"] != "1" || now.Spec.NodeName != "n1" || st.RV() <= old.RV() {
+		t.Errorf("the new state: labels %v, node %q, RV %d", now.Labels, now.Spec.NodeName, st.RV())
+	}
+	if &now.Spec.Containers[0] != &was.Spec.Containers[0] {
+		t.Errorf("the new state does not share the containers")
+	}
+}
