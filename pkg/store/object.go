@@ -165,7 +165,7 @@ func (s *Stored) fieldSet(gr schema.GroupResource, fn FieldsFunc) fields.Fields 
 		}
 		s.fields = slices.Clip(vals)
 	})
-	return s.fields
+	return &s.fields // a pointer: no allocation to make it an interface
 }
 
 // fieldValues are an object's field selector values, kept for as long as

@@ -363,7 +363,7 @@ func TestFieldSetAlwaysHasMetadataFields(t *testing.T) {
 			st := NewStored(newPod("ns", "x", nil, "n1"))
 			set := st.fieldSet(pods, tt.fn)
 			var got []string
-			for _, f := range set.(fieldValues) {
+			for _, f := range *set.(*fieldValues) {
 				got = append(got, f.name)
 			}
 			slices.Sort(got)
