@@ -77,7 +77,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	  done; \
 	done
 
-bench: upstream ## the figures: simulation speed and CPU per job beside kube-scheduler's (10-hour trace), memory (100,000 sequential jobs; 100,000 live pods), kube-scheduler binding throughput and the server's share of CPU, then the micro-benchmarks (about 7 min of run time here)
+bench: upstream ## the figures: simulation speed and CPU per job beside kube-scheduler's (10-hour trace), memory (100,000 sequential jobs; 100,000 live pods), kube-scheduler binding throughput and the server's share of CPU, then the micro-benchmarks (about 10 min here, most of it the contended run on a quiet window)
 	$(GO) test -run='^$$' -bench='Simulation|KubeSchedulerThroughput|ServerMemoryPerPod' -benchtime=1x -timeout=60m ./pkg/e2e
 	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list ./pkg/... | grep -v /pkg/e2e)
 
