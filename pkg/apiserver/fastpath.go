@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -150,21 +151,12 @@ func (fp *fastPaths) match(r *http.Request) (route *fastRoute, namespace, name s
 				return nil, "", "", false
 			}
 		}
-		if rt.newBody != nil && !contains(rt.media, r.Header.Get("Content-Type")) {
+		if rt.newBody != nil && !slices.Contains(rt.media, r.Header.Get("Content-Type")) {
 			return nil, "", "", false
 		}
 		return rt, namespace, name, true
 	}
 	return nil, "", "", false
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // serveFast serves r on the fast path if it is a plain request for a hot
