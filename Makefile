@@ -10,7 +10,7 @@ PKGS  := . ./cmd/... ./pkg/... ./examples/timed-scheduler ./examples/schedulers/
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
 
-.PHONY: help build run run-batsim compare test test-unit vet fuzz bench generate check-generated serve clean
+.PHONY: help build run run-batsim compare test test-unit vet fuzz bench bench-scale generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -78,10 +78,13 @@ fuzz: ## run every fuzz target for FUZZTIME each
 	  done; \
 	done
 
-bench: upstream ## the figures: simulation speed (10-hour trace) and memory (100,000 jobs), kube-scheduler binding throughput, the server's start-up, then the micro-benchmarks (about 5 min of run time here)
-	$(GO) test -run='^$$' -bench='Simulation|KubeSchedulerThroughput' -benchtime=1x -timeout=60m ./pkg/e2e
+bench: upstream ## the figures: the server's start-up, simulation speed and CPU per job beside kube-scheduler's (10-hour trace; contended), memory (100,000 sequential jobs; 100,000 live pods), kube-scheduler binding throughput and the server's share of CPU, then the micro-benchmarks (about 15 min here)
 	$(GO) test -run='^$$' -bench='ServerStartup' -benchtime=20x -timeout=10m ./pkg/e2e
+	$(GO) test -run='^$$' -bench='Simulation|KubeSchedulerThroughput|ServerMemoryPerPod' -benchtime=1x -timeout=60m ./pkg/e2e
 	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list ./pkg/... | grep -v /pkg/e2e)
+
+bench-scale: upstream ## the scale benchmark: 100,000 jobs on 5,000 nodes with kube-scheduler 1.37 (wall time, CPU and peak RSS of each process; long)
+	$(GO) test -run='^$$' -bench='Scale5000Nodes' -benchtime=1x -timeout=180m ./pkg/e2e
 
 generate: ## regenerate swagger.json and the generated server
 	./regenerate-api.sh

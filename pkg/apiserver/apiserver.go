@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-openapi/runtime"
@@ -71,6 +72,9 @@ type Options struct {
 	// Metrics, when set, counts and times the requests and the open
 	// watches (kube-apiserver's apiserver_* metrics).
 	Metrics *metrics.APIServer
+	// EventTTL is how long an event is kept after its last write, by
+	// Clock (0: DefaultEventTTL; negative: for ever).
+	EventTTL time.Duration
 }
 
 // NonResourceHandler serves discovery and the other paths outside the spec's
@@ -116,6 +120,13 @@ type Server struct {
 
 	randMu sync.Mutex
 	rand   *rand.Rand
+
+	// fast serves the hot operations without the generated router;
+	// fastServed counts the requests it served.
+	fast       *fastPaths
+	fastServed atomic.Uint64
+	// events expires events (nil: kept for ever).
+	events *eventExpiry
 }
 
 var _ endpoint.Handler = (*Server)(nil)
@@ -158,6 +169,15 @@ func New(opts Options) (*Server, error) {
 		byClient:   map[clientWatch]int{},
 		schedulers: map[string]bool{},
 		live:       map[*liveWatch]struct{}{},
+	}
+	if opts.EventTTL == 0 {
+		opts.EventTTL = DefaultEventTTL
+	}
+	if opts.EventTTL > 0 {
+		s.events = newEventExpiry(opts.Store, opts.EventTTL)
+	}
+	if s.fast, err = newFastPaths(opts.Operations, opts.Scheme); err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
 	}
 	if err := s.createSystemNamespaces(context.Background()); err != nil {
 		return nil, fmt.Errorf("apiserver: %w", err)

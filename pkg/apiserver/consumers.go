@@ -63,6 +63,24 @@ func consumeJSON(r io.Reader, target any) error {
 	if err != nil {
 		return err
 	}
+	return decodeJSONBody(data, target)
+}
+
+// decodeBody decodes a whole body of one of the media types the fast path
+// takes, as the consumer of that media type does.
+func (s *Server) decodeBody(media string, data []byte, target any) error {
+	switch media {
+	case mediaJSON:
+		return decodeJSONBody(data, target)
+	case mediaProtobuf:
+		return s.decodeProtobuf(data, target)
+	case mediaJSONPatch, mediaMergePatch, mediaStrategicPatch, mediaApplyPatchYAML:
+		return keepRaw(data, target)
+	}
+	return fmt.Errorf("no decoder for %q", media)
+}
+
+func decodeJSONBody(data []byte, target any) error {
 	if pb, ok := target.(*endpoint.PatchBody); ok {
 		*pb = data // a PATCH with a non-patch media type: refused (415) by the handler
 		return nil
@@ -100,6 +118,10 @@ func (s *Server) consumeProtobuf(r io.Reader, target any) error {
 	if err != nil {
 		return err
 	}
+	return s.decodeProtobuf(data, target)
+}
+
+func (s *Server) decodeProtobuf(data []byte, target any) error {
 	into, ok := target.(k8sruntime.Object)
 	if !ok {
 		return fmt.Errorf("cannot decode protobuf into %T", target)
@@ -116,6 +138,10 @@ func consumeRaw(r io.Reader, target any) error {
 	if err != nil {
 		return err
 	}
+	return keepRaw(data, target)
+}
+
+func keepRaw(data []byte, target any) error {
 	switch t := target.(type) {
 	case *endpoint.PatchBody:
 		*t = data

@@ -27,8 +27,10 @@ func originalAccept(r *http.Request) string {
 var healthPaths = []string{"/healthz", "/livez", "/readyz"}
 
 // Wrap returns the outer handler: request metrics, panic recovery, request
-// logging, bearer token check, health checks, the non-resource paths, and
-// the generated router behind them.
+// logging, bearer token check, health checks, the non-resource paths, the
+// fast path of the hot operations (fastpath.go), and the generated router
+// behind them. Every request, on the fast path or not, goes through the
+// same outer layers.
 func (s *Server) Wrap(router http.Handler) http.Handler {
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, p := range healthPaths {
@@ -41,6 +43,9 @@ func (s *Server) Wrap(router http.Handler) http.Handler {
 		}
 		if s.opts.NonResource != nil && s.opts.NonResource.Handles(r.URL.Path) {
 			s.opts.NonResource.ServeHTTP(w, r)
+			return
+		}
+		if s.serveFast(w, r) {
 			return
 		}
 		r2 := r.WithContext(context.WithValue(r.Context(), acceptKey{}, r.Header.Get("Accept")))

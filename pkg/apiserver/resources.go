@@ -30,7 +30,7 @@ type resource struct {
 	review reviewer
 	scheme *runtime.Scheme
 	// memo names this version's encodings in the stored objects' memo.
-	memo struct{ json, proto, protoDoc string }
+	memo struct{ json, proto string }
 }
 
 func (r *resource) hasStatus() bool { return r.subresources["status"] }
@@ -122,7 +122,7 @@ func newCatalog(ops []endpoint.Operation, s *runtime.Scheme) (*catalog, error) {
 			if r.gvk != r.storageGVK {
 				version = ":" + r.gvk.String()
 			}
-			r.memo.json, r.memo.proto, r.memo.protoDoc = "json"+version, "proto"+version, "protodoc"+version
+			r.memo.json, r.memo.proto = "json"+version, "proto"+version
 		}
 	}
 	return c, nil

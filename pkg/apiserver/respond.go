@@ -3,6 +3,7 @@ package apiserver
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -36,20 +37,39 @@ func (s *Server) storedBytes(r *resource, st *store.Stored, media string) ([]byt
 	})
 }
 
-// storedDocument returns a stored object as a whole document (JSON, or
-// protobuf with its envelope), memoised like storedBytes: what a GET answers
-// and what every watch event embeds.
-func (s *Server) storedDocument(r *resource, st *store.Stored, media string) ([]byte, error) {
-	if media != mediaProtobuf {
-		return s.storedBytes(r, st, media)
-	}
-	return st.Encoded(r.memo.protoDoc, func(store.Object) ([]byte, error) {
-		raw, err := s.storedBytes(r, st, mediaProtobuf)
-		if err != nil {
-			return nil, err
+// document is an encoded object in pieces: a memoised encoding shared by
+// every reader, between a head and a tail written around it (the protobuf
+// envelope), so that no reader copies the shared bytes to frame them and no
+// stored object keeps a second, framed copy of its encoding.
+type document struct{ head, body, tail []byte }
+
+func (d document) len() int { return len(d.head) + len(d.body) + len(d.tail) }
+
+// writeTo writes the document's pieces.
+func (d document) writeTo(w io.Writer) error {
+	for _, b := range [][]byte{d.head, d.body, d.tail} {
+		if len(b) == 0 {
+			continue
 		}
-		return encodeProto(r.gvk, raw), nil
-	})
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedDocument returns a stored object as a whole document (JSON, or
+// protobuf with its envelope) around its memoised encoding (storedBytes):
+// what a GET answers and what every watch event embeds.
+func (s *Server) storedDocument(r *resource, st *store.Stored, media string) (document, error) {
+	b, err := s.storedBytes(r, st, media)
+	if err != nil {
+		return document{}, err
+	}
+	if media != mediaProtobuf {
+		return document{body: b}, nil
+	}
+	return document{head: protoEnvelope(r.gvk, len(b)), body: b, tail: protoTrailer}, nil
 }
 
 // servedObject returns a stored object as its served version (a copy the
@@ -69,12 +89,16 @@ func (s *Server) writeStored(w http.ResponseWriter, req *http.Request, f format,
 		s.writeObjectShaped(w, req, f, obj, code, r.gvk)
 		return
 	}
-	b, err := s.storedDocument(r, st, f.media)
+	doc, err := s.storedDocument(r, st, f.media)
 	if err != nil {
 		s.writeError(w, req, err)
 		return
 	}
-	writeBytes(w, f.media, code, b)
+	h := w.Header()
+	h.Set("Content-Type", f.media)
+	h.Set("Content-Length", strconv.Itoa(doc.len()))
+	w.WriteHeader(code)
+	_ = doc.writeTo(w)
 }
 
 // writeObjectShaped writes obj as a Table or metadata when asked, or as is.

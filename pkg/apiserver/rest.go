@@ -352,6 +352,9 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 	if err != nil {
 		return nil, q2served(r, err, obj.GetName())
 	}
+	if r.storage == eventsStorage && s.events != nil {
+		s.events.expire(ctx, s.store, s.clock.Now())
+	}
 	return st, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -142,6 +143,12 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 				}
 			}
 			if len(events) == 0 {
+				// The store's watcher may be handing over the next event of
+				// the same burst of writes: let it, so that one write to the
+				// connection carries them all.
+				runtime.Gosched()
+			}
+			if len(events) == 0 {
 				instruments.Sent(sent) // before the client can read them
 				if !flush() {
 					return
@@ -203,39 +210,38 @@ type watchEncoder struct {
 
 func (e *watchEncoder) write(out *bufio.Writer, ev store.Event) error {
 	var (
-		obj []byte
+		doc document
 		err error
 	)
 	switch {
 	case ev.Type == watch.Error:
 		return e.writeError(out, ev.Err)
 	case ev.Type == watch.Bookmark:
-		obj, err = e.bookmark(ev)
+		doc.body, err = e.bookmark(ev)
 	case e.format.shape != shapeObject:
-		obj, err = e.shaped(ev.Object)
+		doc.body, err = e.shaped(ev.Object)
 	default:
-		obj, err = e.server.storedDocument(e.res, ev.Object, e.format.media)
+		doc, err = e.server.storedDocument(e.res, ev.Object, e.format.media)
 	}
 	if err != nil {
 		return err
 	}
-	return e.frame(out, string(ev.Type), obj)
+	return e.frame(out, string(ev.Type), doc)
 }
 
 // frame writes one event around an encoded object.
-func (e *watchEncoder) frame(out *bufio.Writer, typ string, obj []byte) error {
+func (e *watchEncoder) frame(out *bufio.Writer, typ string, obj document) error {
 	if e.format.media == mediaProtobuf {
-		_, _ = out.Write(watchEventFrameHead(typ, len(obj)))
-		_, err := out.Write(obj)
-		return err
+		_, _ = out.Write(watchEventFrameHead(typ, obj.len()))
+		return obj.writeTo(out)
 	}
 	_, _ = out.WriteString(`{"type":"`)
 	_, _ = out.WriteString(typ)
 	_, _ = out.WriteString(`","object":`)
-	if n := len(obj); n > 0 && obj[n-1] == '\n' {
-		obj = obj[:n-1]
+	if n := len(obj.body); n > 0 && obj.body[n-1] == '\n' {
+		obj.body = obj.body[:n-1]
 	}
-	_, _ = out.Write(obj)
+	_ = obj.writeTo(out)
 	_, err := out.WriteString("}\n")
 	return err
 }
@@ -304,7 +310,7 @@ func (e *watchEncoder) writeError(out *bufio.Writer, err error) error {
 	if encErr != nil {
 		return encErr
 	}
-	return e.frame(out, string(watch.Error), b)
+	return e.frame(out, string(watch.Error), document{body: b})
 }
 
 // watchEventFrameHead returns what precedes an object of n bytes in a

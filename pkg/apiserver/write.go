@@ -296,7 +296,9 @@ func (s *Server) Bind(ctx context.Context, namespace string, b *corev1.Binding) 
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, b.Name, nil)
 	}
 	bindingGR := schema.GroupResource{Resource: "pods/binding"}
-	_, err := s.store.Change(ctx, podsResource.GroupResource(), namespace, b.Name, func(cur store.Object) (store.Object, error) {
+	// A binding writes the pod's node, an annotation and a condition: the
+	// new state shares the rest of the spec with the old one.
+	_, err := s.store.ChangeSharing(ctx, podsResource.GroupResource(), namespace, b.Name, sharePodSpec, func(cur store.Object) (store.Object, error) {
 		pod, ok := cur.(*corev1.Pod)
 		if !ok {
 			return nil, apierrors.NewInternalError(fmt.Errorf("stored pod is a %T", cur))
@@ -324,6 +326,12 @@ func (s *Server) Bind(ctx context.Context, namespace string, b *corev1.Binding) 
 		return apierrors.NewNotFound(podsResource.GroupResource(), b.Name)
 	}
 	return err
+}
+
+// sharePodSpec copies a pod for a change of its metadata, status and node
+// (registry.PodForStatusChange).
+func sharePodSpec(cur store.Object) store.Object {
+	return registry.PodForStatusChange(cur).(store.Object)
 }
 
 // setCondition adds or replaces a pod condition, keeping the transition time

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/store"
 )
 
@@ -139,7 +140,9 @@ func hasCondition(pod *corev1.Pod, typ corev1.PodConditionType) bool {
 func (r *run) setStage(ctx context.Context, refs []podRef, stage podStage, exit int32) error {
 	at := metav1.NewTime(r.opts.Clock.Now())
 	for _, ref := range refs {
-		_, err := r.store.Change(ctx, podsGVR.GroupResource(), ref.namespace, ref.name, func(cur store.Object) (store.Object, error) {
+		_, err := r.store.ChangeSharing(ctx, podsGVR.GroupResource(), ref.namespace, ref.name, func(cur store.Object) store.Object {
+			return registry.PodForStatusChange(cur).(store.Object) // a stage writes the status only
+		}, func(cur store.Object) (store.Object, error) {
 			pod, ok := cur.(*corev1.Pod)
 			if !ok {
 				return nil, fmt.Errorf("stored pod is a %T", cur)

@@ -31,7 +31,8 @@ import (
 // does. It reports the speed-up over real time, end to end (start-up of
 // the server and the scheduler included) and of the simulation proper, and
 // the CPU time per job of Batkube's server (whole run, and net of its
-// start-up, measured by a one-job run beside it) and of the scheduler.
+// start-up, measured by a one-job run beside it) and of the scheduler, and
+// the server's CPU as a share of the scheduler's.
 func BenchmarkSimulationTrace10h(b *testing.B) {
 	for b.Loop() {
 		base := newSimulation(b, "examples/platforms/platform_16.xml", "pkg/e2e/testdata/one_job.json")
@@ -54,6 +55,8 @@ func BenchmarkSimulationTrace10h(b *testing.B) {
 		b.ReportMetric(perJob(server.CPU), "server-cpu-ms/job")
 		b.ReportMetric(perJob(server.CPU-baseServer.CPU), "server-net-cpu-ms/job")
 		b.ReportMetric(perJob(sched.CPU-baseSched.CPU), "sched-net-cpu-ms/job")
+		b.ReportMetric(perJob(sched.CPU), "sched-cpu-ms/job")
+		b.ReportMetric(100*server.CPU.Seconds()/sched.CPU.Seconds(), "server/sched-cpu-%")
 		b.Logf("10-hour trace, 1,000 jobs, 16 nodes, kube-scheduler 1.37: makespan %.0f s simulated in %s end to end (%.0fx real time), "+
 			"%s for the simulation proper (%.0fx); Batkube's server %s CPU (%s for a one-job run: start-up), kube-scheduler %s CPU (%s for one job); peak RSS server %d MiB",
 			sum.Makespan, sum.Wall.Round(time.Millisecond), sum.SpeedUp, sum.SimulationWall.Round(time.Millisecond), sum.SimulationSpeedUp(),

@@ -60,46 +60,54 @@ func FieldSet(obj runtime.Object) fields.Set {
 		return fields.Set{}
 	}
 	set := fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		set["spec.nodeName"] = o.Spec.NodeName
-		set["spec.restartPolicy"] = string(o.Spec.RestartPolicy)
-		set["spec.schedulerName"] = o.Spec.SchedulerName
-		set["spec.serviceAccountName"] = o.Spec.ServiceAccountName
-		set["spec.hostNetwork"] = strconv.FormatBool(o.Spec.HostNetwork)
-		set["status.phase"] = string(o.Status.Phase)
-		set["status.podIP"] = o.Status.PodIP
-		set["status.nominatedNodeName"] = o.Status.NominatedNodeName
-		if len(o.Status.PodIPs) > 0 {
-			set["status.podIPs"] = o.Status.PodIPs[0].IP
-		}
-	case *corev1.Node:
-		set["spec.unschedulable"] = strconv.FormatBool(o.Spec.Unschedulable)
-	case *corev1.Namespace:
-		set["status.phase"] = string(o.Status.Phase)
-	case *corev1.Event:
-		set["involvedObject.kind"] = o.InvolvedObject.Kind
-		set["involvedObject.namespace"] = o.InvolvedObject.Namespace
-		set["involvedObject.name"] = o.InvolvedObject.Name
-		set["involvedObject.uid"] = string(o.InvolvedObject.UID)
-		set["involvedObject.apiVersion"] = o.InvolvedObject.APIVersion
-		set["involvedObject.resourceVersion"] = o.InvolvedObject.ResourceVersion
-		set["involvedObject.fieldPath"] = o.InvolvedObject.FieldPath
-		set["reason"] = o.Reason
-		set["reportingComponent"] = o.ReportingController
-		set["source"] = o.Source.Component
-		set["type"] = o.Type
-	case *eventsv1.Event:
-		set["reason"] = o.Reason
-		set["type"] = o.Type
-	case *corev1.Secret:
-		set["type"] = string(o.Type)
-	case *corev1.Service:
-		set["spec.clusterIP"] = o.Spec.ClusterIP
-		set["spec.type"] = string(o.Spec.Type)
-	}
+	KindFields(obj, func(name, value string) { set[name] = value })
 	return set
 }
 
-// StoreFields adapts FieldSet to the store's per-resource field function.
-func StoreFields(_ schema.GroupResource, obj runtime.Object) fields.Set { return FieldSet(obj) }
+// KindFields calls add with each field selector value of obj beyond its
+// metadata.name and metadata.namespace.
+func KindFields(obj runtime.Object, add func(name, value string)) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		add("spec.nodeName", o.Spec.NodeName)
+		add("spec.restartPolicy", string(o.Spec.RestartPolicy))
+		add("spec.schedulerName", o.Spec.SchedulerName)
+		add("spec.serviceAccountName", o.Spec.ServiceAccountName)
+		add("spec.hostNetwork", strconv.FormatBool(o.Spec.HostNetwork))
+		add("status.phase", string(o.Status.Phase))
+		add("status.podIP", o.Status.PodIP)
+		add("status.nominatedNodeName", o.Status.NominatedNodeName)
+		if len(o.Status.PodIPs) > 0 {
+			add("status.podIPs", o.Status.PodIPs[0].IP)
+		}
+	case *corev1.Node:
+		add("spec.unschedulable", strconv.FormatBool(o.Spec.Unschedulable))
+	case *corev1.Namespace:
+		add("status.phase", string(o.Status.Phase))
+	case *corev1.Event:
+		add("involvedObject.kind", o.InvolvedObject.Kind)
+		add("involvedObject.namespace", o.InvolvedObject.Namespace)
+		add("involvedObject.name", o.InvolvedObject.Name)
+		add("involvedObject.uid", string(o.InvolvedObject.UID))
+		add("involvedObject.apiVersion", o.InvolvedObject.APIVersion)
+		add("involvedObject.resourceVersion", o.InvolvedObject.ResourceVersion)
+		add("involvedObject.fieldPath", o.InvolvedObject.FieldPath)
+		add("reason", o.Reason)
+		add("reportingComponent", o.ReportingController)
+		add("source", o.Source.Component)
+		add("type", o.Type)
+	case *eventsv1.Event:
+		add("reason", o.Reason)
+		add("type", o.Type)
+	case *corev1.Secret:
+		add("type", string(o.Type))
+	case *corev1.Service:
+		add("spec.clusterIP", o.Spec.ClusterIP)
+		add("spec.type", string(o.Spec.Type))
+	}
+}
+
+// StoreFields adapts KindFields to the store's per-resource field function.
+func StoreFields(_ schema.GroupResource, obj runtime.Object, add func(name, value string)) {
+	KindFields(obj, add)
+}

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -150,5 +151,37 @@ func TestStatusSplit(t *testing.T) {
 	}
 	if d := st.(*appsv1.Deployment); d.Status.Replicas != 7 || !d.Spec.Paused || d.Labels["a"] != "1" {
 		t.Errorf("status update: got paused %v labels %v status %+v, want the stored spec and labels and the new status", d.Spec.Paused, d.Labels, d.Status)
+	}
+}
+
+// TestPodForStatusChangeCopiesWhatItsChangesWrite: the copy's metadata,
+// status and node are its own (the original is left as it was); the rest of
+// the spec is shared, which is the point.
+func TestPodForStatusChangeCopiesWhatItsChangesWrite(t *testing.T) {
+	orig := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "1"}, Annotations: map[string]string{"b": "2"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}, Tolerations: []corev1.Toleration{{Key: "k"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse}}},
+	}
+	before := orig.DeepCopy()
+	cp := PodForStatusChange(orig).(*corev1.Pod)
+	cp.Labels["a"] = "changed"
+	cp.Annotations["new"] = "x"
+	cp.ResourceVersion = "9"
+	cp.Spec.NodeName = "n1"
+	cp.Status.Phase = corev1.PodRunning
+	cp.Status.Conditions[0].Status = corev1.ConditionTrue
+	cp.Status.ContainerStatuses = append(cp.Status.ContainerStatuses, corev1.ContainerStatus{Name: "c"})
+	if !apiequality.Semantic.DeepEqual(orig, before) {
+		t.Errorf("changing the copy changed the original:\n%+v\nwant\n%+v", orig, before)
+	}
+	if &cp.Spec.Containers[0] != &orig.Spec.Containers[0] || &cp.Spec.Tolerations[0] != &orig.Spec.Tolerations[0] {
+		t.Errorf("the copy does not share the containers and tolerations")
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "1"}}}
+	nc := PodForStatusChange(node).(*corev1.Node)
+	nc.Labels["a"] = "2"
+	if node.Labels["a"] != "1" {
+		t.Errorf("another kind is not copied deeply")
 	}
 }

@@ -34,12 +34,11 @@ func newPod(ns, name string, labels map[string]string, node string) *corev1.Pod 
 }
 
 // podFields is a FieldsFunc like the API layer's for pods.
-func podFields(_ schema.GroupResource, obj runtime.Object) fields.Set {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return nil
+func podFields(_ schema.GroupResource, obj runtime.Object, add func(name, value string)) {
+	if pod, ok := obj.(*corev1.Pod); ok {
+		add("spec.nodeName", pod.Spec.NodeName)
+		add("status.phase", string(pod.Status.Phase))
 	}
-	return fields.Set{"spec.nodeName": pod.Spec.NodeName, "status.phase": string(pod.Status.Phase)}
 }
 
 func newTestStore(t testing.TB, history int) *Store {

@@ -222,7 +222,7 @@ var errObjectModified = errors.New("the object has been modified; please apply y
 // Stored is returned, like the apiserver does for no-op updates.
 func (s *Store) Update(ctx context.Context, gr schema.GroupResource, namespace, name string,
 	mutate func(cur Object) (Object, error)) (*Stored, error) {
-	return s.update(ctx, gr, namespace, name, mutate, true)
+	return s.update(ctx, gr, namespace, name, (*Stored).Copy, mutate, true)
 }
 
 // Change is Update for a mutation that always changes the object (a
@@ -230,11 +230,22 @@ func (s *Store) Update(ctx context.Context, gr schema.GroupResource, namespace, 
 // the whole object that costs more than the rest of the write.
 func (s *Store) Change(ctx context.Context, gr schema.GroupResource, namespace, name string,
 	mutate func(cur Object) (Object, error)) (*Stored, error) {
-	return s.update(ctx, gr, namespace, name, mutate, false)
+	return s.update(ctx, gr, namespace, name, (*Stored).Copy, mutate, false)
+}
+
+// ChangeSharing is Change for a mutation that writes only what copyOf
+// copies deeply. copyOf receives the current object, read only (it is
+// shared with every reader), and returns a copy for mutate that may share
+// with it the parts mutate leaves as they are (a pod's containers, for a
+// change of its status): the new state then shares them with the old one,
+// instead of every version the history keeps holding a copy of its own.
+func (s *Store) ChangeSharing(ctx context.Context, gr schema.GroupResource, namespace, name string,
+	copyOf func(cur Object) Object, mutate func(cur Object) (Object, error)) (*Stored, error) {
+	return s.update(ctx, gr, namespace, name, func(cur *Stored) Object { return copyOf(cur.obj) }, mutate, false)
 }
 
 func (s *Store) update(ctx context.Context, gr schema.GroupResource, namespace, name string,
-	mutate func(cur Object) (Object, error), checkNoop bool) (*Stored, error) {
+	copyOf func(*Stored) Object, mutate func(cur Object) (Object, error), checkNoop bool) (*Stored, error) {
 	k := key{namespace: namespace, name: name}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -244,7 +255,7 @@ func (s *Store) update(ctx context.Context, gr schema.GroupResource, namespace, 
 		if err != nil {
 			return nil, err
 		}
-		next, err := mutate(cur.Copy())
+		next, err := mutate(copyOf(cur))
 		if err != nil {
 			return nil, err
 		}
@@ -280,6 +291,7 @@ func (s *Store) commitUpdate(gr schema.GroupResource, k key, cur *Stored, next O
 	st = newStored(next, s.last+1)
 	s.objects[gr].ReplaceOrInsert(entry{key: k, obj: st})
 	s.appendLocked(gr, record{rv: st.rv, typ: watch.Modified, key: k, obj: st, prev: cur})
+	s.supersedeLocked(gr, cur)
 	return st, true
 }
 
@@ -323,6 +335,7 @@ func (s *Store) commitDelete(gr schema.GroupResource, k key, cur *Stored, gone O
 	}
 	st = newStored(gone, s.last+1)
 	s.appendLocked(gr, record{rv: st.rv, typ: watch.Deleted, key: k, obj: st, prev: cur})
+	s.supersedeLocked(gr, cur)
 	return st, true
 }
 
@@ -330,12 +343,21 @@ func (s *Store) commitDelete(gr schema.GroupResource, k key, cur *Stored, gone O
 // queues the write on the subscriptions to gr. It never blocks.
 func (s *Store) appendLocked(gr schema.GroupResource, r record) {
 	h := s.historyLocked(gr)
+	r.obj.seq = h.next
 	h.appendLocked(r)
 	s.last = r.rv
 	s.rv.Store(r.rv)
 	for _, sub := range h.subs {
 		sub.add(Change{Type: r.typ, GR: gr, Object: r.obj, Prev: r.prev, RV: r.rv})
 	}
+}
+
+// supersedeLocked marks cur, the object a write of gr just replaced or
+// deleted, as superseded (see Stored.supersede).
+func (s *Store) supersedeLocked(gr schema.GroupResource, cur *Stored) {
+	h := s.histories[gr]
+	read := h.first.Load() > cur.seq || !h.unreadLocked(cur.seq)
+	cur.supersede(read)
 }
 
 // wake closes the channel in p after replacing it by a fresh one.

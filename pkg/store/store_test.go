@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -356,21 +355,22 @@ func TestFieldSetAlwaysHasMetadataFields(t *testing.T) {
 	}{
 		{"default", nil, []string{"metadata.name", "metadata.namespace"}},
 		{"pods", podFields, []string{"metadata.name", "metadata.namespace", "spec.nodeName", "status.phase"}},
-		{"nil set", func(schema.GroupResource, runtime.Object) fields.Set { return nil }, []string{"metadata.name", "metadata.namespace"}},
+		{"none", func(schema.GroupResource, runtime.Object, func(string, string)) {}, []string{"metadata.name", "metadata.namespace"}},
+		{"metadata again", func(_ schema.GroupResource, _ runtime.Object, add func(string, string)) { add("metadata.name", "y") }, []string{"metadata.name", "metadata.namespace"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := NewStored(newPod("ns", "x", nil, "n1"))
 			set := st.fieldSet(pods, tt.fn)
 			var got []string
-			for k := range set {
-				got = append(got, k)
+			for _, f := range *set.(*fieldValues) {
+				got = append(got, f.name)
 			}
 			slices.Sort(got)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("got fields %v, want %v", got, tt.want)
 			}
-			if set["metadata.name"] != "x" || set["metadata.namespace"] != "ns" {
+			if set.Get("metadata.name") != "x" || set.Get("metadata.namespace") != "ns" || !set.Has("metadata.name") || set.Has("spec.other") {
 				t.Errorf("got %v, want name x namespace ns", set)
 			}
 		})
@@ -584,5 +584,115 @@ func TestSubscriptionSeesConcurrentWritersInRVOrder(t *testing.T) {
 	wg.Wait()
 	if more := sub.Take(nil); len(more) != 0 {
 		t.Errorf("%d more changes after every creation, want none", len(more))
+	}
+}
+
+// TestSupersededObjectsLetTheirEncodingsGo: an object replaced by a later
+// write stops memoising; its encodings are let go at once when no live
+// watcher of the resource is behind its record, and kept for one that is
+// (which then gets them); a new state always gets its own encoding.
+func TestSupersededObjectsLetTheirEncodingsGo(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t, 0)
+	counting := func(calls *int, text string) func(Object) ([]byte, error) {
+		return func(Object) ([]byte, error) { *calls++; return []byte(text), nil }
+	}
+	relabel := func(v string) *Stored {
+		t.Helper()
+		st, err := s.Update(ctx, pods, "ns", "p", func(cur Object) (Object, error) {
+			cur.SetLabels(map[string]string{"v": v})
+			return cur, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	v0 := mustCreate(t, s, pods, newPod("ns", "p", map[string]string{"v": "0"}, ""))
+	calls := 0
+	if _, err := v0.Encoded("json", counting(&calls, "v0")); err != nil {
+		t.Fatal(err)
+	}
+	v1 := relabel("1") // nobody watches: v0's encoding goes
+	if v0.memoised("json") != nil {
+		t.Errorf("the superseded state still holds its encoding")
+	}
+	for range 2 {
+		if b, _ := v0.Encoded("json", counting(&calls, "v0")); string(b) != "v0" {
+			t.Errorf("superseded state encoded as %q", b)
+		}
+	}
+	if calls != 3 || v0.memoised("json") != nil {
+		t.Errorf("a superseded state: %d encodes for 3 calls, memoised %q; want 3, none", calls, v0.memoised("json"))
+	}
+
+	// A watcher from before v1 has not read v1's record: v1 keeps its
+	// encoding when v2 supersedes it, and the watcher's event gets it.
+	w, err := s.Watch(ctx, pods, WatchOptions{ResourceVersion: v0.RV()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	calls = 0
+	if _, err := v1.Encoded("json", counting(&calls, "v1")); err != nil {
+		t.Fatal(err)
+	}
+	// The watcher's goroutine may already have read v1's record: wait for
+	// its event before checking, and look at what the store decided.
+	v2 := relabel("2")
+	ev := <-w.Events()
+	if ev.Object != v1 {
+		t.Fatalf("first event: RV %d, want v1's %d", ev.RV, v1.RV())
+	}
+	if b, _ := ev.Object.Encoded("json", counting(&calls, "v1")); string(b) != "v1" {
+		t.Errorf("the watcher got %q", b)
+	}
+	if ev := <-w.Events(); ev.Object != v2 {
+		t.Fatalf("second event: RV %d, want v2's %d", ev.RV, v2.RV())
+	}
+	// The current state memoises.
+	calls = 0
+	for range 3 {
+		if b, _ := v2.Encoded("json", counting(&calls, "v2")); string(b) != "v2" {
+			t.Errorf("current state encoded as %q", b)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the current state was encoded %d times for 3 calls, want 1", calls)
+	}
+}
+
+// TestChangeSharingKeepsTheOldStateAsItWas: a ChangeSharing whose copy
+// shares parts with the current object writes a new state that shares
+// them, and the old state, which the history keeps, is unchanged.
+func TestChangeSharingKeepsTheOldStateAsItWas(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t, 0)
+	p := newPod("ns", "p", map[string]string{"v": "0"}, "")
+	p.Spec.Containers = []corev1.Container{{Name: "c"}}
+	old := mustCreate(t, s, pods, p)
+	shallow := func(cur Object) Object {
+		c := *cur.(*corev1.Pod)
+		c.ObjectMeta = *c.ObjectMeta.DeepCopy()
+		return &c
+	}
+	st, err := s.ChangeSharing(ctx, pods, "ns", "p", shallow, func(cur Object) (Object, error) {
+		pod := cur.(*corev1.Pod)
+		pod.Labels["v"] = "1"
+		pod.Spec.NodeName = "n1"
+		return pod, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	was, now := old.Object().(*corev1.Pod), st.Object().(*corev1.Pod)
+	if was.Labels["v"] != "0" || was.Spec.NodeName != "" || was.ResourceVersion != strconv.FormatUint(old.RV(), 10) {
+		t.Errorf("the old state changed: labels %v, node %q, RV %s", was.Labels, was.Spec.NodeName, was.ResourceVersion)
+	}
+	if now.Labels["v"] != "1" || now.Spec.NodeName != "n1" || st.RV() <= old.RV() {
+		t.Errorf("the new state: labels %v, node %q, RV %d", now.Labels, now.Spec.NodeName, st.RV())
+	}
+	if &now.Spec.Containers[0] != &was.Spec.Containers[0] {
+		t.Errorf("the new state does not share the containers")
 	}
 }

@@ -1,0 +1,86 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/batkube/batkube/pkg/apiserver"
+	"github.com/batkube/batkube/pkg/server"
+	"github.com/batkube/batkube/pkg/server/servertest"
+)
+
+// TestEventsExpireAnHourAfterTheirLastWrite: as on kube-apiserver (its
+// --event-ttl), an event is removed once it has not been written for an
+// hour of the server's clock (simulated time in a simulation), and
+// watchers of events see it go; a write in between keeps it.
+func TestEventsExpireAnHourAfterTheirLastWrite(t *testing.T) {
+	ctx := ctxT(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := clocktesting.NewFakePassiveClock(t0)
+	ts := servertest.Start(t, server.Options{Clock: clock})
+	cs := kubernetes.NewForConfigOrDie(ts.ProtobufConfig())
+	events := cs.CoreV1().Events("default")
+	create := func(name string) {
+		t.Helper()
+		if _, err := events.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p"}, Reason: "Scheduled", Type: "Normal"}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(name string) bool {
+		t.Helper()
+		_, err := events.Get(ctx, name, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	w, err := events.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	create("a")
+	clock.SetTime(t0.Add(30 * time.Minute))
+	if _, err := events.Patch(ctx, "a", types.MergePatchType, []byte(`{"count":2}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	create("b")
+	clock.SetTime(t0.Add(61 * time.Minute))
+	create("c") // a's first write is an hour old, but a was written since
+	for name, want := range map[string]bool{"a": true, "b": true, "c": true} {
+		if got := exists(name); got != want {
+			t.Errorf("at t0+61m: event %s exists: %t, want %t", name, got, want)
+		}
+	}
+	clock.SetTime(t0.Add(apiserver.DefaultEventTTL + 31*time.Minute))
+	create("d")
+	for name, want := range map[string]bool{"a": false, "b": false, "c": true, "d": true} {
+		if got := exists(name); got != want {
+			t.Errorf("at t0+91m: event %s exists: %t, want %t", name, got, want)
+		}
+	}
+	var deleted []string
+	for len(deleted) < 2 {
+		select {
+		case ev := <-w.ResultChan():
+			if ev.Type == watch.Deleted {
+				deleted = append(deleted, ev.Object.(*corev1.Event).Name)
+			}
+		case <-ctx.Done():
+			t.Fatalf("the watch of events saw %v deleted, want a and b", deleted)
+		}
+	}
+	if deleted[0] != "a" || deleted[1] != "b" {
+		t.Errorf("the watch saw %v deleted, want [a b]", deleted)
+	}
+}
