@@ -50,6 +50,7 @@ type simulationOptions struct {
 	KubeSchedulerURL   string        `long:"kube-scheduler-metrics" value-name:"URL" description:"metrics endpoint of the kube-scheduler under test (e.g. https://127.0.0.1:10259/metrics), run with --authentication-kubeconfig and --authorization-kubeconfig pointing at this server: each step then ends exactly when the scheduler has nothing left to do"`
 	SchedulerNames     []string      `long:"kube-scheduler-name" value-name:"NAME" description:"schedulerName of one of that kube-scheduler's profiles (repeatable; default default-scheduler)"`
 	KubeSchedulerVer   string        `long:"kube-scheduler-version" value-name:"VERSION" description:"that kube-scheduler's version, e.g. v1.37.1 (default: read from the User-Agent of its requests)"`
+	KubeSchedulerPID   string        `long:"kube-scheduler-pid-file" value-name:"FILE" description:"file holding that kube-scheduler's PID, written by whoever starts it (batkube-run does): its process is watched for quiescence without scanning /proc for the process listening on the metrics address"`
 	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"last resort, for schedulers that neither expose their state nor signal: the scheduler is deemed done when the API is quiet this long while pods are pending"`
 	MaxSettle          time.Duration `long:"settle-max" default:"0s" description:"wall time the scheduler gets at most per simulation step (0: 2s with the quiet window alone, 1m otherwise)"`
 	PodsFile           string        `long:"pods-file" value-name:"FILE" description:"write the pods' log to FILE (CSV, the runner's _pods.csv): per pod its job, node, simulated times (created, first scheduling attempt, bound, started, finished), final phase and reason, FailedScheduling events, preempted or not"`
@@ -207,7 +208,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		PodsFile:                 sim.PodsFile,
 		Logger:                   logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,
-			SchedulerNames: sim.SchedulerNames, KubeSchedulerVersion: sim.KubeSchedulerVer},
+			SchedulerNames: sim.SchedulerNames, KubeSchedulerVersion: sim.KubeSchedulerVer, KubeSchedulerPIDFile: sim.KubeSchedulerPID},
 		Broker: broker.Options{
 			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},
 			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName, Gangs: gangs},

@@ -356,7 +356,8 @@ func (r *run) startServer(ctx context.Context) error {
 		"--metrics-file", filepath.Join(r.cfg.OutDir, ServerMetricsFile)}
 	if k := r.kube; k != nil {
 		args = append(args, "--kube-scheduler-metrics", fmt.Sprintf("https://127.0.0.1:%d/metrics", k.metricsPort),
-			"--kube-scheduler-version", k.version, "--kube-scheduler-metrics-file", filepath.Join(r.cfg.OutDir, KubeSchedulerMetricsFile))
+			"--kube-scheduler-version", k.version, "--kube-scheduler-metrics-file", filepath.Join(r.cfg.OutDir, KubeSchedulerMetricsFile),
+			"--kube-scheduler-pid-file", r.schedulerPIDFile())
 		for _, name := range k.names {
 			args = append(args, "--kube-scheduler-name", name)
 		}
@@ -431,9 +432,16 @@ func (r *run) startScheduler() error {
 		args = append(args, "--feature-gates=GenericWorkload=true")
 	}
 	args = append(args, r.cfg.KubeSchedulerArgs...)
-	r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...)
-	return err
+	if r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...); err != nil {
+		return err
+	}
+	// Its PID, for the server, which watches the process for quiescence.
+	return writeFileAtomic(r.schedulerPIDFile(), []byte(strconv.Itoa(r.scheduler.cmd.Process.Pid)+"\n"))
 }
+
+// schedulerPIDFile is where the bundled kube-scheduler's PID is written
+// for the server (kubernetes-server --kube-scheduler-pid-file).
+func (r *run) schedulerPIDFile() string { return filepath.Join(r.cfg.OutDir, "kube-scheduler.pid") }
 
 // planKubeScheduler prepares the kube-scheduler the run starts, if any:
 // its configuration, version and metrics port.

@@ -225,11 +225,17 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeFileAtomic(path, append(b, '\n'))
+}
+
+// writeFileAtomic writes data to path through a temporary file renamed
+// over it: readers see the old file or the whole new one.
+func writeFileAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
-	_, err = tmp.Write(append(b, '\n'))
+	_, err = tmp.Write(data)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

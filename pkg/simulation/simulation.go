@@ -94,6 +94,10 @@ type SettleConfig struct {
 	// KubeSchedulerVersion is its version ("v1.37.1"); when empty it is
 	// read from the User-Agent of its requests.
 	KubeSchedulerVersion string
+	// KubeSchedulerPIDFile, if set, holds its PID (written by whoever
+	// starts it), spared a scan of /proc for the process behind the metrics
+	// address.
+	KubeSchedulerPIDFile string
 }
 
 // Simulation is an API server driven by Batsim.

@@ -37,6 +37,10 @@ type Options struct {
 	// scheduler's process cannot be watched) such versions are read
 	// without that proof, and the policy warns that settling is not exact.
 	Delivered func() bool
+	// PIDFile, if set, holds the PID of the scheduler's process (written
+	// by whoever started it, as batkube-run does): read instead of looking
+	// for the process listening on the metrics address, which scans /proc.
+	PIDFile string
 	// Version returns the scheduler's version ("v1.37.1"; "" while not
 	// known), which tells whether it counts the events it handles: from
 	// the run's configuration, or the User-Agent of its requests.
@@ -123,6 +127,9 @@ func New(opts Options) (*Policy, error) {
 	p := &Policy{opts: opts, url: u.String(), want: newExpected(opts.SchedulerNames), log: opts.Logger,
 		gap: opts.MinGap, now: time.Now, offsets: map[string]float64{}, warned: map[string]bool{},
 		proc: newProcess(u.Host, opts.Logger)}
+	if opts.PIDFile != "" {
+		p.proc.lookup = readPIDFile(opts.PIDFile)
+	}
 	p.scrape = p.get
 	return p, nil
 }
@@ -152,7 +159,7 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 	// counts (see verdict), and the scrapes of a scheduler still at work.
 	quietBefore := false
 	switch {
-	case p.opts.Delivered == nil || !p.proc.watched():
+	case p.opts.Delivered == nil || !p.proc.watched(p.answered):
 		if p.countsHandledEvents() || !p.answered {
 			// Not needed, or the scheduler is not up (listening) yet: look
 			// for its process again once it answers.
