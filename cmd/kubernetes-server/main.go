@@ -30,6 +30,7 @@ type options struct {
 	Token            string            `long:"token" env:"BATKUBE_TOKEN" description:"require this bearer token from every client (no authentication when empty)"`
 	WatchHistory     int               `long:"watch-history" default:"10000" description:"number of past events kept per resource (at least; a ring grows while a live watcher lags, up to a million) so that watches can resume from an older resourceVersion"`
 	MinWatchTimeout  time.Duration     `long:"min-watch-timeout" default:"30m" description:"watches that ask for no timeout end after a random time between this and twice this"`
+	EventTTL         time.Duration     `long:"event-ttl" default:"1h" description:"how long an event is kept after its last write, by the server's clock (simulated time in a simulation), as kube-apiserver's --event-ttl; 0 keeps them for ever"`
 	BookmarkInterval time.Duration     `long:"bookmark-interval" default:"1m" description:"how often an idle watch that allows bookmarks receives one"`
 	Verbosity        int               `short:"v" long:"verbosity" default:"0" description:"log verbosity: 2 logs every request"`
 	CPUProfile       string            `long:"cpu-profile" value-name:"FILE" description:"write a CPU profile of the whole run to FILE (go tool pprof)"`
@@ -113,6 +114,7 @@ func run(opts options) error {
 		WatchHistory:     opts.WatchHistory,
 		BearerToken:      opts.Token,
 		MinWatchTimeout:  opts.MinWatchTimeout,
+		EventTTL:         eventTTL(opts.EventTTL),
 		BookmarkInterval: opts.BookmarkInterval,
 		Logger:           logger,
 		Verbosity:        opts.Verbosity,
@@ -225,4 +227,13 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 			Preempted:          preempted,
 		},
 	}, nil
+}
+
+// eventTTL maps --event-ttl onto server.Options.EventTTL, where 0 means the
+// default and a negative TTL keeps events for ever (the flag's 0).
+func eventTTL(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

@@ -60,6 +60,10 @@ type Options struct {
 	Admitter apiserver.Admitter
 	// MinWatchTimeout bounds the timeout of watches that ask for none.
 	MinWatchTimeout time.Duration
+	// EventTTL is how long an event is kept after its last write, by the
+	// server's clock (0: kube-apiserver's default, an hour; negative: for
+	// ever).
+	EventTTL time.Duration
 	// BookmarkInterval is how often idle watches get a bookmark.
 	BookmarkInterval time.Duration
 	// Extensions serve paths of Batkube's own outside the Kubernetes API
@@ -130,6 +134,7 @@ func New(opts Options) (*Server, error) {
 		Logger:           opts.Logger,
 		Verbosity:        opts.Verbosity,
 		MinWatchTimeout:  opts.MinWatchTimeout,
+		EventTTL:         opts.EventTTL,
 		BookmarkInterval: opts.BookmarkInterval,
 	})
 	if err != nil {
