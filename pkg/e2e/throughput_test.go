@@ -95,8 +95,8 @@ func BenchmarkKubeSchedulerThroughput(b *testing.B) {
 		own := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 		b.ReportMetric(own.Seconds()/float64(pods)*1e6, "batkube_cpu_us/pod")
 		b.ReportMetric(100*own.Seconds()/sched.Seconds(), "server/sched-cpu-%")
-		b.Logf("kube-scheduler 1.37 bound %d pods on %d nodes at %.0f pods/s: kube-scheduler CPU %s (%.0f µs/pod), Batkube's server %s (%.0f µs/pod, %.0f %% of the scheduler's); %d requests on the fast path",
+		b.Logf("kube-scheduler 1.37 bound %d pods on %d nodes at %.0f pods/s: kube-scheduler CPU %s (%.0f µs/pod), Batkube's server %s (%.0f µs/pod, %.0f %% of the scheduler's); %d requests on the fast path, %d connections",
 			pods, nodes, float64(pods)/elapsed.Seconds(), sched.Round(time.Millisecond), sched.Seconds()/float64(pods)*1e6,
-			own.Round(time.Millisecond), own.Seconds()/float64(pods)*1e6, 100*own.Seconds()/sched.Seconds(), c.API.FastPathRequests())
+			own.Round(time.Millisecond), own.Seconds()/float64(pods)*1e6, 100*own.Seconds()/sched.Seconds(), c.API.FastPathRequests(), c.Connections())
 	}
 }

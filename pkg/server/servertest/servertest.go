@@ -5,9 +5,11 @@ package servertest
 import (
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -22,6 +24,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []Request
+	// connections counts the client connections accepted.
+	connections atomic.Int64
 }
 
 // Request is a request the server answered (watches appear when they end).
@@ -65,13 +69,19 @@ func Start(t testing.TB, opts server.Options) *Server {
 	}
 	ts := &Server{Server: srv}
 	h := srv.Handler()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &codeRecorder{ResponseWriter: w}
 		h.ServeHTTP(rec, r)
 		ts.mu.Lock()
 		ts.requests = append(ts.requests, Request{Method: r.Method, URI: r.URL.RequestURI(), Code: rec.code})
 		ts.mu.Unlock()
 	}))
+	hs.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			ts.connections.Add(1)
+		}
+	}
+	hs.Start()
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
 		hs.Close()
@@ -93,6 +103,9 @@ func (s *Server) ProtobufConfig() *rest.Config {
 	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf, */*"
 	return c
 }
+
+// Connections returns how many client connections the server accepted.
+func (s *Server) Connections() int64 { return s.connections.Load() }
 
 // Requests returns every request answered so far.
 func (s *Server) Requests() []Request {
