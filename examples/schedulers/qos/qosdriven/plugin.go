@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -36,6 +38,10 @@ type QoSDriven struct {
 	pods, nodes cache.Store
 	unkeyed     atomic.Int64 // keys when the stores give none
 	server      *http.Server
+	// ended is closed, and replaced, whenever a pod ends.
+	endedMu        sync.Mutex
+	ended          chan struct{}
+	catchUpTimeout time.Duration
 }
 
 var (
@@ -59,8 +65,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	podInformer := h.SharedInformerFactory().Core().V1().Pods().Informer()
 	nodeInformer := h.SharedInformerFactory().Core().V1().Nodes().Informer()
-	pl := &QoSDriven{cfg: cfg, profile: h.ProfileName(), ledger: ledger.New(), clock: clock, logger: logger,
-		pods: podInformer.GetStore(), nodes: nodeInformer.GetStore()}
+	pl := newPlugin(cfg, h.ProfileName(), clock, podInformer.GetStore(), nodeInformer.GetStore(), logger)
 	if !clientfeatures.FeatureGates().Enabled(clientfeatures.AtomicFIFO) {
 		logger.Info("Informer stores keep no resourceVersion (client-go feature AtomicFIFO off): the clock is read at every enqueue")
 	}
@@ -79,6 +84,13 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	logger.Info("QoS-driven queue sort", "profile", pl.profile, "controllerLabel", cfg.controllerLabel, "sloKey", cfg.sloKey,
 		"defaultSLO", cfg.defaultSLO, "safetyMargin", cfg.marginString(), "debugAddress", cfg.debugAddress, "simulatedTime", clock.Simulated())
 	return pl, nil
+}
+
+// newPlugin returns a plugin for a profile, with an empty ledger; pods and
+// nodes are the stores of the scheduler's pod and node informers.
+func newPlugin(cfg config, profile string, clock *simtime.Clock, pods, nodes cache.Store, logger klog.Logger) *QoSDriven {
+	return &QoSDriven{cfg: cfg, profile: profile, ledger: ledger.New(), clock: clock, logger: logger, pods: pods, nodes: nodes,
+		ended: make(chan struct{}), catchUpTimeout: catchUpTimeout}
 }
 
 // Name implements fwk.Plugin.
@@ -163,9 +175,80 @@ func podOf(e fwk.QueuedEntityInfo) *corev1.Pod {
 // acting on (one reading per change of the informers' stores) and admits
 // the pod into the ledger, so that Less finds both ready.
 func (pl *QoSDriven) PreEnqueue(ctx context.Context, pod *corev1.Pod) *fwk.Status {
-	pl.clock.ReadIfChanged(ctx, pl.storeKey())
+	if _, read := pl.clock.ReadIfChanged(ctx, pl.storeKey()); read {
+		pl.catchUp(ctx)
+	}
 	pl.observePod(ctx, pod)
 	return nil
+}
+
+// catchUpTimeout bounds the wait for the deletions of pods gone from the
+// store (they reach the plugin's handler within microseconds).
+const catchUpTimeout = 10 * time.Second
+
+// catchUp brings the ledger up to the scheduler's pod store, which an
+// informer updates before it tells any handler, so that the accounts are
+// those of the changes the scheduler is acting on even if the plugin's own
+// handler lags: pods the store has are admitted and moved as their status
+// says (with the instants it gives); pods it no longer has have finished or
+// been deleted, and the instant comes with the deletion, already handed to
+// the plugin's handler: catchUp waits for it.
+func (pl *QoSDriven) catchUp(ctx context.Context) {
+	inStore := map[types.UID]bool{}
+	for _, obj := range pl.pods.List() {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Spec.SchedulerName != pl.profile {
+			continue
+		}
+		inStore[pod.UID] = true
+		if phase, known := pl.ledger.PhaseOf(pod.UID); !known || phase < storedPhase(pod) {
+			pl.observePod(ctx, pod)
+		}
+	}
+	timeout := time.NewTimer(pl.catchUpTimeout)
+	defer timeout.Stop()
+	for {
+		ended := pl.endedSignal()
+		var gone []types.UID
+		for _, uid := range pl.ledger.Open() {
+			if !inStore[uid] {
+				gone = append(gone, uid)
+			}
+		}
+		if len(gone) == 0 {
+			return
+		}
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			return
+		case <-timeout.C:
+			at := pl.clock.Read(ctx)
+			pl.logger.Error(nil, "Pods gone from the informer's store, their deletion not handled: ending them now", "pods", gone, "after", pl.catchUpTimeout)
+			for _, uid := range gone {
+				pl.ledger.Move(uid, ledger.Ended, at)
+			}
+			return
+		}
+	}
+}
+
+// storedPhase is the phase a pod's object says it is in.
+func storedPhase(pod *corev1.Pod) ledger.Phase {
+	if _, started := startedAt(pod); started {
+		return ledger.Running
+	}
+	if pod.Spec.NodeName != "" {
+		return ledger.Binding
+	}
+	return ledger.Pending
+}
+
+// endedSignal returns a channel closed at the next end of a pod.
+func (pl *QoSDriven) endedSignal() <-chan struct{} {
+	pl.endedMu.Lock()
+	defer pl.endedMu.Unlock()
+	return pl.ended
 }
 
 // storeKey is the resourceVersion stored by the scheduler's pod and node
@@ -189,7 +272,7 @@ func (pl *QoSDriven) Reserve(context.Context, fwk.CycleState, *corev1.Pod, strin
 func (pl *QoSDriven) Unreserve(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, _ string) {
 	if phase, ok := pl.ledger.PhaseOf(pod.UID); ok && phase == ledger.Binding {
 		at := pl.clock.Read(ctx)
-		pl.ledger.Move(pod.UID, ledger.Pending, at)
+		pl.move(pod, ledger.Pending, at)
 		pl.logger.V(4).Info("Binding failed: waiting again", "pod", klog.KObj(pod), "at", pl.clock.SinceStart(at))
 	}
 }
@@ -205,7 +288,7 @@ func (pl *QoSDriven) PreBindPreFlight(context.Context, fwk.CycleState, *corev1.P
 func (pl *QoSDriven) PreBind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, node string) *fwk.Status {
 	at := pl.clock.Read(ctx)
 	pl.observePod(ctx, pod)
-	pl.ledger.Move(pod.UID, ledger.Binding, at)
+	pl.move(pod, ledger.Binding, at)
 	return nil
 }
 
@@ -216,6 +299,20 @@ func (pl *QoSDriven) PostBind(ctx context.Context, _ fwk.CycleState, pod *corev1
 	if pl.logger.V(4).Enabled() {
 		at := pl.clock.Read(ctx)
 		pl.logger.V(4).Info("Bound", "pod", klog.KObj(pod), "node", node, "at", pl.clock.SinceStart(at))
+	}
+}
+
+// move moves a pod in the ledger, logging the move at verbosity 5.
+func (pl *QoSDriven) move(pod *corev1.Pod, to ledger.Phase, at time.Time) {
+	if !pl.ledger.Move(pod.UID, to, at) {
+		return
+	}
+	pl.logger.V(5).Info("Pod moved", "pod", klog.KObj(pod), "phase", to, "at", pl.clock.SinceStart(at))
+	if to == ledger.Ended {
+		pl.endedMu.Lock()
+		close(pl.ended)
+		pl.ended = make(chan struct{})
+		pl.endedMu.Unlock()
 	}
 }
 
@@ -252,7 +349,7 @@ func (pl *QoSDriven) observePod(ctx context.Context, pod *corev1.Pod) {
 		pl.logger.Info("Invalid SLO: using the default", "pod", klog.KObj(pod), "key", pl.cfg.sloKey, "defaultSLO", pl.cfg.defaultSLO)
 	}
 	if at, ok := startedAt(pod); ok {
-		pl.ledger.Move(pod.UID, ledger.Running, at)
+		pl.move(pod, ledger.Running, at)
 		return
 	}
 	if phase, _ := pl.ledger.PhaseOf(pod.UID); pod.Spec.NodeName != "" && phase == ledger.Pending {
@@ -262,7 +359,7 @@ func (pl *QoSDriven) observePod(ctx context.Context, pod *corev1.Pod) {
 		if !ok {
 			at = pl.clock.Read(ctx)
 		}
-		pl.ledger.Move(pod.UID, ledger.Binding, at)
+		pl.move(pod, ledger.Binding, at)
 	}
 }
 
@@ -294,7 +391,7 @@ func (pl *QoSDriven) end(ctx context.Context, pod *corev1.Pod) {
 	if !ok {
 		at = pl.clock.Read(ctx)
 	}
-	pl.ledger.Move(pod.UID, ledger.Ended, at)
+	pl.move(pod, ledger.Ended, at)
 }
 
 // serveDebug serves the debug table on cfg.debugAddress until ctx ends or

@@ -19,7 +19,12 @@ type Table struct {
 	// simulated seconds since its start.
 	Time    time.Time `json:"time"`
 	Seconds float64   `json:"seconds"`
-	Rows    []Row     `json:"controllers"`
+	// PodsResourceVersion and NodesResourceVersion are those stored by the
+	// scheduler's informers when the table was made: the accounts include
+	// every change up to them.
+	PodsResourceVersion  string `json:"podsResourceVersion"`
+	NodesResourceVersion string `json:"nodesResourceVersion"`
+	Rows                 []Row  `json:"controllers"`
 }
 
 // Row is one controller's account. Times are in seconds; QoS is null when
@@ -40,7 +45,8 @@ type Row struct {
 
 // table returns the accounts at instant now.
 func (pl *QoSDriven) table(now time.Time) Table {
-	t := Table{Simulated: pl.clock.Simulated(), Time: now, Seconds: pl.clock.SinceStart(now).Seconds()}
+	t := Table{Simulated: pl.clock.Simulated(), Time: now, Seconds: pl.clock.SinceStart(now).Seconds(),
+		PodsResourceVersion: pl.pods.LastStoreSyncResourceVersion(), NodesResourceVersion: pl.nodes.LastStoreSyncResourceVersion()}
 	for _, a := range pl.ledger.Accounts(now) {
 		r := Row{Controller: a.Controller, SLO: a.SLO, TTV: a.TTV(), Running: a.Running.Seconds(), Waiting: a.Waiting.Seconds(),
 			Binding: a.Times.Binding.Seconds(), Pending: a.Pods[ledger.Pending], BindingPods: a.Pods[ledger.Binding], RunningPods: a.Pods[ledger.Running]}
@@ -52,12 +58,18 @@ func (pl *QoSDriven) table(now time.Time) Table {
 	return t
 }
 
-// debugHandler serves the table at the time read when asked: as text, or
-// as JSON with ?output=json.
+// debugHandler serves the table at the time read when asked, the ledger
+// brought up to the scheduler's informer first: as text, or as JSON with
+// ?output=json.
 func (pl *QoSDriven) debugHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		// The stores' resourceVersions are taken before the ledger catches
+		// up with them, so the table holds at least those changes.
+		pods, nodes := pl.pods.LastStoreSyncResourceVersion(), pl.nodes.LastStoreSyncResourceVersion()
+		pl.catchUp(r.Context())
 		t := pl.table(pl.clock.Read(r.Context()))
+		t.PodsResourceVersion, t.NodesResourceVersion = pods, nodes
 		w.Header().Set("Cache-Control", "no-store")
 		switch out := r.URL.Query().Get("output"); out {
 		case "json":
@@ -77,10 +89,11 @@ func (pl *QoSDriven) debugHandler() http.Handler {
 // per controller. TTV and the times are in seconds.
 func (t Table) write(w io.Writer) error {
 	if t.Simulated {
-		fmt.Fprintf(w, "# simulated time %.3f s (%s); TTV, RUNNING, WAITING, BINDING in simulated seconds\n", t.Seconds, t.Time.UTC().Format(time.RFC3339Nano))
+		fmt.Fprintf(w, "# simulated time %.3f s (%s); TTV, RUNNING, WAITING, BINDING in simulated seconds", t.Seconds, t.Time.UTC().Format(time.RFC3339Nano))
 	} else {
-		fmt.Fprintf(w, "# wall time %s; TTV, RUNNING, WAITING, BINDING in seconds\n", t.Time.UTC().Format(time.RFC3339Nano))
+		fmt.Fprintf(w, "# wall time %s; TTV, RUNNING, WAITING, BINDING in seconds", t.Time.UTC().Format(time.RFC3339Nano))
 	}
+	fmt.Fprintf(w, "; pods and nodes seen up to resourceVersion %s and %s\n", orNone(t.PodsResourceVersion), orNone(t.NodesResourceVersion))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "CONTROLLER\tQOS/SLO\tTTV\tRUNNING\tWAITING\tBINDING\tPODS(P/B/R)\t")
 	for _, r := range t.Rows {
@@ -92,4 +105,11 @@ func (t Table) write(w io.Writer) error {
 			r.Running, r.Waiting, r.Binding, r.Pending, r.BindingPods, r.RunningPods)
 	}
 	return tw.Flush()
+}
+
+func orNone(rv string) string {
+	if rv == "" {
+		return "(none)"
+	}
+	return rv
 }

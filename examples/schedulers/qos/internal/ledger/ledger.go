@@ -194,6 +194,17 @@ func (l *Ledger) PhaseOf(uid types.UID) (Phase, bool) {
 	return p.phase, true
 }
 
+// Open returns the pods known and not ended.
+func (l *Ledger) Open() []types.UID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]types.UID, 0, len(l.pods))
+	for uid := range l.pods {
+		out = append(out, uid)
+	}
+	return out
+}
+
 // Urgencies returns the urgency at now of the controllers of two pods,
 // each with whether the pod is known, under one lock.
 func (l *Ledger) Urgencies(a, b types.UID, now time.Time) (ua, ub Urgency, okA, okB bool) {

@@ -246,12 +246,14 @@ func TestConcurrentUse(t *testing.T) {
 
 func BenchmarkUrgencies(b *testing.B) {
 	l := New()
-	for i := range 1000 {
-		l.Admit(types.UID(fmt.Sprint(i)), Identity{Controller: fmt.Sprintf("c%d", i%10), SLO: 0.5}, at(0))
+	uids := make([]types.UID, 1000)
+	for i := range uids {
+		uids[i] = types.UID(fmt.Sprint(i))
+		l.Admit(uids[i], Identity{Controller: fmt.Sprintf("c%d", i%10), SLO: 0.5}, at(0))
 	}
 	now := at(100)
 	b.ResetTimer()
 	for i := range b.N {
-		l.Urgencies(types.UID(fmt.Sprint(i%1000)), "7", now)
+		l.Urgencies(uids[i%1000], uids[(i*7+3)%1000], now)
 	}
 }

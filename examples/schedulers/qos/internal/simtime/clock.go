@@ -127,16 +127,16 @@ func (c *Clock) Read(ctx context.Context) time.Time {
 }
 
 // ReadIfChanged reads the time if key differs from the key of the previous
-// ReadIfChanged, and returns the latest reading otherwise.
-func (c *Clock) ReadIfChanged(ctx context.Context, key string) time.Time {
+// ReadIfChanged, and returns the latest reading otherwise; read says which.
+func (c *Clock) ReadIfChanged(ctx context.Context, key string) (now time.Time, read bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.keyed && key == c.key {
-		return c.Now()
+		return c.Now(), false
 	}
-	now := c.Read(ctx)
+	now = c.Read(ctx)
 	c.key, c.keyed = key, true
-	return now
+	return now, true
 }
 
 // Failures returns how many readings failed, and the last error.

@@ -130,8 +130,8 @@ func TestReadIfChangedReadsOncePerKey(t *testing.T) {
 	} {
 		f.set(step.now)
 		before := f.reads.Load()
-		got := c.ReadIfChanged(t.Context(), step.key)
-		if !got.Equal(epoch.Add(step.want)) || (f.reads.Load() > before) != step.read {
+		got, read := c.ReadIfChanged(t.Context(), step.key)
+		if !got.Equal(epoch.Add(step.want)) || (f.reads.Load() > before) != step.read || read != step.read {
 			t.Errorf("step %d (key %s): got %v after %d requests, want %v after a request: %v",
 				i, step.key, got.Sub(epoch), f.reads.Load()-before, step.want, step.read)
 		}
