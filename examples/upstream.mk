@@ -46,3 +46,8 @@ $(BIN)/kube-scheduler-1.18: $(KUBE_118_MOD) examples/kube-1.18/kube-scheduler/ma
 
 $(BIN)/qos-scheduler: $(QOS_MOD) $(QOS_SOURCES)
 	$(call upstream_build,examples/schedulers/qos) -o $@ .
+
+.PHONY: test-qos
+test-qos: ## vet and unit-test the QoS-driven plugin's module (race detector on)
+	$(GO) vet -C examples/schedulers/qos ./...
+	$(GO) test -C examples/schedulers/qos -race -count=1 ./...

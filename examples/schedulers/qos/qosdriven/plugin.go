@@ -59,6 +59,9 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, err
 	}
 	logger := klog.FromContext(ctx).WithName(Name)
+	if h.KubeConfig() == nil || h.SharedInformerFactory() == nil {
+		return nil, fmt.Errorf("%s: the framework gives no kubeconfig or informer factory", Name)
+	}
 	clock, err := simtime.New(ctx, h.KubeConfig(), logger, simtime.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
