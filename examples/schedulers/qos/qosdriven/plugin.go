@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -119,8 +120,8 @@ func (pl *QoSDriven) Less(a, b fwk.QueuedEntityInfo) bool {
 	if c := pl.compareUrgency(ua, ub); c != 0 {
 		return c < 0
 	}
-	if pa, pb := a.GetPriority(), b.GetPriority(); pa != pb {
-		return pa > pb
+	if prA, prB := a.GetPriority(), b.GetPriority(); prA != prB {
+		return prA > prB
 	}
 	if ca, cb := pa.CreationTimestamp.Time, pb.CreationTimestamp.Time; !ca.Equal(cb) {
 		return ca.Before(cb)
@@ -197,6 +198,10 @@ const catchUpTimeout = 10 * time.Second
 // been deleted, and the instant comes with the deletion, already handed to
 // the plugin's handler: catchUp waits for it.
 func (pl *QoSDriven) catchUp(ctx context.Context) {
+	// The pods known before the store is listed: one of them missing from
+	// the list has left the store (a pod admitted later, by the handler,
+	// may be missing from it only because it came after).
+	known := pl.ledger.Open()
 	inStore := map[types.UID]bool{}
 	for _, obj := range pl.pods.List() {
 		pod, ok := obj.(*corev1.Pod)
@@ -204,20 +209,24 @@ func (pl *QoSDriven) catchUp(ctx context.Context) {
 			continue
 		}
 		inStore[pod.UID] = true
-		if phase, known := pl.ledger.PhaseOf(pod.UID); !known || phase < storedPhase(pod) {
+		if phase, seen := pl.ledger.PhaseOf(pod.UID); !seen || phase < storedPhase(pod) {
 			pl.observePod(ctx, pod)
+		}
+	}
+	var gone []types.UID
+	for _, uid := range known {
+		if !inStore[uid] {
+			gone = append(gone, uid)
 		}
 	}
 	timeout := time.NewTimer(pl.catchUpTimeout)
 	defer timeout.Stop()
 	for {
 		ended := pl.endedSignal()
-		var gone []types.UID
-		for _, uid := range pl.ledger.Open() {
-			if !inStore[uid] {
-				gone = append(gone, uid)
-			}
-		}
+		gone = slices.DeleteFunc(gone, func(uid types.UID) bool {
+			_, open := pl.ledger.PhaseOf(uid)
+			return !open
+		})
 		if len(gone) == 0 {
 			return
 		}
