@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -59,7 +60,7 @@ func TestQoSDrivenServesControllersNearViolationFirst(t *testing.T) {
 			}
 			var r result
 			var lines []string
-			r.checks, r.orderChanges, lines = checkServedByTTV(t, s.qosPods(t))
+			r.checks, r.orderChanges, lines = checkServedByTTV(s.qosPods(t))
 			r.violations = len(lines)
 			results[queueSort] = r
 			t.Logf("%d contended instants, %d changes of the controllers' TTV order, %d instants served out of TTV order", r.checks, r.orderChanges, r.violations)
@@ -268,20 +269,13 @@ func qosAccounts(pods []qosPod, at float64) map[string]qosAccount {
 // such instant to the next, and a line for each instant where a pod of a
 // controller with a larger TTV started while one with a smaller TTV kept
 // waiting. The pods all fit wherever another does (the workload's).
-func checkServedByTTV(t *testing.T, pods []qosPod) (checks, orderChanges int, violations []string) {
-	t.Helper()
+func checkServedByTTV(pods []qosPod) (checks, orderChanges int, violations []string) {
 	instants := map[float64]bool{}
 	for _, p := range pods {
 		instants[p.bound] = true
 	}
 	var prev []string
-	for _, at := range slices.Sorted(func(yield func(float64) bool) {
-		for at := range instants {
-			if !yield(at) {
-				return
-			}
-		}
-	}) {
+	for _, at := range slices.Sorted(maps.Keys(instants)) {
 		var served, waiting []qosPod
 		for _, p := range pods {
 			switch {
@@ -297,13 +291,9 @@ func checkServedByTTV(t *testing.T, pods []qosPod) (checks, orderChanges int, vi
 		}
 		checks++
 		accounts := qosAccounts(pods, at)
-		order := slices.SortedFunc(func(yield func(string) bool) {
-			for c := range accounts {
-				if !yield(c) {
-					return
-				}
-			}
-		}, func(a, b string) int { return cmpFloat(accounts[a].ttv(), accounts[b].ttv(), a, b) })
+		order := slices.SortedFunc(maps.Keys(accounts), func(a, b string) int {
+			return cmpFloat(accounts[a].ttv(), accounts[b].ttv(), a, b)
+		})
 		if prev != nil && !slices.Equal(order, prev) {
 			orderChanges++
 		}
@@ -527,7 +517,7 @@ func readQoSTable(ctx context.Context, url string) (qosTable, error) {
 			}
 			continue
 		case 1:
-			if f := strings.Fields(line); !slices.Equal(f[:6], []string{"CONTROLLER", "QOS/SLO", "TTV", "RUNNING", "WAITING", "BINDING"}) {
+			if f := strings.Fields(line); len(f) < 6 || !slices.Equal(f[:6], []string{"CONTROLLER", "QOS/SLO", "TTV", "RUNNING", "WAITING", "BINDING"}) {
 				return tab, fmt.Errorf("table columns %q", line)
 			}
 			continue
