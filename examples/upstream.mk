@@ -27,9 +27,13 @@ upstream_build = CGO_ENABLED=0 $(GO) build -C $(1) -trimpath \
 # Rebuild when the pinned modules or these build rules change.
 KUBE_137_MOD := examples/kube-1.37/go.mod examples/kube-1.37/go.sum examples/upstream.mk
 KUBE_118_MOD := examples/kube-1.18/go.mod examples/kube-1.18/go.sum examples/upstream.mk
+# The QoS-driven plugin's kube-scheduler: a module of its own that pins the
+# versions of examples/kube-1.37, so that it reuses that build's cache.
+QOS_MOD := examples/schedulers/qos/go.mod examples/schedulers/qos/go.sum examples/upstream.mk
+QOS_SOURCES := $(shell find examples/schedulers/qos -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
 .PHONY: upstream
-upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-scheduler-1.18 ## build kube-scheduler 1.37 and 1.18.19 and kubectl 1.37 into bin/
+upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37 and kube-scheduler 1.37 with the QoS-driven plugin into bin/
 
 $(BIN)/kube-scheduler: $(KUBE_137_MOD) examples/kube-1.37/kube-scheduler/main.go
 	$(call upstream_build,examples/kube-1.37) -o $@ ./kube-scheduler
@@ -39,3 +43,11 @@ $(BIN)/kubectl: $(KUBE_137_MOD) examples/kube-1.37/kubectl/main.go
 
 $(BIN)/kube-scheduler-1.18: $(KUBE_118_MOD) examples/kube-1.18/kube-scheduler/main.go
 	$(call upstream_build,examples/kube-1.18) -o $@ ./kube-scheduler
+
+$(BIN)/qos-scheduler: $(QOS_MOD) $(QOS_SOURCES)
+	$(call upstream_build,examples/schedulers/qos) -o $@ .
+
+.PHONY: test-qos
+test-qos: ## vet and unit-test the QoS-driven plugin's module (race detector on)
+	$(GO) vet -C examples/schedulers/qos ./...
+	$(GO) test -C examples/schedulers/qos -race -count=1 ./...
