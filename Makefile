@@ -59,8 +59,9 @@ compare: build upstream ## run the scheduler families of examples/schedulers/com
 
 -include examples/upstream.mk
 
-test: build upstream vet ## everything CI runs: vet, unit, integration and e2e tests (race detector on), short fuzzing
+test: build upstream vet ## everything CI runs: vet, unit, integration and e2e tests (race detector on), the QoS plugin module's tests, short fuzzing
 	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) test-qos
 	$(MAKE) fuzz FUZZTIME=5000x
 
 test-unit: ## the tests that need no upstream binary (all but pkg/e2e)
