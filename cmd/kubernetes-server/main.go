@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/gcpace"
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/simulation"
 	"github.com/batkube/batkube/pkg/translate"
@@ -34,6 +35,7 @@ type options struct {
 	BookmarkInterval time.Duration     `long:"bookmark-interval" default:"1m" description:"how often an idle watch that allows bookmarks receives one"`
 	Verbosity        int               `short:"v" long:"verbosity" default:"0" description:"log verbosity: 2 logs every request"`
 	CPUProfile       string            `long:"cpu-profile" value-name:"FILE" description:"write a CPU profile of the whole run to FILE (go tool pprof)"`
+	GCHeadroom       string            `long:"gc-headroom" value-name:"QUANTITY" default:"64Mi" description:"keep the next garbage collection at least this far above the live heap (and never closer than GOGC): a server holding little collects less often; 0 leaves Go's pacing (GOGC) alone"`
 	Objects          []string          `long:"objects" value-name:"FILE" description:"create the objects of this YAML or JSON manifest at start, e.g. PriorityClasses, namespaces (repeatable)"`
 	Simulation       simulationOptions `group:"Simulation" namespace:"" description:"Run a Batsim simulation (the server stays a plain API server without --simulate)"`
 }
@@ -91,6 +93,11 @@ func main() {
 }
 
 func run(opts options) error {
+	headroom, err := resource.ParseQuantity(opts.GCHeadroom)
+	if err != nil || headroom.Sign() < 0 {
+		return fmt.Errorf("--gc-headroom %q: want a size such as 64Mi", opts.GCHeadroom)
+	}
+	defer gcpace.Start(uint64(headroom.Value())).Stop()
 	if opts.CPUProfile != "" {
 		f, err := os.Create(opts.CPUProfile)
 		if err != nil {

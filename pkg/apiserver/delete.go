@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/store"
 )
 
@@ -208,7 +209,8 @@ func (s *Server) markDeleting(ctx context.Context, r *resource, ns, name string,
 // RemovePod removes a terminating pod: what a kubelet does once the
 // containers are gone. A simulation's Terminator calls it.
 func (s *Server) RemovePod(ctx context.Context, namespace, name string) error {
-	_, err := s.store.Delete(ctx, podsResource.GroupResource(), namespace, name, nil)
+	_, err := s.store.DeleteSharing(ctx, podsResource.GroupResource(), namespace, name, nil,
+		func(cur store.Object) store.Object { return registry.PodForMetadataChange(cur).(store.Object) })
 	return err
 }
 

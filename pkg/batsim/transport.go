@@ -159,8 +159,9 @@ type socket struct {
 	zctx    *zmq.Context
 	sock    *zmq.Socket
 	monitor *zmq.Socket
-	poller  *zmq.Poller
 	peers   int // connections the monitor reported open and not yet closed
+	// rcvTimeout is the socket's ZMQ_RCVTIMEO as last set.
+	rcvTimeout time.Duration
 }
 
 // monitorEndpoint is where the monitor publishes the socket's events; it is
@@ -222,13 +223,13 @@ func newSocket(typ zmq.Type, endpoint string, bind bool, opts []Option) (_ *sock
 	if s.endpoint, err = s.sock.GetLastEndpoint(); err != nil {
 		return nil, fmt.Errorf("last endpoint: %w", err)
 	}
-	s.poller = zmq.NewPoller()
-	s.poller.Add(s.sock, zmq.POLLIN)
-	s.poller.Add(s.monitor, zmq.POLLIN)
 	return s, nil
 }
 
-// recvLocked waits for one message.
+// recvLocked waits for one message. It blocks in ZeroMQ's receive (one
+// call into C per message, not a poll then a receive) for at most the poll
+// interval at a time; between two, it looks at ctx, at Close and at the
+// monitor, which tells whether the peer is gone.
 func (s *socket) recvLocked(ctx context.Context) ([]byte, error) {
 	for {
 		if s.closed.Load() {
@@ -239,32 +240,26 @@ func (s *socket) recvLocked(ctx context.Context) ([]byte, error) {
 		}
 		wait := s.pollInterval
 		if deadline, ok := ctx.Deadline(); ok {
-			wait = max(0, min(wait, time.Until(deadline)))
+			wait = max(time.Millisecond, min(wait, time.Until(deadline)))
 		}
-		polled, err := s.poller.Poll(wait)
+		if wait != s.rcvTimeout {
+			if err := s.sock.SetRcvtimeo(wait); err != nil {
+				return nil, fmt.Errorf("set RCVTIMEO: %w", err)
+			}
+			s.rcvTimeout = wait
+		}
+		b, err := s.sock.RecvBytes(0)
+		switch {
+		case err == nil:
+			return b, nil
+		case zmq.AsErrno(err) != zmq.Errno(syscall.EAGAIN) && zmq.AsErrno(err) != zmq.Errno(syscall.EINTR):
+			return nil, fmt.Errorf("receive: %w", err)
+		}
+		// Nothing within the wait (or a REQ socket dropped a late reply to
+		// an abandoned request): is the peer still there?
+		gone, err := s.drainMonitorLocked()
 		if err != nil {
-			return nil, fmt.Errorf("poll: %w", err)
-		}
-		readable, gone := false, false
-		for _, p := range polled {
-			switch p.Socket {
-			case s.sock:
-				readable = true
-			case s.monitor:
-				if gone, err = s.drainMonitorLocked(); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if readable {
-			b, err := s.sock.RecvBytes(zmq.DONTWAIT)
-			switch {
-			case err == nil:
-				return b, nil
-			case zmq.AsErrno(err) != zmq.Errno(syscall.EAGAIN):
-				return nil, fmt.Errorf("receive: %w", err)
-			}
-			// A REQ socket dropped a late reply to an abandoned request.
+			return nil, err
 		}
 		if gone {
 			return nil, ErrPeerDisconnected

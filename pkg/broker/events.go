@@ -83,13 +83,14 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 	if _, known := r.jobs.byID[d.JobID]; known {
 		return nil // a dynamic job, registered for a pod that exists
 	}
-	profile := d.Profile
+	profile, key := d.Profile, ""
 	if profile == nil {
 		p, ok := r.profiles[d.JobID.Workload()][d.Job.Profile]
 		if !ok {
 			return fmt.Errorf("job %s: profile %q of workload %q is unknown", d.JobID, d.Job.Profile, d.JobID.Workload())
 		}
-		profile = &p
+		// A workload's profile: translated once for all its jobs.
+		profile, key = &p, d.JobID.Workload()+"/"+d.Job.Profile
 	}
 	fields := make(map[string]json.RawMessage, len(profile.Fields)+1)
 	for k, v := range profile.Fields {
@@ -97,12 +98,14 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 	}
 	typ, _ := json.Marshal(profile.Type)
 	fields["type"] = typ
-	tj := translate.Job{ID: string(d.JobID), Res: d.Job.Res, Walltime: d.Job.Walltime, Fields: d.Job.Extra, Profile: fields}
-	pods, err := translate.Pods(tj, r.opts.Pods)
+	tj := translate.Job{ID: string(d.JobID), Res: d.Job.Res, Walltime: d.Job.Walltime, Fields: d.Job.Extra, Profile: fields, ProfileKey: key}
+	podOpts := r.opts.Pods
+	podOpts.Profiles = r.profileCache
+	pods, err := translate.Pods(tj, podOpts)
 	if err != nil {
 		return err
 	}
-	group, err := translate.PodGroup(tj, r.opts.Pods)
+	group, err := translate.PodGroup(tj, podOpts)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/store"
+	"github.com/batkube/batkube/pkg/translate"
 )
 
 var (
@@ -30,8 +31,10 @@ type run struct {
 
 	jobs  *jobs
 	nodes *nodes
-	// profiles are the workloads' profiles, from SIMULATION_BEGINS.
+	// profiles are the workloads' profiles, from SIMULATION_BEGINS;
+	// profileCache holds them parsed for the translation into pods.
 	profiles       map[string]map[string]batsim.Profile
+	profileCache   *translate.Profiles
 	computeSharing bool
 	dynamicAck     bool
 	noMoreJobs     bool
@@ -73,6 +76,7 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		jobs:         newJobs(),
 		nodes:        newNodes(),
 		profilesSent: map[string]bool{},
+		profileCache: translate.NewProfiles(),
 		awaiting:     map[batsim.JobID]resubmission{},
 		pods:         newPodLog(b.opts.PodsCSV, st),
 	}

@@ -185,3 +185,25 @@ func TestPodForStatusChangeCopiesWhatItsChangesWrite(t *testing.T) {
 		t.Errorf("another kind is not copied deeply")
 	}
 }
+
+// TestPodForMetadataChangeCopiesTheMetadata: the copy's metadata is its own;
+// spec and status are shared.
+func TestPodForMetadataChangeCopiesTheMetadata(t *testing.T) {
+	orig := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "1"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}},
+		Status:     corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled}}},
+	}
+	before := orig.DeepCopy()
+	cp := PodForMetadataChange(orig).(*corev1.Pod)
+	cp.Labels["a"] = "changed"
+	cp.ResourceVersion = "9"
+	now := metav1.Now()
+	cp.DeletionTimestamp = &now
+	if !apiequality.Semantic.DeepEqual(orig, before) {
+		t.Errorf("changing the copy's metadata changed the original:\n%+v\nwant\n%+v", orig, before)
+	}
+	if &cp.Spec.Containers[0] != &orig.Spec.Containers[0] || &cp.Status.Conditions[0] != &orig.Status.Conditions[0] {
+		t.Errorf("the copy does not share the spec and the status")
+	}
+}

@@ -302,6 +302,20 @@ func (s *Store) commitUpdate(gr schema.GroupResource, k key, cur *Stored, next O
 // deletion's resourceVersion (the one its DELETED event carries).
 func (s *Store) Delete(ctx context.Context, gr schema.GroupResource, namespace, name string,
 	precondition func(cur Object) error) (*Stored, error) {
+	return s.delete(ctx, gr, namespace, name, precondition, (*Stored).Copy)
+}
+
+// DeleteSharing is Delete whose deleted state (the object of the DELETED
+// event, with its own resourceVersion) is made by copyOf, which receives
+// the current object, read only, and may share with it everything but the
+// metadata (see ChangeSharing).
+func (s *Store) DeleteSharing(ctx context.Context, gr schema.GroupResource, namespace, name string,
+	precondition func(cur Object) error, copyOf func(cur Object) Object) (*Stored, error) {
+	return s.delete(ctx, gr, namespace, name, precondition, func(cur *Stored) Object { return copyOf(cur.obj) })
+}
+
+func (s *Store) delete(ctx context.Context, gr schema.GroupResource, namespace, name string,
+	precondition func(cur Object) error, copyOf func(*Stored) Object) (*Stored, error) {
 	k := key{namespace: namespace, name: name}
 	for {
 		if err := ctx.Err(); err != nil {
@@ -316,7 +330,7 @@ func (s *Store) Delete(ctx context.Context, gr schema.GroupResource, namespace, 
 				return nil, err
 			}
 		}
-		if st, ok := s.commitDelete(gr, k, cur, cur.Copy()); ok {
+		if st, ok := s.commitDelete(gr, k, cur, copyOf(cur)); ok {
 			return st, nil
 		}
 	}

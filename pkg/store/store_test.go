@@ -696,3 +696,42 @@ func TestChangeSharingKeepsTheOldStateAsItWas(t *testing.T) {
 		t.Errorf("the new state does not share the containers")
 	}
 }
+
+// TestDeleteSharingKeepsTheLastStateAsItWas: the deleted state gets its own
+// resourceVersion without touching the last stored state, and shares the
+// rest with it.
+func TestDeleteSharingKeepsTheLastStateAsItWas(t *testing.T) {
+	ctx := context.Background()
+	s := newTestStore(t, 0)
+	p := newPod("ns", "p", map[string]string{"v": "0"}, "")
+	p.Spec.Containers = []corev1.Container{{Name: "c"}}
+	last := mustCreate(t, s, pods, p)
+	w, err := s.Watch(ctx, pods, WatchOptions{ResourceVersion: last.RV()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	shallow := func(cur Object) Object {
+		c := *cur.(*corev1.Pod)
+		c.ObjectMeta = *c.ObjectMeta.DeepCopy()
+		return &c
+	}
+	gone, err := s.DeleteSharing(ctx, pods, "ns", "p", nil, shallow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	was, now := last.Object().(*corev1.Pod), gone.Object().(*corev1.Pod)
+	if was.ResourceVersion != strconv.FormatUint(last.RV(), 10) || now.ResourceVersion != strconv.FormatUint(gone.RV(), 10) || gone.RV() <= last.RV() {
+		t.Errorf("resourceVersions: last state %s (%d), deleted %s (%d)", was.ResourceVersion, last.RV(), now.ResourceVersion, gone.RV())
+	}
+	if &now.Spec.Containers[0] != &was.Spec.Containers[0] {
+		t.Error("the deleted state does not share the containers")
+	}
+	ev := <-w.Events()
+	if ev.Type != watch.Deleted || ev.Object != gone {
+		t.Errorf("watch: %s %v, want DELETED of the deleted state", ev.Type, ev.Object)
+	}
+	if _, err := s.Get(pods, "ns", "p"); err == nil {
+		t.Error("the pod is still there")
+	}
+}

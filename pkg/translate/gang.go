@@ -45,7 +45,11 @@ func PodGroup(job Job, opts PodOptions) (*schedulingv1beta1.PodGroup, error) {
 	if !gang(job, opts) {
 		return nil, nil
 	}
-	tmpl, err := podTemplate(job)
+	prof, err := opts.Profiles.profileOf(job)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := podTemplate(job, prof)
 	if err != nil {
 		return nil, err
 	}

@@ -97,3 +97,35 @@ func TestPodGroupCarriesThePodsPriority(t *testing.T) {
 		t.Error("PodGroup of a job whose pod_template is not a pod: got no error")
 	}
 }
+
+// TestProfilesAreParsedOncePerKey: with a profile cache, jobs naming the
+// same profile key share its parsed form, and each gets its own copy of
+// the profile's pod_template.
+func TestProfilesAreParsedOncePerKey(t *testing.T) {
+	cache := NewProfiles()
+	opts := PodOptions{Profiles: cache}
+	prof := map[string]json.RawMessage{"type": raw(`"delay"`), "cpu": raw(`2`),
+		"pod_template": raw(`{"metadata":{"labels":{"team":"a"}}}`)}
+	first, err := Pods(Job{ID: "w!1", Res: 1, Profile: prof, ProfileKey: "w/p"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first[0].Labels["team"] = "changed" // must not reach the cached template
+	// Same key: the cached profile is used, whatever the map says now.
+	other := map[string]json.RawMessage{"type": raw(`"delay"`), "cpu": raw(`9`)}
+	second, err := Pods(Job{ID: "w!2", Res: 1, Profile: other, ProfileKey: "w/p"}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu := second[0].Spec.Containers[0].Resources.Requests.Cpu().String(); cpu != "2" || second[0].Labels["team"] != "a" {
+		t.Errorf("second job of key w/p: cpu %s, label team %q; want the cached profile's 2 and a", cpu, second[0].Labels["team"])
+	}
+	// Without a key, the job's own profile.
+	third, err := Pods(Job{ID: "w!3", Res: 1, Profile: other}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu := third[0].Spec.Containers[0].Resources.Requests.Cpu().String(); cpu != "9" {
+		t.Errorf("job without a profile key: cpu %s, want its own 9", cpu)
+	}
+}

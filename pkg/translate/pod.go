@@ -27,6 +27,63 @@ type Job struct {
 	Fields map[string]json.RawMessage
 	// Profile is the profile object of the job.
 	Profile map[string]json.RawMessage
+	// ProfileKey, if set, names the profile for PodOptions.Profiles (a
+	// workload's profile: "workload/name"): jobs of the same key share it.
+	ProfileKey string
+}
+
+// Profiles keeps the profiles of jobs parsed, by Job.ProfileKey, so that
+// the many jobs of a profile do not parse it again. Not safe for
+// concurrent use.
+type Profiles struct{ byKey map[string]*profile }
+
+// NewProfiles returns an empty cache of profiles.
+func NewProfiles() *Profiles { return &Profiles{byKey: map[string]*profile{}} }
+
+// profile is a profile as the translation reads it.
+type profile struct {
+	fields   profileFields
+	requests corev1.ResourceList
+	// template is the profile's pod_template, nil without one (shared:
+	// copied before use).
+	template *corev1.Pod
+}
+
+// parseProfile reads the fields of a job's profile that the translation
+// uses.
+func parseProfile(job Job) (*profile, error) {
+	pf, err := readProfileFields(job.Profile)
+	if err != nil {
+		return nil, fmt.Errorf("translate: job %s: %w", job.ID, err)
+	}
+	requests, err := profileRequests(pf)
+	if err != nil {
+		return nil, fmt.Errorf("translate: job %s: %w", job.ID, err)
+	}
+	p := &profile{fields: pf, requests: requests}
+	if raw, ok := job.Profile["pod_template"]; ok {
+		if p.template, err = decodePod(raw); err != nil {
+			return nil, fmt.Errorf("translate: job %s: the profile's pod_template is not a pod: %w", job.ID, err)
+		}
+	}
+	return p, nil
+}
+
+// profileOf returns the job's profile, parsed once per ProfileKey when c
+// is not nil.
+func (c *Profiles) profileOf(job Job) (*profile, error) {
+	if c == nil || job.ProfileKey == "" {
+		return parseProfile(job)
+	}
+	if p, ok := c.byKey[job.ProfileKey]; ok {
+		return p, nil
+	}
+	p, err := parseProfile(job)
+	if err != nil {
+		return nil, err
+	}
+	c.byKey[job.ProfileKey] = p
+	return p, nil
 }
 
 // PodOptions are the defaults of the pods of jobs.
@@ -36,6 +93,8 @@ type PodOptions struct {
 	Image         string // container image; default "batkube/job"
 	// Gangs groups the pods of multi-host jobs (default GangsOff).
 	Gangs Gangs
+	// Profiles, if set, caches the jobs' profiles by Job.ProfileKey.
+	Profiles *Profiles
 }
 
 // profile fields read by the translation (the 2020 prototype's vocabulary).
@@ -52,19 +111,16 @@ func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
 	if opts.Image == "" {
 		opts.Image = "batkube/job"
 	}
-	base, err := podTemplate(job)
+	prof, err := opts.Profiles.profileOf(job)
+	if err != nil {
+		return nil, err
+	}
+	base, err := podTemplate(job, prof)
 	if err != nil {
 		return nil, err
 	}
 	name := PodName(job.ID)
-	pf, err := readProfileFields(job.Profile)
-	if err != nil {
-		return nil, fmt.Errorf("translate: job %s: %w", job.ID, err)
-	}
-	requests, err := profileRequests(pf)
-	if err != nil {
-		return nil, fmt.Errorf("translate: job %s: %w", job.ID, err)
-	}
+	pf, requests := prof.fields, prof.requests
 	base.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 	base.Namespace = opts.Namespace
 	if base.Labels == nil {
@@ -122,20 +178,32 @@ func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
 	return pods, nil
 }
 
-// podTemplate decodes the job's or the profile's pod_template (the job's wins).
-func podTemplate(job Job) (*corev1.Pod, error) {
-	raw, ok := job.Fields["pod_template"]
-	where := "job"
-	if !ok {
-		raw, ok = job.Profile["pod_template"]
-		where = "profile"
+// podTemplate returns a copy of the job's or the profile's pod_template
+// (the job's wins), or an empty pod.
+func podTemplate(job Job, prof *profile) (*corev1.Pod, error) {
+	if raw, ok := job.Fields["pod_template"]; ok {
+		pod, err := decodePod(raw)
+		if err != nil {
+			return nil, fmt.Errorf("translate: job %s: the job's pod_template is not a pod: %w", job.ID, err)
+		}
+		if pod != nil {
+			return pod, nil
+		}
+	}
+	if prof.template != nil {
+		return prof.template.DeepCopy(), nil
+	}
+	return &corev1.Pod{}, nil
+}
+
+// decodePod decodes a pod_template (nil for JSON null).
+func decodePod(raw json.RawMessage) (*corev1.Pod, error) {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
 	}
 	pod := &corev1.Pod{}
-	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return pod, nil
-	}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, pod); err != nil {
-		return nil, fmt.Errorf("translate: job %s: the %s's pod_template is not a pod: %w", job.ID, where, err)
+		return nil, err
 	}
 	return pod, nil
 }

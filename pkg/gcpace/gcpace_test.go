@@ -1,0 +1,58 @@
+package gcpace
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+func TestPercentForKeepsTheHeadroom(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		live, headroom uint64
+		base, want     int
+	}{
+		{16 * mib, 64 * mib, 100, 400},    // small heap: the headroom rules
+		{64 * mib, 64 * mib, 100, 100},    // the headroom is GOGC's doubling
+		{512 * mib, 64 * mib, 100, 100},   // big heap: GOGC rules
+		{512 * mib, 64 * mib, 200, 200},   // and a higher GOGC stays
+		{0, 64 * mib, 100, maxPercent},    // nothing live yet
+		{1000, 64 * mib, 100, maxPercent}, // bounded
+	} {
+		if got := percentFor(c.live, c.headroom, c.base); got != c.want {
+			t.Errorf("live %d, headroom %d, base %d: %d %%, want %d %%", c.live, c.headroom, c.base, got, c.want)
+		}
+	}
+}
+
+// TestPacerFollowsTheLiveHeapAndRestores: with a small live heap the pacer
+// raises the GC percent after collections, and Stop restores GOGC.
+func TestPacerFollowsTheLiveHeapAndRestores(t *testing.T) {
+	base := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(base)
+	p := Start(256 << 20)
+	if p == nil {
+		t.Fatal("Start returned no pacer with GOGC=100")
+	}
+	runtime.GC()
+	runtime.GC() // the cleanup of the first cycle's sentinel has run by the second
+	if got := p.Percent(); got <= 100 {
+		t.Errorf("GC percent %d with a test's small heap and 256 MiB of headroom, want more than 100", got)
+	}
+	if got := debug.SetGCPercent(-1); got != p.Percent() {
+		t.Errorf("the runtime's GC percent is %d, the pacer's %d", got, p.Percent())
+	}
+	debug.SetGCPercent(p.Percent())
+	p.Stop()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after Stop the GC percent is %d, want GOGC's 100", got)
+	}
+	debug.SetGCPercent(-1)
+	if Start(64<<20) != nil {
+		t.Error("Start with the collector off: want no pacer")
+	}
+	debug.SetGCPercent(100)
+	if Start(0) != nil {
+		t.Error("Start with no headroom: want no pacer")
+	}
+}
