@@ -17,6 +17,7 @@ type process struct {
 	log     *os.File
 	done    chan struct{} // closed once the process has been waited for
 	err     error         // its exit status, once done
+	rss     *peakRSS
 }
 
 // startProcess starts argv with its stdout and stderr in logPath. The child
@@ -32,11 +33,14 @@ func startProcess(name, logPath string, env []string, argv ...string) (*process,
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	rss := newPeakRSS()
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("launch: starting %s (%s): %w", name, argv[0], err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, log: f, done: make(chan struct{})}
+	rss.pid = cmd.Process.Pid
+	p := &process{name: name, cmd: cmd, logPath: logPath, log: f, done: make(chan struct{}), rss: rss}
+	go rss.follow(p.done)
 	go func() {
 		p.err = cmd.Wait()
 		f.Close()
@@ -73,6 +77,7 @@ func (p *process) stop(grace time.Duration) {
 	if p.exited() {
 		return
 	}
+	p.rss.sample() // its peak so far: the last chance for a process that was running
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
@@ -93,13 +98,14 @@ func (p *process) failure() error {
 	return fmt.Errorf("%s %s; the end of its log (%s):\n%s", p.name, status, p.logPath, indent(tail(p.logPath, 12)))
 }
 
-// usage returns the CPU time and peak resident memory of an ended process.
+// usage returns the CPU time and peak resident memory of an ended process
+// (see peakRSS for why the latter is not simply its rusage's).
 func (p *process) usage() ProcessUsage {
 	u := ProcessUsage{Name: p.name}
 	if st := p.cmd.ProcessState; st != nil {
 		u.CPU = st.UserTime() + st.SystemTime()
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			u.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+			u.MaxRSS = p.rss.peak(ru.Maxrss * 1024) // kilobytes on Linux
 		}
 	}
 	return u
