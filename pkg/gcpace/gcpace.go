@@ -22,7 +22,7 @@ import (
 const liveHeap = "/gc/heap/live:bytes"
 
 // maxPercent bounds the GC percent the pacer sets (the next collection at
-// most 100× the live heap, for a nearly empty heap).
+// most 100× the live heap).
 const maxPercent = 10000
 
 // Pacer keeps the next collection at least Headroom bytes above the live
@@ -104,12 +104,17 @@ func (p *Pacer) tune() {
 	}
 }
 
+// minHeap is the Go runtime's heap minimum at GOGC=100: whatever the live
+// heap, no collection is due before the heap reaches minHeap × GOGC/100.
+const minHeap = 4 << 20
+
 // percentFor is the GC percent that puts the next collection headroom
 // above a live heap of live bytes, at least base and at most maxPercent.
+// A live heap under minHeap counts as minHeap: the runtime's heap minimum
+// scales with the percent, so a percent computed from a nearly empty heap
+// (10,000 % for 640 KiB) would hold off the first collection until the
+// heap reached 400 MB, and the server's RSS with it.
 func percentFor(live, headroom uint64, base int) int {
-	if live == 0 {
-		return maxPercent
-	}
-	want := math.Ceil(float64(headroom) * 100 / float64(live))
+	want := math.Ceil(float64(headroom) * 100 / float64(max(live, minHeap)))
 	return int(min(max(want, float64(base)), maxPercent))
 }

@@ -3,6 +3,7 @@ package gcpace
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 )
 
@@ -12,12 +13,13 @@ func TestPercentForKeepsTheHeadroom(t *testing.T) {
 		live, headroom uint64
 		base, want     int
 	}{
-		{16 * mib, 64 * mib, 100, 400},    // small heap: the headroom rules
-		{64 * mib, 64 * mib, 100, 100},    // the headroom is GOGC's doubling
-		{512 * mib, 64 * mib, 100, 100},   // big heap: GOGC rules
-		{512 * mib, 64 * mib, 200, 200},   // and a higher GOGC stays
-		{0, 64 * mib, 100, maxPercent},    // nothing live yet
-		{1000, 64 * mib, 100, maxPercent}, // bounded
+		{16 * mib, 64 * mib, 100, 400},                // small heap: the headroom rules
+		{64 * mib, 64 * mib, 100, 100},                // the headroom is GOGC's doubling
+		{512 * mib, 64 * mib, 100, 100},               // big heap: GOGC rules
+		{512 * mib, 64 * mib, 200, 200},               // and a higher GOGC stays
+		{0, 64 * mib, 100, 1600},                      // nothing live yet: the heap minimum (4 MiB × 16) is the headroom
+		{1000, 64 * mib, 100, 1600},                   // the same for a nearly empty heap
+		{4 * mib, 1024 * 1024 * mib, 100, maxPercent}, // bounded
 	} {
 		if got := percentFor(c.live, c.headroom, c.base); got != c.want {
 			t.Errorf("live %d, headroom %d, base %d: %d %%, want %d %%", c.live, c.headroom, c.base, got, c.want)
@@ -54,5 +56,26 @@ func TestPacerFollowsTheLiveHeapAndRestores(t *testing.T) {
 	debug.SetGCPercent(100)
 	if Start(0) != nil {
 		t.Error("Start with no headroom: want no pacer")
+	}
+}
+
+// TestHeapGoalStaysNearTheHeadroom: started on a nearly empty heap, the
+// pacer must not let the runtime's heap minimum (which scales with the GC
+// percent) put the next collection far past the headroom.
+func TestHeapGoalStaysNearTheHeadroom(t *testing.T) {
+	base := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(base)
+	const headroom = 64 << 20
+	runtime.GC()
+	p := Start(headroom)
+	defer p.Stop()
+	runtime.GC()
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: liveHeap}}
+	metrics.Read(s)
+	goal, live := s[0].Value.Uint64(), s[1].Value.Uint64()
+	if limit := max(live, minHeap) + headroom + minHeap; goal > limit {
+		t.Errorf("heap goal %d MiB with %d MiB live and %d MiB of headroom (GC percent %d), want at most %d MiB",
+			goal>>20, live>>20, headroom>>20, p.Percent(), limit>>20)
 	}
 }
