@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -29,9 +30,11 @@ import (
 // as a share of the scheduler's.
 func BenchmarkKubeSchedulerThroughput(b *testing.B) {
 	const nodes, pods = 334, 10000
-	// The server paces its garbage collector as kubernetes-server does
-	// (--gc-headroom's default).
+	// The server paces its garbage collector and runs its Go code on one
+	// thread, as kubernetes-server does (--gc-headroom's and --gomaxprocs'
+	// defaults); kube-scheduler, another process, keeps Go's default.
 	defer gcpace.Start(64 << 20).Stop()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for b.Loop() {
 		bin := binary(b, "kube-scheduler")
 		c := startCluster(b)
