@@ -28,19 +28,29 @@ func TestPercentForKeepsTheHeadroom(t *testing.T) {
 }
 
 // TestPacerFollowsTheLiveHeapAndRestores: with a small live heap the pacer
-// raises the GC percent after collections, and Stop restores GOGC.
+// raises the GC percent, it lowers it back to GOGC's as the live heap grows
+// past the headroom, and Stop restores GOGC. (tune is called directly: the
+// cleanup that calls it after each collection runs on the runtime's own
+// goroutine, at no instant a test could wait for.)
 func TestPacerFollowsTheLiveHeapAndRestores(t *testing.T) {
 	base := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(base)
-	p := Start(256 << 20)
+	const headroom = 16 << 20
+	runtime.GC()
+	p := Start(headroom)
 	if p == nil {
 		t.Fatal("Start returned no pacer with GOGC=100")
 	}
-	runtime.GC()
-	runtime.GC() // the cleanup of the first cycle's sentinel has run by the second
 	if got := p.Percent(); got <= 100 {
-		t.Errorf("GC percent %d with a test's small heap and 256 MiB of headroom, want more than 100", got)
+		t.Errorf("GC percent %d with a test's small heap and 16 MiB of headroom, want more than 100", got)
 	}
+	ballast := make([]byte, 4*headroom) // live, and well above the headroom
+	runtime.GC()
+	p.tune()
+	if got := p.Percent(); got != 100 {
+		t.Errorf("GC percent %d with %d MiB live and 16 MiB of headroom, want GOGC's 100", got, len(ballast)>>20)
+	}
+	runtime.KeepAlive(ballast)
 	if got := debug.SetGCPercent(-1); got != p.Percent() {
 		t.Errorf("the runtime's GC percent is %d, the pacer's %d", got, p.Percent())
 	}
