@@ -24,9 +24,10 @@ var eventsStorage = corev1.SchemeGroupVersion.WithResource("events").GroupResour
 // (by the server's clock: simulated time in a simulation), as
 // kube-apiserver's etcd leases do: a scheduler writes an event for every
 // pod it places, and without expiry a long run would keep them all. It
-// follows every write of events through a store subscription and expires
-// what is due whenever an event is created; removals are ordinary deletions
-// (watchers of events see them).
+// follows every write of events through a store subscription: each create,
+// update or patch of an event notes the writes made since (its own among
+// them) and expires what is due; removals are ordinary deletions (watchers
+// of events see them).
 type eventExpiry struct {
 	ttl time.Duration
 	sub *store.Subscription
@@ -51,11 +52,14 @@ func newEventExpiry(st *store.Store, ttl time.Duration) *eventExpiry {
 // errRewritten cancels the expiry of an event written again since.
 var errRewritten = errors.New("apiserver: the event was written again")
 
-// expire notes the event writes since the last call (they expire a TTL
-// from now, at the latest a TTL after they happened) and removes the
-// events that are due.
-func (e *eventExpiry) expire(ctx context.Context, s *store.Store, now time.Time) {
+// expire notes the event writes since the last call, which its caller's
+// write ends (they expire a TTL from now: from their own instant, or from
+// the instant a concurrent writer's call takes them), and removes the
+// events that are due. The clock is read under the lock, so that deadlines
+// are noted in order.
+func (e *eventExpiry) expire(ctx context.Context, s *store.Store, clock interface{ Now() time.Time }) {
 	e.mu.Lock()
+	now := clock.Now()
 	e.buf = e.sub.Take(e.buf[:0])
 	for _, c := range e.buf {
 		if c.Type == watch.Deleted {
@@ -64,15 +68,14 @@ func (e *eventExpiry) expire(ctx context.Context, s *store.Store, now time.Time)
 		e.pending = append(e.pending, expiring{deadline: now.Add(e.ttl), namespace: c.Object.Object().GetNamespace(), name: c.Object.Object().GetName(), rv: c.RV})
 	}
 	clear(e.buf)
-	var due []expiring
 	n := 0
 	for n < len(e.pending) && !e.pending[n].deadline.After(now) {
 		n++
 	}
-	if n > 0 {
-		due = append(due, e.pending[:n]...)
-		e.pending = append(e.pending[:0], e.pending[n:]...)
-	}
+	// The due entries are sliced off the front, not copied: later appends
+	// write past them, and the array they share goes when append outgrows it.
+	due := e.pending[:n:n]
+	e.pending = e.pending[n:]
 	e.mu.Unlock()
 	ctx = context.WithoutCancel(ctx) // a client gone does not keep events for ever
 	for _, x := range due {

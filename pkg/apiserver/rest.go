@@ -352,10 +352,16 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 	if err != nil {
 		return nil, q2served(r, err, obj.GetName())
 	}
-	if r.storage == eventsStorage && s.events != nil {
-		s.events.expire(ctx, s.store, s.clock.Now())
-	}
+	s.eventWritten(ctx, r)
 	return st, nil
+}
+
+// eventWritten times the expiry of the event writes made so far (a create,
+// update or patch of an event has just ended) and expires those due.
+func (s *Server) eventWritten(ctx context.Context, r *resource) {
+	if r.storage == eventsStorage && s.events != nil {
+		s.events.expire(ctx, s.store, s.clock)
+	}
 }
 
 // q2served names the served resource in an error about a stored object.

@@ -123,6 +123,7 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 	if err != nil {
 		return nil, q2served(r, err, name)
 	}
+	s.eventWritten(ctx, r)
 	if o := st.Object(); o.GetDeletionTimestamp() != nil && len(o.GetFinalizers()) == 0 {
 		if _, isPod := o.(*corev1.Pod); !isPod {
 			if _, err := s.store.Delete(ctx, r.storage, ns, name, nil); err != nil && !apierrors.IsNotFound(err) {

@@ -83,4 +83,19 @@ func TestEventsExpireAnHourAfterTheirLastWrite(t *testing.T) {
 	if deleted[0] != "a" || deleted[1] != "b" {
 		t.Errorf("the watch saw %v deleted, want [a b]", deleted)
 	}
+
+	// A patch is timed when it is made, not when the next event is created.
+	clock.SetTime(t0.Add(100 * time.Minute))
+	if _, err := events.Patch(ctx, "c", types.MergePatchType, []byte(`{"count":2}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clock.SetTime(t0.Add(150 * time.Minute))
+	create("e")
+	clock.SetTime(t0.Add(165 * time.Minute))
+	create("f")
+	for name, want := range map[string]bool{"c": false, "d": false, "e": true, "f": true} {
+		if got := exists(name); got != want {
+			t.Errorf("at t0+165m (c patched at t0+100m): event %s exists: %t, want %t", name, got, want)
+		}
+	}
 }
