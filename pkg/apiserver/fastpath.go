@@ -146,9 +146,11 @@ func (fp *fastPaths) match(r *http.Request) (route *fastRoute, namespace, name s
 		if !matched {
 			continue
 		}
-		for k := range r.URL.Query() {
-			if !fastQueryKeys[k] {
-				return nil, "", "", false
+		if r.URL.RawQuery != "" {
+			for k := range r.URL.Query() {
+				if !fastQueryKeys[k] {
+					return nil, "", "", false
+				}
 			}
 		}
 		if rt.newBody != nil && !slices.Contains(rt.media, r.Header.Get("Content-Type")) {

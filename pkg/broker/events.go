@@ -92,13 +92,15 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 		// A workload's profile: translated once for all its jobs.
 		profile, key = &p, d.JobID.Workload()+"/"+d.Job.Profile
 	}
-	fields := make(map[string]json.RawMessage, len(profile.Fields)+1)
-	for k, v := range profile.Fields {
-		fields[k] = v
+	tj := translate.Job{ID: string(d.JobID), Res: d.Job.Res, Walltime: d.Job.Walltime, Fields: d.Job.Extra, ProfileKey: key}
+	if key == "" || !r.profileCache.Has(key) {
+		tj.Profile = make(map[string]json.RawMessage, len(profile.Fields)+1)
+		for k, v := range profile.Fields {
+			tj.Profile[k] = v
+		}
+		typ, _ := json.Marshal(profile.Type)
+		tj.Profile["type"] = typ
 	}
-	typ, _ := json.Marshal(profile.Type)
-	fields["type"] = typ
-	tj := translate.Job{ID: string(d.JobID), Res: d.Job.Res, Walltime: d.Job.Walltime, Fields: d.Job.Extra, Profile: fields, ProfileKey: key}
 	podOpts := r.opts.Pods
 	podOpts.Profiles = r.profileCache
 	pods, err := translate.Pods(tj, podOpts)

@@ -40,6 +40,16 @@ type Profiles struct{ byKey map[string]*profile }
 // NewProfiles returns an empty cache of profiles.
 func NewProfiles() *Profiles { return &Profiles{byKey: map[string]*profile{}} }
 
+// Has reports whether the profile of key is parsed already: a job of that
+// key then needs no Job.Profile.
+func (c *Profiles) Has(key string) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.byKey[key]
+	return ok
+}
+
 // profile is a profile as the translation reads it.
 type profile struct {
 	fields   profileFields
