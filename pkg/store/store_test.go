@@ -626,34 +626,39 @@ func TestSupersededObjectsLetTheirEncodingsGo(t *testing.T) {
 		t.Errorf("a superseded state: %d encodes for 3 calls, memoised %q; want 3, none", calls, v0.memoised("json"))
 	}
 
-	// A watcher from before v1 has not read v1's record: v1 keeps its
-	// encoding when v2 supersedes it, and the watcher's event gets it.
-	w, err := s.Watch(ctx, pods, WatchOptions{ResourceVersion: v0.RV()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	// A watcher that has not read v1's record yet (a follower of the
+	// history at v1's record, as a watch from before v1 registers) keeps
+	// v1's encoding when v2 supersedes it, for the event it will send; once
+	// it has gone, a superseded state lets its encoding go again.
 	calls = 0
 	if _, err := v1.Encoded("json", counting(&calls, "v1")); err != nil {
 		t.Fatal(err)
 	}
-	// The watcher's goroutine may already have read v1's record: wait for
-	// its event before checking, and look at what the store decided.
+	h := s.histories[pods]
+	var lagging follower
+	s.mu.RLock()
+	h.follow(&lagging, v1.seq)
+	s.mu.RUnlock()
 	v2 := relabel("2")
-	ev := <-w.Events()
-	if ev.Object != v1 {
-		t.Fatalf("first event: RV %d, want v1's %d", ev.RV, v1.RV())
+	if v1.memoised("json") == nil {
+		t.Errorf("v1, superseded while a watcher has not read it, dropped its encoding")
 	}
-	if b, _ := ev.Object.Encoded("json", counting(&calls, "v1")); string(b) != "v1" {
-		t.Errorf("the watcher got %q", b)
+	if b, _ := v1.Encoded("json", counting(&calls, "v1")); string(b) != "v1" || calls != 1 {
+		t.Errorf("v1 for the lagging watcher: %q after %d encodes, want \"v1\" after 1", b, calls)
 	}
-	if ev := <-w.Events(); ev.Object != v2 {
-		t.Fatalf("second event: RV %d, want v2's %d", ev.RV, v2.RV())
+	h.unfollow(&lagging)
+	if _, err := v2.Encoded("json", counting(&calls, "v2")); err != nil {
+		t.Fatal(err)
 	}
+	relabel("3") // nobody lags now: v2's encoding goes
+	if v2.memoised("json") != nil {
+		t.Errorf("v2, superseded with no watcher behind, still holds its encoding")
+	}
+	cur := relabel("4")
 	// The current state memoises.
 	calls = 0
 	for range 3 {
-		if b, _ := v2.Encoded("json", counting(&calls, "v2")); string(b) != "v2" {
+		if b, _ := cur.Encoded("json", counting(&calls, "v4")); string(b) != "v4" {
 			t.Errorf("current state encoded as %q", b)
 		}
 	}
