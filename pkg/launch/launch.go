@@ -153,7 +153,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	if r.kube != nil {
 		if err := sum.readKubeSchedulerMetrics(filepath.Join(r.cfg.OutDir, KubeSchedulerMetricsFile)); err != nil && runErr == nil {
-			return sum, err
+			runErr = err
 		}
 	}
 	if sum.Wall > 0 {

@@ -59,6 +59,7 @@ type Latency struct {
 
 // The names of kube-scheduler's metrics, in 1.37 and before (1.18).
 const (
+	schedulerPending           = "scheduler_pending_pods" // created at start: present before any attempt
 	schedulerAttempts          = "scheduler_schedule_attempts_total"
 	schedulerAttemptLatency    = "scheduler_scheduling_attempt_duration_seconds"
 	schedulerAttemptLatency118 = "scheduler_e2e_scheduling_duration_seconds"
@@ -72,12 +73,13 @@ const (
 )
 
 // ErrNotKubeScheduler says metrics are not a kube-scheduler's.
-var ErrNotKubeScheduler = errors.New("metrics: no scheduler_schedule_attempts_total: not a kube-scheduler's metrics")
+var ErrNotKubeScheduler = errors.New("metrics: no scheduler_pending_pods: not a kube-scheduler's metrics")
 
 // SummarizeKubeScheduler reads the summary of a run from a kube-scheduler's
-// metrics (1.37's names, or 1.18's where they differ).
+// metrics (1.37's names, or 1.18's where they differ). A scheduler that
+// has made no attempt yet exposes no attempts counter: zero attempts.
 func SummarizeKubeScheduler(f Families) (SchedulerSummary, error) {
-	if !f.Has(schedulerAttempts) {
+	if !f.Has(schedulerPending) && !f.Has(schedulerAttempts) {
 		return SchedulerSummary{}, ErrNotKubeScheduler
 	}
 	var s SchedulerSummary

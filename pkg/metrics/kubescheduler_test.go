@@ -88,6 +88,19 @@ func TestSummarizeKubeScheduler(t *testing.T) {
 	}
 }
 
+// A kube-scheduler that has attempted nothing has no attempts counter yet,
+// but its pending-pods gauge.
+func TestSummarizeKubeSchedulerBeforeAnyAttempt(t *testing.T) {
+	f, err := Parse(strings.NewReader("# TYPE scheduler_pending_pods gauge\nscheduler_pending_pods{queue=\"active\"} 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := SummarizeKubeScheduler(f)
+	if err != nil || s.Attempts.Total() != 0 || s.AttemptLatency != nil {
+		t.Errorf("a kube-scheduler before any attempt: %+v, %v; want zero attempts, no error", s, err)
+	}
+}
+
 func TestSummarizeWhatIsNotKubeScheduler(t *testing.T) {
 	f, err := Parse(strings.NewReader("# TYPE apiserver_request_total counter\napiserver_request_total{verb=\"GET\"} 3\n"))
 	if err != nil {
