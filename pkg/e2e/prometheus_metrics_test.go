@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -171,7 +172,10 @@ func TestMetricsScrapedDuringARun(t *testing.T) {
 	s.onReady = func(s *simulation) {
 		go func() {
 			defer close(scraped)
-			name := waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
+			name, ok := waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
+			if !ok {
+				return
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			var f metrics.Families
@@ -180,12 +184,11 @@ func TestMetricsScrapedDuringARun(t *testing.T) {
 			err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 				resp, err := http.Get(s.cluster.URL + metrics.Path)
 				if err != nil {
-					return false, err
+					return false, nil // the next poll tries again
 				}
 				defer resp.Body.Close()
 				if resp.StatusCode != http.StatusOK {
-					t.Errorf("GET /metrics: %s", resp.Status)
-					return false, nil
+					return false, fmt.Errorf("GET /metrics: %s", resp.Status)
 				}
 				if f, err = metrics.Parse(resp.Body); err != nil {
 					return false, err

@@ -389,8 +389,9 @@ func (o *observer) podsOf(job string) []*podRecord {
 }
 
 // waitFor waits until pod events name a pod whose job is job (one of the
-// channels of the observer), or fails the test after d.
-func waitFor(t *testing.T, ch <-chan string, o *observer, job string, d time.Duration) string {
+// channels of the observer) and returns it, or after d marks the test
+// failed and returns false.
+func waitFor(t *testing.T, ch <-chan string, o *observer, job string, d time.Duration) (string, bool) {
 	t.Helper()
 	timeout := time.After(d)
 	for {
@@ -400,10 +401,13 @@ func waitFor(t *testing.T, ch <-chan string, o *observer, job string, d time.Dur
 			r := o.pods[name]
 			o.mu.Unlock()
 			if r != nil && r.job == job {
-				return name
+				return name, true
 			}
 		case <-timeout:
-			t.Fatalf("no event for a pod of job %s within %s", job, d)
+			// Called from the goroutines that act during a run: Errorf,
+			// not Fatalf, which must not be called off the test's own.
+			t.Errorf("no event for a pod of job %s within %s", job, d)
+			return "", false
 		}
 	}
 }

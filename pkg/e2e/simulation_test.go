@@ -115,7 +115,10 @@ func TestSimulationDeleteRunningPod(t *testing.T) {
 	s.cfg.ServerArgs = append(s.cfg.ServerArgs, "--pending-timeout=10m")
 	s.onReady = func(s *simulation) {
 		go func() {
-			name := waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
+			name, ok := waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
+			if !ok {
+				return
+			}
 			if err := s.client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 				t.Errorf("deleting the running pod %s: %v", name, err)
 			}
@@ -142,7 +145,10 @@ func TestSimulationDeletePendingPod(t *testing.T) {
 	deleted := make(chan time.Time, 1)
 	s.onReady = func(s *simulation) {
 		go func() {
-			name := waitFor(t, s.obs.unschedulable, s.obs, "w0!blocker", 2*time.Minute)
+			name, ok := waitFor(t, s.obs.unschedulable, s.obs, "w0!blocker", 2*time.Minute)
+			if !ok {
+				return
+			}
 			if err := s.client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 				t.Errorf("deleting the pending pod %s: %v", name, err)
 			}
@@ -252,13 +258,17 @@ spec:
 	kubectl := binary(t, "kubectl")
 	s.onReady = func(s *simulation) {
 		go func() {
-			waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
+			if _, ok := waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute); !ok {
+				return
+			}
 			cmd := exec.Command(kubectl, "--kubeconfig", s.cluster.Kubeconfig, "apply", "-f", file)
 			cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "pod/from-kubectl created") {
 				t.Errorf("kubectl apply: %v\n%s", err, out)
 			}
-			waitFor(t, s.obs.running, s.obs, "", 2*time.Minute) // the dynamic pod has no job annotation
+			if _, ok := waitFor(t, s.obs.running, s.obs, "", 2*time.Minute); !ok { // the dynamic pod has no job annotation
+				return
+			}
 			blocker := s.obs.podsOf("w0!blocker")
 			if len(blocker) != 1 {
 				t.Errorf("blocker: %d pods", len(blocker))
@@ -291,7 +301,9 @@ func TestSimulationSchedulerKilled(t *testing.T) {
 	s.onReady = func(s *simulation) {
 		pid := s.cluster.SchedulerPID
 		go func() {
-			waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
+			if _, ok := waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute); !ok {
+				return
+			}
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Errorf("killing the scheduler: %v", err)
 			}
