@@ -71,11 +71,12 @@ func TestQoSDrivenServesControllersNearViolationFirst(t *testing.T) {
 			}
 		})
 	}
-	q, p := results["QoSDriven"], results["PrioritySort"]
-	if q.checks < 10 || q.orderChanges < 1 {
+	// Whether the workload tells the orders apart, from the runs that
+	// finished (-run may select one; a failed one has said why).
+	if q, ok := results["QoSDriven"]; ok && (q.checks < 10 || q.orderChanges < 1) {
 		t.Errorf("QoSDriven: %d contended instants, %d order changes; want ≥ 10 and ≥ 1, or the test shows nothing", q.checks, q.orderChanges)
 	}
-	if p.violations < 3 {
+	if p, ok := results["PrioritySort"]; ok && p.violations < 3 {
 		t.Errorf("PrioritySort served out of TTV order at %d instants, want ≥ 3: the workload does not tell the two orders apart", p.violations)
 	}
 }

@@ -299,7 +299,7 @@ func (pl *QoSDriven) PreBindPreFlight(context.Context, fwk.CycleState, *corev1.P
 // binding, at the simulated instant read now.
 func (pl *QoSDriven) PreBind(ctx context.Context, _ fwk.CycleState, pod *corev1.Pod, node string) *fwk.Status {
 	at := pl.clock.Read(ctx)
-	pl.observePod(ctx, pod)
+	pl.admit(pod) // not observePod: the assumed pod has its node already
 	pl.move(pod, ledger.Binding, at)
 	return nil
 }
@@ -356,10 +356,7 @@ func (pl *QoSDriven) observePod(ctx context.Context, pod *corev1.Pod) {
 		pl.end(ctx, pod)
 		return
 	}
-	id, badSLO := pl.cfg.identify(pod)
-	if pl.ledger.Admit(pod.UID, id, pod.CreationTimestamp.Time) && badSLO {
-		pl.logger.Info("Invalid SLO: using the default", "pod", klog.KObj(pod), "key", pl.cfg.sloKey, "defaultSLO", pl.cfg.defaultSLO)
-	}
+	pl.admit(pod)
 	if at, ok := startedAt(pod); ok {
 		pl.move(pod, ledger.Running, at)
 		return
@@ -372,6 +369,15 @@ func (pl *QoSDriven) observePod(ctx context.Context, pod *corev1.Pod) {
 			at = pl.clock.Read(ctx)
 		}
 		pl.move(pod, ledger.Binding, at)
+	}
+}
+
+// admit enters the pod in the ledger, waiting since its creation, unless it
+// is there already.
+func (pl *QoSDriven) admit(pod *corev1.Pod) {
+	id, badSLO := pl.cfg.identify(pod)
+	if pl.ledger.Admit(pod.UID, id, pod.CreationTimestamp.Time) && badSLO {
+		pl.logger.Info("Invalid SLO: using the default", "pod", klog.KObj(pod), "key", pl.cfg.sloKey, "defaultSLO", pl.cfg.defaultSLO)
 	}
 }
 

@@ -345,6 +345,25 @@ func TestPreEnqueueReadsTheClockOncePerStoreChange(t *testing.T) {
 	}
 }
 
+// TestPreBindReadsTheClockOnce: PreBind is given the scheduler's assumed
+// pod, its node set; the binding starts at the one instant it reads.
+func TestPreBindReadsTheClockOnce(t *testing.T) {
+	tp := newTestPlugin(t, config{})
+	p := pod("p", "web", "0.9", 0)
+	tp.enqueue(t, p, 0)
+	tp.clock.set(10)
+	assumed := p.DeepCopy()
+	assumed.Spec.NodeName = "node0"
+	reads := tp.clock.reads.Load()
+	tp.PreBind(t.Context(), nil, assumed, "node0")
+	if got := tp.clock.reads.Load() - reads; got != 1 {
+		t.Errorf("PreBind read the clock %d times, want 1", got)
+	}
+	if phase, _ := tp.ledger.PhaseOf(p.UID); phase != ledger.Binding {
+		t.Errorf("after PreBind the pod is %v, want binding", phase)
+	}
+}
+
 // TestBookkeepingFollowsThePod: a pod waits from its creation to PreBind,
 // binds until its start, runs until it finishes; a failed binding
 // (Unreserve) makes it wait again; a pod of another scheduler is ignored.
