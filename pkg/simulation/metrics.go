@@ -75,11 +75,20 @@ func (m *brokerMetrics) collectors() []prometheus.Collector {
 func (m *brokerMetrics) exchanged(received, sent batsim.Message) {
 	m.in.Inc()
 	m.out.Inc()
-	for _, ev := range received.Events {
-		m.received.WithLabelValues(string(ev.Type())).Inc()
-	}
-	for _, ev := range sent.Events {
-		m.sent.WithLabelValues(string(ev.Type())).Inc()
+	countByType(m.received, received.Events)
+	countByType(m.sent, sent.Events)
+}
+
+// countByType adds events to vec by type, one child lookup per run of
+// events of one type (a burst of submissions is one run).
+func countByType(vec *prometheus.CounterVec, events []batsim.Event) {
+	for i := 0; i < len(events); {
+		typ, j := events[i].Type(), i+1
+		for j < len(events) && events[j].Type() == typ {
+			j++
+		}
+		vec.WithLabelValues(string(typ)).Add(float64(j - i))
+		i = j
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/metrics"
@@ -71,6 +74,24 @@ func TestBrokerMetrics(t *testing.T) {
 		}
 		if got := f.Sum(c.name, c.labels); got != c.want {
 			t.Errorf("%s%v = %g, want %g", c.name, c.labels, got, c.want)
+		}
+	}
+}
+
+// countByType counts runs of one type once each, and types that come back
+// after another run again.
+func TestCountByTypeCountsInterleavedRuns(t *testing.T) {
+	vec := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "events_total"}, []string{"type"})
+	sub, done := batsim.Event{Data: batsim.JobSubmitted{}}, batsim.Event{Data: batsim.JobCompleted{}}
+	countByType(vec, []batsim.Event{sub, sub, done, sub, done, done, done})
+	countByType(vec, nil)
+	for typ, want := range map[string]float64{string(sub.Type()): 3, string(done.Type()): 4} {
+		var m dto.Metric
+		if err := vec.WithLabelValues(typ).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.GetCounter().GetValue(); got != want {
+			t.Errorf("%s: %v, want %v", typ, got, want)
 		}
 	}
 }
