@@ -44,16 +44,23 @@ func encodeProtoRaw(obj runtime.Object) ([]byte, error) {
 	return b, nil
 }
 
-// protoEnvelopeSize returns the size of the envelope around a message of n bytes.
-func protoEnvelope(gvk schema.GroupVersionKind, n int) []byte {
+// protoPrefix is the start of the envelope of an object of kind gvk, the
+// same for all of them: the magic number and the TypeMeta field.
+func protoPrefix(gvk schema.GroupVersionKind) []byte {
 	tm := runtime.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}
 	tmBytes, _ := tm.Marshal() // cannot fail: two strings
-	head := make([]byte, 0, len(protobufMagic)+len(tmBytes)+24)
-	head = append(head, protobufMagic...)
-	head = appendTag(head, 1, len(tmBytes))
-	head = append(head, tmBytes...)
-	head = appendTag(head, 2, n)
-	return head
+	prefix := make([]byte, 0, len(protobufMagic)+len(tmBytes)+binary.MaxVarintLen64+1)
+	prefix = append(prefix, protobufMagic...)
+	prefix = appendTag(prefix, 1, len(tmBytes))
+	return append(prefix, tmBytes...)
+}
+
+// protoEnvelope returns the head of the envelope around a message of n
+// bytes, after its kind's prefix (protoPrefix).
+func protoEnvelope(prefix []byte, n int) []byte {
+	head := make([]byte, 0, len(prefix)+binary.MaxVarintLen64+1)
+	head = append(head, prefix...)
+	return appendTag(head, 2, n)
 }
 
 // protoTrailer ends an envelope: empty contentEncoding and contentType, as
@@ -69,7 +76,7 @@ func appendTag(b []byte, field int, n int) []byte {
 // encodeProto wraps the raw message of an object of kind gvk in the
 // Kubernetes protobuf envelope.
 func encodeProto(gvk schema.GroupVersionKind, raw []byte) []byte {
-	head := protoEnvelope(gvk, len(raw))
+	head := protoEnvelope(protoPrefix(gvk), len(raw))
 	out := make([]byte, 0, len(head)+len(raw)+len(protoTrailer))
 	out = append(out, head...)
 	out = append(out, raw...)
@@ -127,7 +134,7 @@ func writeProtoList(w io.Writer, listGVK schema.GroupVersionKind, meta metav1.Li
 	for _, item := range items {
 		size += len(appendTag(nil, 2, len(item))) + len(item)
 	}
-	if _, err := w.Write(protoEnvelope(listGVK, size)); err != nil {
+	if _, err := w.Write(protoEnvelope(protoPrefix(listGVK), size)); err != nil {
 		return err
 	}
 	if _, err := w.Write(body); err != nil {

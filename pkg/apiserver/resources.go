@@ -15,10 +15,12 @@ import (
 
 // resource is what the REST layer knows of one served group/version/resource.
 type resource struct {
-	gvr        schema.GroupVersionResource
-	gvk        schema.GroupVersionKind // kind served at this version
-	listGVK    schema.GroupVersionKind
-	namespaced bool
+	gvr schema.GroupVersionResource
+	gvk schema.GroupVersionKind // kind served at this version
+	// protoPrefix starts the protobuf envelope of every object served as gvk.
+	protoPrefix []byte
+	listGVK     schema.GroupVersionKind
+	namespaced  bool
 	// subresources served for this resource ("status", "binding", ...).
 	subresources map[string]bool
 	// storage is the key of the objects in the store, shared by every
@@ -87,7 +89,7 @@ func newCatalog(ops []endpoint.Operation, s *runtime.Scheme) (*catalog, error) {
 				continue
 			}
 			listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
-			r = &resource{gvr: gvr, gvk: gvk, listGVK: listGVK, subresources: map[string]bool{}, review: reviewerFor(gvk.GroupKind()), scheme: s}
+			r = &resource{gvr: gvr, gvk: gvk, protoPrefix: protoPrefix(gvk), listGVK: listGVK, subresources: map[string]bool{}, review: reviewerFor(gvk.GroupKind()), scheme: s}
 			c.byGVR[gvr] = r
 		}
 		if op.Namespaced {

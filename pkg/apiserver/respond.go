@@ -69,7 +69,7 @@ func (s *Server) storedDocument(r *resource, st *store.Stored, media string) (do
 	if media != mediaProtobuf {
 		return document{body: b}, nil
 	}
-	return document{head: protoEnvelope(r.gvk, len(b)), body: b, tail: protoTrailer}, nil
+	return document{head: protoEnvelope(r.protoPrefix, len(b)), body: b, tail: protoTrailer}, nil
 }
 
 // servedObject returns a stored object as its served version (a copy the
