@@ -291,7 +291,6 @@ func (s *Store) commitUpdate(gr schema.GroupResource, k key, cur *Stored, next O
 	st = newStored(next, s.last+1)
 	s.objects[gr].ReplaceOrInsert(entry{key: k, obj: st})
 	s.appendLocked(gr, record{rv: st.rv, typ: watch.Modified, key: k, obj: st, prev: cur})
-	s.supersedeLocked(gr, cur)
 	return st, true
 }
 
@@ -349,12 +348,13 @@ func (s *Store) commitDelete(gr schema.GroupResource, k key, cur *Stored, gone O
 	}
 	st = newStored(gone, s.last+1)
 	s.appendLocked(gr, record{rv: st.rv, typ: watch.Deleted, key: k, obj: st, prev: cur})
-	s.supersedeLocked(gr, cur)
 	return st, true
 }
 
-// appendLocked records a write of gr in its history, wakes the watchers and
-// queues the write on the subscriptions to gr. It never blocks.
+// appendLocked records a write of gr in its history, wakes the watchers,
+// queues the write on the subscriptions to gr and marks the state it
+// replaced or deleted (r.prev) as superseded (see Stored.supersede). It
+// never blocks.
 func (s *Store) appendLocked(gr schema.GroupResource, r record) {
 	h := s.historyLocked(gr)
 	r.obj.seq = h.next
@@ -364,14 +364,10 @@ func (s *Store) appendLocked(gr schema.GroupResource, r record) {
 	for _, sub := range h.subs {
 		sub.add(Change{Type: r.typ, GR: gr, Object: r.obj, Prev: r.prev, RV: r.rv})
 	}
-}
-
-// supersedeLocked marks cur, the object a write of gr just replaced or
-// deleted, as superseded (see Stored.supersede).
-func (s *Store) supersedeLocked(gr schema.GroupResource, cur *Stored) {
-	h := s.histories[gr]
-	read := h.first.Load() > cur.seq || !h.unreadLocked(cur.seq)
-	cur.supersede(read)
+	if prev := r.prev; prev != nil {
+		read := h.first.Load() > prev.seq || !h.unreadLocked(prev.seq)
+		prev.supersede(read)
+	}
 }
 
 // wake closes the channel in p after replacing it by a fresh one.
