@@ -189,16 +189,17 @@ func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
 }
 
 // podTemplate returns a copy of the job's or the profile's pod_template
-// (the job's wins), or an empty pod.
+// (the job's wins, even null: no template), or an empty pod.
 func podTemplate(job Job, prof *profile) (*corev1.Pod, error) {
 	if raw, ok := job.Fields["pod_template"]; ok {
 		pod, err := decodePod(raw)
 		if err != nil {
 			return nil, fmt.Errorf("translate: job %s: the job's pod_template is not a pod: %w", job.ID, err)
 		}
-		if pod != nil {
-			return pod, nil
+		if pod == nil {
+			pod = &corev1.Pod{}
 		}
+		return pod, nil
 	}
 	if prof.template != nil {
 		return prof.template.DeepCopy(), nil

@@ -138,3 +138,27 @@ func TestComputingProfileCPUIsFlopsNotCores(t *testing.T) {
 		t.Errorf("got requests %v, want memory only", req)
 	}
 }
+
+// A job's pod_template wins over its profile's, a null one too: the job's
+// pod then has no template (cached profile or not).
+func TestJobPodTemplateNullOverridesTheProfiles(t *testing.T) {
+	profile := map[string]json.RawMessage{"type": raw(`"delay"`), "delay": raw(`10`),
+		"pod_template": raw(`{"spec":{"priorityClassName":"urgent"}}`)}
+	profiles := NewProfiles()
+	for _, c := range []struct {
+		fields map[string]json.RawMessage
+		want   string
+	}{
+		{nil, "urgent"},
+		{map[string]json.RawMessage{"pod_template": raw(`null`)}, ""},
+		{map[string]json.RawMessage{"pod_template": raw(`{"spec":{"priorityClassName":"low"}}`)}, "low"},
+	} {
+		pods, err := Pods(Job{ID: "w!1", Res: 1, Fields: c.fields, Profile: profile, ProfileKey: "w/p"}, PodOptions{Profiles: profiles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pods[0].Spec.PriorityClassName; got != c.want {
+			t.Errorf("job fields %s: priorityClassName %q, want %q", c.fields["pod_template"], got, c.want)
+		}
+	}
+}
