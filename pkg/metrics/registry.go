@@ -13,7 +13,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -78,13 +77,10 @@ func (r *Registry) Text() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// WriteFile writes the metrics to path in the Prometheus text format.
+// WriteFile writes the metrics to path in the Prometheus text format, whole
+// or not at all (a temporary file renamed).
 func (r *Registry) WriteFile(path string) error {
-	data, err := r.Text()
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := prometheus.WriteToTextfile(path, r.reg); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
