@@ -244,10 +244,10 @@ func TestMetricsFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	var status metav1.Status
-	_ = json.NewDecoder(resp.Body).Decode(&status)
+	err = json.NewDecoder(resp.Body).Decode(&status)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound {
-		t.Errorf("NoMetrics: GET /metrics answered %s, want 404", resp.Status)
+	if resp.StatusCode != http.StatusNotFound || err != nil || status.Code != http.StatusNotFound {
+		t.Errorf("NoMetrics: GET /metrics answered %s, Status code %d (%v), want 404 as a Status", resp.Status, status.Code, err)
 	}
 }
 
