@@ -32,6 +32,7 @@ type options struct {
 	Token            string            `long:"token" env:"BATKUBE_TOKEN" description:"require this bearer token from every client (no authentication when empty)"`
 	WatchHistory     int               `long:"watch-history" default:"10000" description:"number of past events kept per resource (at least; a ring grows while a live watcher lags, up to a million) so that watches can resume from an older resourceVersion"`
 	MinWatchTimeout  time.Duration     `long:"min-watch-timeout" default:"30m" description:"watches that ask for no timeout end after a random time between this and twice this"`
+	MaxWatchTimeout  time.Duration     `long:"max-watch-timeout" default:"0" description:"end every watch after at most this long, whatever timeout it asked for (clients re-watch: a test of exactness while informers reconnect); 0: no bound"`
 	EventTTL         time.Duration     `long:"event-ttl" default:"1h" description:"how long an event is kept after its last write, by the server's clock (simulated time in a simulation), as kube-apiserver's --event-ttl; 0 keeps them for ever"`
 	BookmarkInterval time.Duration     `long:"bookmark-interval" default:"1m" description:"how often an idle watch that allows bookmarks receives one"`
 	Verbosity        int               `short:"v" long:"verbosity" default:"0" description:"log verbosity: 2 logs every request"`
@@ -129,6 +130,7 @@ func run(opts options) error {
 		WatchHistory:     opts.WatchHistory,
 		BearerToken:      opts.Token,
 		MinWatchTimeout:  opts.MinWatchTimeout,
+		MaxWatchTimeout:  opts.MaxWatchTimeout,
 		EventTTL:         eventTTL(opts.EventTTL),
 		BookmarkInterval: opts.BookmarkInterval,
 		Logger:           logger,

@@ -67,6 +67,10 @@ type Options struct {
 	// MinWatchTimeout is the lower bound of the random timeout of a watch
 	// that asks for none (the real default is 30 minutes).
 	MinWatchTimeout time.Duration
+	// MaxWatchTimeout, if positive, ends every watch after at most this
+	// long, whatever timeout it asked for: clients then re-watch often
+	// (for tests of what happens while their informers reconnect).
+	MaxWatchTimeout time.Duration
 	// BookmarkInterval is how often an idle watch that allows bookmarks gets one.
 	BookmarkInterval time.Duration
 	// Metrics, when set, counts and times the requests and the open

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/store"
@@ -204,6 +205,19 @@ func (s *Server) markDeleting(ctx context.Context, r *resource, ns, name string,
 		return nil, q2served(r, err, name)
 	}
 	return st, nil
+}
+
+// Delete deletes an object as a client's DELETE would (preconditions aside;
+// a running pod is terminated, finalizers are waited for) but without
+// admission: the simulation's own objects. gone tells whether the object
+// was removed at once.
+func (s *Server) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (gone bool, err error) {
+	r, ok := s.catalog.byGVR[gvr]
+	if !ok {
+		return false, fmt.Errorf("apiserver: %s is not served", gvr)
+	}
+	_, gone, err = s.deleteObject(ctx, r, namespace, name, &metav1.DeleteOptions{})
+	return gone, err
 }
 
 // RemovePod removes a terminating pod: what a kubelet does once the

@@ -70,6 +70,9 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 	if opts.TimeoutSeconds != nil {
 		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
 	}
+	if limit := s.opts.MaxWatchTimeout; limit > 0 {
+		timeout = min(timeout, limit)
+	}
 	ctx, cancel := context.WithTimeout(q.http.Context(), timeout)
 	defer cancel()
 

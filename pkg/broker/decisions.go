@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/batkube/batkube/pkg/batsim"
-	"github.com/batkube/batkube/pkg/translate"
 )
 
 // execute turns the bindings of a job's pods into EXECUTE_JOB.
@@ -101,18 +100,6 @@ func (r *run) forgetIfGone(ctx context.Context, j *job) {
 		r.pods.jobDone(j)
 		r.jobs.forget(j)
 		r.deletePodGroup(ctx, j)
-	}
-}
-
-// deletePodGroup deletes the PodGroup of a forgotten multi-host job, if it
-// has one (translate.PodGroup).
-func (r *run) deletePodGroup(ctx context.Context, j *job) {
-	if r.opts.Pods.Gangs != translate.GangsPodGroup || len(j.pods) < 2 {
-		return
-	}
-	ns, name := j.pods[0].namespace, translate.PodGroupName(string(j.id))
-	if _, err := r.store.Delete(ctx, podGroupsGVR.GroupResource(), ns, name, nil); err != nil && !apierrors.IsNotFound(err) {
-		r.log.Warn("cannot delete the pod group of a finished job", "job", j.id, "podGroup", ns+"/"+name, "err", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/translate"
 )
 
@@ -123,7 +124,12 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 	r.jobs.add(j)
 	r.pods.created(j)
 	if group != nil {
-		if _, err := r.api.Create(ctx, podGroupsGVR, group); err != nil {
+		if rel, ok := r.opts.Settle.(settle.GroupReleaser); ok && rel.ReleasesGroups() {
+			// The policy creates it once the scheduler holds all its pods.
+			ref := settle.GroupRef{Namespace: group.Namespace, Name: group.Name}
+			r.heldGroups[ref] = group
+			rel.Hold(ref)
+		} else if _, err := r.api.Create(ctx, podGroupsGVR, group); err != nil {
 			return fmt.Errorf("creating pod group %s/%s of job %s: %w", group.Namespace, group.Name, d.JobID, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/batkube/batkube/pkg/apiserver"
@@ -25,7 +26,8 @@ type run struct {
 	*Broker
 	api   *apiserver.Server
 	store *store.Store
-	// intake delivers every change of pods and nodes, in order.
+	// intake delivers every change of pods, nodes and pod groups, in
+	// order.
 	intake *store.Subscription
 	buf    []store.Change
 
@@ -52,6 +54,9 @@ type run struct {
 	awaiting                 map[batsim.JobID]resubmission
 	// pods writes _pods.csv (nil: off).
 	pods *podLog
+	// heldGroups are the PodGroups of gangs whose creation the settle
+	// policy decides (settle.GroupReleaser), until it releases them.
+	heldGroups map[settle.GroupRef]*schedulingv1beta1.PodGroup
 
 	step stepState
 }
@@ -72,12 +77,13 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		Broker:       b,
 		api:          api,
 		store:        st,
-		intake:       st.Subscribe(podsGVR.GroupResource(), nodesGVR.GroupResource()),
+		intake:       st.Subscribe(podsGVR.GroupResource(), nodesGVR.GroupResource(), podGroupsGVR.GroupResource()),
 		jobs:         newJobs(),
 		nodes:        newNodes(),
 		profilesSent: map[string]bool{},
 		profileCache: translate.NewProfiles(),
 		awaiting:     map[batsim.JobID]resubmission{},
+		heldGroups:   map[settle.GroupRef]*schedulingv1beta1.PodGroup{},
 		pods:         newPodLog(b.opts.PodsCSV, st),
 	}
 	r.settle = settler{policy: b.opts.Settle, stats: settle.Stats{Policy: b.opts.Settle.Name()}}
@@ -112,6 +118,13 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	if err := r.wait(ctx, now, woken > 0); err != nil {
 		return batsim.Message{}, false, err
 	}
+	// Jobs rejected at their pending timeout free what their bound pods
+	// held: the scheduler gets its chance at this instant.
+	for r.rejectTimedOut(ctx, now) {
+		if err := r.wait(ctx, now, false); err != nil {
+			return batsim.Message{}, false, err
+		}
+	}
 	replyNow := now
 	if r.opts.ChargeDecisionTime {
 		replyNow += time.Since(start).Seconds() * r.opts.DecisionTimeScale
@@ -123,7 +136,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 			return batsim.Message{}, false, err
 		}
 	}
-	r.scheduleWakeUps(ctx, now, replyNow)
+	r.scheduleWakeUps(now, replyNow)
 	// With dynamic jobs, Batsim ends the simulation only once told that no
 	// more jobs will be registered: that is when the workload is over and
 	// nothing is left to run. Pods created later are refused.

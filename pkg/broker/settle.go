@@ -23,7 +23,9 @@ type settler struct {
 
 func (s *settler) observe(c *store.Change) {
 	s.policy.Observe(*c)
-	s.rv = c.RV
+	if c.GR != podGroupsGVR.GroupResource() {
+		s.rv = c.RV
+	}
 }
 
 // noticeActivity notes a write to the store since the last look.
@@ -95,10 +97,22 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 			} else if n > 0 {
 				continue
 			}
-			if v.Exact {
+			switch {
+			case v.Exact:
 				return end(settle.Idle)
+			case v.Unproven != "":
+				r.log.Debug("step not proven exact", "simulatedTime", now, "why", v.Unproven)
+				return end(settle.Unproven)
 			}
 			return end(settle.Silent)
+		}
+		if len(v.Release) > 0 {
+			if err := r.releaseGroups(ctx, v.Release); err != nil {
+				return err
+			}
+			s.stats.Releases += len(v.Release)
+			s.activity = time.Now()
+			continue
 		}
 		if v.RetryAfter > 0 {
 			retry.Reset(v.RetryAfter)

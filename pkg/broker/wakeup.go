@@ -46,8 +46,8 @@ func (w *wakeups) called(clock *simclock.Clock, now float64) {
 
 // scheduleWakeUps asks for the calls the run needs after a step at now
 // (replied at replyNow).
-func (r *run) scheduleWakeUps(ctx context.Context, now, replyNow float64) {
-	r.pendingWakeUps(ctx, now, replyNow)
+func (r *run) scheduleWakeUps(now, replyNow float64) {
+	r.pendingWakeUps(now, replyNow)
 	r.timerWakeUp(replyNow)
 }
 
@@ -74,17 +74,14 @@ func (r *run) timerWakeUp(replyNow float64) {
 	r.callAt(at)
 }
 
-func (r *run) pendingWakeUps(ctx context.Context, now, replyNow float64) {
+func (r *run) pendingWakeUps(now, replyNow float64) {
 	w := &r.wakeups
 	if r.jobs.pending == 0 {
 		w.backoff = 0
 		return
 	}
-	if r.jobs.running == 0 && r.noMoreJobs {
-		r.rejectTimedOut(ctx, now)
-		if r.jobs.pending == 0 {
-			return
-		}
+	if r.deadlocked() {
+		r.timeoutCall(now)
 	}
 	polling := r.settle.last == settle.Silent || r.settle.last == settle.MaxWait || r.dynamicEnabled.Load()
 	if !polling || r.opts.Clock.Pending() > 0 {
@@ -102,22 +99,46 @@ func (r *run) pendingWakeUps(ctx context.Context, now, replyNow float64) {
 	r.callAt(replyNow + w.backoff.Seconds())
 }
 
+// deadlocked reports whether nothing can free room for the pending jobs
+// any more: nothing runs and no job is left to submit.
+func (r *run) deadlocked() bool {
+	return r.jobs.pending > 0 && r.jobs.running == 0 && r.noMoreJobs
+}
+
 // rejectTimedOut rejects, when nothing can free room any more, the jobs
-// pending for PendingTimeout, and asks for a call when the next one times
-// out.
-func (r *run) rejectTimedOut(ctx context.Context, now float64) {
+// pending for PendingTimeout, in submission order, and stops after one that
+// held part of the nodes: that job's pods leave room that another job may
+// fit in at this very instant, and the scheduler must get its chance
+// before the next is rejected. It reports whether it stopped so.
+func (r *run) rejectTimedOut(ctx context.Context, now float64) (freed bool) {
+	if !r.deadlocked() {
+		return false
+	}
+	timeout := r.opts.PendingTimeout.Seconds()
+	for _, j := range r.jobs.pendingJobs() {
+		if due := j.pendingSince + timeout; due-now >= callNoise {
+			continue
+		}
+		held := len(j.nodes) > 0
+		r.log.Warn("rejecting a job that stayed pending with nothing left to free room for it",
+			"job", j.id, "pendingFor", now-j.pendingSince, "boundPods", len(j.nodes))
+		r.reject(ctx, j)
+		if held {
+			r.step.freed = true
+			return true
+		}
+	}
+	return false
+}
+
+// timeoutCall asks for a call when the next pending job times out.
+func (r *run) timeoutCall(now float64) {
 	timeout := r.opts.PendingTimeout.Seconds()
 	next := math.Inf(1)
 	for _, j := range r.jobs.pendingJobs() {
-		if due := j.pendingSince + timeout; due-now < callNoise {
-			r.log.Warn("rejecting a job that stayed pending with nothing left to free room for it",
-				"job", j.id, "pendingFor", now-j.pendingSince)
-			r.reject(ctx, j)
-		} else {
-			next = min(next, due)
-		}
+		next = min(next, j.pendingSince+timeout)
 	}
 	if !math.IsInf(next, 1) {
-		r.callAt(next)
+		r.callAt(max(next, now))
 	}
 }

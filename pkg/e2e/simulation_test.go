@@ -19,6 +19,9 @@ import (
 
 const platform4 = "examples/platforms/platform_4.xml"
 
+// platform16 is 16 nodes of 8 cores and 32 GiB.
+const platform16 = "examples/platforms/platform_16.xml"
+
 // TestSimulationRunsEveryJob runs a contended workload (jobs must wait for
 // others to finish) with the embedded engine, Batkube and kube-scheduler
 // 1.37, and checks the outputs and what a client-go watch saw.

@@ -63,9 +63,8 @@ leaderElection:
 // from src (the default one for that minor version if src is empty),
 // passed through expand (the run's placeholders), with its
 // clientConnection.kubeconfig set to kubeconfigPath, and returns the
-// schedulerNames of its profiles. With gangs, pods' back-offs are 1 s,
-// initial and maximum (gangBackoffSeconds).
-func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, gangs bool, expand func(string) (string, error)) ([]string, error) {
+// schedulerNames of its profiles.
+func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, expand func(string) (string, error)) ([]string, error) {
 	data := []byte(defaultSchedulerConfig(minor))
 	if src != "" {
 		read, err := os.ReadFile(src)
@@ -91,10 +90,6 @@ func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, gangs boo
 	}
 	conn["kubeconfig"] = kubeconfigPath
 	cfg["clientConnection"] = conn
-	if gangs {
-		cfg["podInitialBackoffSeconds"] = gangBackoffSeconds
-		cfg["podMaxBackoffSeconds"] = gangBackoffSeconds
-	}
 	if minor <= 22 {
 		// Older schedulers also serve healthz and metrics insecurely, on
 		// 0.0.0.0:10251 unless told otherwise (their configuration cannot
@@ -119,13 +114,6 @@ func writeSchedulerConfig(path, src, kubeconfigPath string, minor int, gangs boo
 	}
 	return profileNames(cfg), nil
 }
-
-// gangBackoffSeconds is kube-scheduler's back-off, initial and maximum, in
-// runs that map multi-host jobs onto pod groups: kube-scheduler 1.37 retries
-// a pod group it cannot place on that back-off, for ever, and the settle
-// policy proves such retries pointless by counting them, which needs every
-// group to go back for the same time (package settle/kubescheduler).
-const gangBackoffSeconds = 1
 
 // gangsMinMinor is the oldest kube-scheduler that schedules pod groups
 // (scheduling.k8s.io/v1beta1, GenericWorkload).

@@ -80,8 +80,8 @@ type Config struct {
 	// (scheduling.k8s.io/v1beta1 PodGroup, gang policy of minCount the
 	// job's hosts) that its pods reference, so that they are bound all at
 	// once or not at all. The bundled kube-scheduler (1.37 or later) gets
-	// the GenericWorkload feature gate and 1 s back-offs; another
-	// scheduler must understand pod groups itself.
+	// the GenericWorkload feature gate; another scheduler must understand
+	// pod groups itself.
 	Gangs bool
 	// Objects are manifests (YAML or JSON) of the Kubernetes objects the
 	// cluster starts with, such as the PriorityClasses pods name.
@@ -464,7 +464,7 @@ func (r *run) planKubeScheduler() error {
 		return fmt.Errorf("launch: gangs (pod groups) need kube-scheduler 1.%d or later; %s is %s", gangsMinMinor, bin, version)
 	}
 	config := filepath.Join(r.cfg.OutDir, "kube-scheduler.yaml")
-	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor, r.cfg.Gangs, func(s string) (string, error) {
+	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor, func(s string) (string, error) {
 		out, _, err := r.expand(s)
 		return out, err
 	})

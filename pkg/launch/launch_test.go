@@ -29,7 +29,7 @@ profiles:
 	}
 	for _, src := range []string{"", user} {
 		out := filepath.Join(dir, "out.yaml")
-		names, err := writeSchedulerConfig(out, src, "/run/kubeconfig.yaml", 37, false, noExpand)
+		names, err := writeSchedulerConfig(out, src, "/run/kubeconfig.yaml", 37, noExpand)
 		if err != nil {
 			t.Fatalf("from %q: %v", src, err)
 		}
@@ -65,23 +65,7 @@ profiles:
 			t.Errorf("from %q without gangs: podInitialBackoffSeconds %d, want upstream's default", src, *cfg.PodInitialBackoffSeconds)
 		}
 	}
-	// With gangs, the back-offs the settle policy's proof needs.
-	out := filepath.Join(dir, "gangs.yaml")
-	if _, err := writeSchedulerConfig(out, user, "k", 37, true, noExpand); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var backoffs struct {
-		Initial int `json:"podInitialBackoffSeconds"`
-		Max     int `json:"podMaxBackoffSeconds"`
-	}
-	if err := yaml.Unmarshal(b, &backoffs); err != nil || backoffs.Initial != 1 || backoffs.Max != 1 {
-		t.Errorf("with gangs: back-offs %+v (%v), want 1 s initial and maximum\n%s", backoffs, err, b)
-	}
-	if _, err := writeSchedulerConfig(filepath.Join(dir, "x.yaml"), filepath.Join(dir, "missing.yaml"), "k", 37, false, noExpand); err == nil {
+	if _, err := writeSchedulerConfig(filepath.Join(dir, "x.yaml"), filepath.Join(dir, "missing.yaml"), "k", 37, noExpand); err == nil {
 		t.Error("a missing configuration file was accepted")
 	}
 }

@@ -146,7 +146,7 @@ func TestOldKubeSchedulerInsecurePortFromThePool(t *testing.T) {
 	r := &run{ports: map[string]int{}, pool: NewPorts(), kubeconfig: filepath.Join(dir, "kc")}
 	expand := func(s string) (string, error) { out, _, err := r.expand(s); return out, err }
 	path := filepath.Join(dir, "kube-scheduler.yaml")
-	if _, err := writeSchedulerConfig(path, "", r.kubeconfig, 18, false, expand); err != nil {
+	if _, err := writeSchedulerConfig(path, "", r.kubeconfig, 18, expand); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(path)

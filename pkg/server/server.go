@@ -58,8 +58,9 @@ type Options struct {
 	Terminator apiserver.Terminator
 	// Admitter may refuse creations (a simulation refuses pods it cannot run).
 	Admitter apiserver.Admitter
-	// MinWatchTimeout bounds the timeout of watches that ask for none.
-	MinWatchTimeout time.Duration
+	// MinWatchTimeout bounds the timeout of watches that ask for none;
+	// MaxWatchTimeout, if positive, that of every watch.
+	MinWatchTimeout, MaxWatchTimeout time.Duration
 	// EventTTL is how long an event is kept after its last write, by the
 	// server's clock (0: kube-apiserver's default, an hour; negative: for
 	// ever).
@@ -134,6 +135,7 @@ func New(opts Options) (*Server, error) {
 		Logger:           opts.Logger,
 		Verbosity:        opts.Verbosity,
 		MinWatchTimeout:  opts.MinWatchTimeout,
+		MaxWatchTimeout:  opts.MaxWatchTimeout,
 		EventTTL:         opts.EventTTL,
 		BookmarkInterval: opts.BookmarkInterval,
 	})

@@ -1,6 +1,7 @@
 package settle
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -58,12 +59,13 @@ func (a *Auto) Name() string {
 	return strings.Join(names, "+")
 }
 
-// Observe implements Policy.
+// Observe implements Policy. The idle signals are about pods and nodes
+// only (a scheduler states the resourceVersion it has seen of them).
 func (a *Auto) Observe(c store.Change) {
 	for _, p := range a.exact {
 		p.Observe(c)
 	}
-	if a.signals != nil {
+	if a.signals != nil && (c.GR.Resource == "pods" || c.GR.Resource == "nodes") && c.GR.Group == "" {
 		a.signals.Observe(c)
 	}
 }
@@ -117,16 +119,41 @@ func (a *Auto) Check(ctx context.Context, st State) (Verdict, error) {
 		}
 		return v, err
 	}
+	done := Verdict{Done: true, Exact: true}
 	for _, p := range active {
 		v, err := p.Check(ctx, st)
 		if err != nil || !v.Done {
 			return v, err
 		}
+		if !v.Exact {
+			done.Exact = false
+			done.Unproven = strings.Join(slices.DeleteFunc([]string{done.Unproven, cmp.Or(v.Unproven, p.Name()+": not exact")}, func(s string) bool { return s == "" }), "; ")
+		}
 	}
 	for _, p := range active {
 		a.note(p)
 	}
-	return Verdict{Done: true, Exact: true}, nil
+	return done, nil
+}
+
+// ReleasesGroups implements GroupReleaser: one of the exact policies
+// releases pod groups (then the only one to: Hold goes to it).
+func (a *Auto) ReleasesGroups() bool { return a.releaser() != nil }
+
+// Hold implements GroupReleaser.
+func (a *Auto) Hold(g GroupRef) {
+	if r := a.releaser(); r != nil {
+		r.Hold(g)
+	}
+}
+
+func (a *Auto) releaser() GroupReleaser {
+	for _, p := range a.exact {
+		if r, ok := p.(GroupReleaser); ok && r.ReleasesGroups() {
+			return r
+		}
+	}
+	return nil
 }
 
 func (a *Auto) note(p Policy) {

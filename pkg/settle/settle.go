@@ -9,13 +9,14 @@ import (
 )
 
 // Policy decides when a step may end. The broker calls Observe with every
-// change of pods and nodes, in resourceVersion order, and Check whenever it
+// change of pods, nodes and pod groups (scheduling.k8s.io podgroups), in
+// resourceVersion order, and Check whenever it
 // has taken in the changes so far; a policy is used by one goroutine (the
 // broker's) but may serve other goroutines on its own (Signals does).
 type Policy interface {
 	// Name names the policy in logs and summaries.
 	Name() string
-	// Observe takes in one change of a pod or a node.
+	// Observe takes in one change of a pod, a node or a pod group.
 	Observe(c store.Change)
 	// Check reports whether the scheduler is done at this instant.
 	Check(ctx context.Context, st State) (Verdict, error)
@@ -41,7 +42,8 @@ type Gate interface {
 
 // State is what the broker knows when it asks.
 type State struct {
-	// RV is the resourceVersion of the latest pod or node change observed.
+	// RV is the resourceVersion of the latest pod or node change observed
+	// (pod groups' changes aside).
 	RV uint64
 	// LastActivity is the wall-clock instant of the latest write to the
 	// store of any resource (the scheduler's events and leases included)
@@ -62,12 +64,36 @@ type Verdict struct {
 	// Exact: Done because the scheduler is known to have nothing left to
 	// do at this instant, not because it was silent.
 	Exact bool
+	// Unproven, with Done and not Exact, says why the policy ends the step
+	// without a proof that the scheduler is done (a scheduler whose state
+	// cannot be read completely): the step is reported as not exact.
+	Unproven string
+	// Release, when not Done, names pod groups (namespace/name) the broker
+	// must create, or delete and create again, before asking again: the
+	// scheduler attempts a pod group at once when it appears, whereas it
+	// retries one it has seen only on a back-off of real time (see
+	// package kubescheduler).
+	Release []GroupRef
 	// RetryAfter, when not Done, is when to ask again if nothing changes
 	// meanwhile (0: at the next change only).
 	RetryAfter time.Duration
 	// Waiting says, when not Done, what the scheduler is still doing (for
 	// logs and error messages).
 	Waiting string
+}
+
+// GroupRef names a pod group (scheduling.k8s.io PodGroup).
+type GroupRef struct{ Namespace, Name string }
+
+func (g GroupRef) String() string { return g.Namespace + "/" + g.Name }
+
+// GroupReleaser is implemented by policies that decide when the pod groups
+// of gangs are created (Verdict.Release): the broker then creates a gang's
+// pods at its submission, holds its PodGroup back (Hold) and creates it
+// once a verdict releases it.
+type GroupReleaser interface {
+	ReleasesGroups() bool
+	Hold(g GroupRef)
 }
 
 // Reason tells how a step's wait for the scheduler ended.
@@ -83,6 +109,9 @@ const (
 	Silent
 	// MaxWait: the step's bound on wall time passed (not exact).
 	MaxWait
+	// Unproven: the policy ended the step without a proof that the
+	// scheduler was done (Verdict.Unproven; not exact).
+	Unproven
 )
 
 func (r Reason) String() string {
@@ -95,6 +124,8 @@ func (r Reason) String() string {
 		return "silent"
 	case MaxWait:
 		return "max-wait"
+	case Unproven:
+		return "unproven"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
@@ -104,12 +135,17 @@ type Stats struct {
 	// Policy names the policy the run used (Auto names the ones it used).
 	Policy string `json:"policy"`
 	// Steps waited for nobody (nothing pending), or ended when the
-	// scheduler was known idle (exact), on silence (quiet window), or on
-	// the bound of a step's wall time (settle-max).
+	// scheduler was known idle (exact), on silence (quiet window), on
+	// the bound of a step's wall time (settle-max), or on a policy's
+	// verdict that could not be proven (unproven).
 	NothingPending int `json:"nothingPending"`
 	Idle           int `json:"idle"`
 	Quiet          int `json:"quiet"`
 	MaxWait        int `json:"maxWait"`
+	Unproven       int `json:"unproven"`
+	// Releases counts the pod groups created or created again at a
+	// policy's request (Verdict.Release).
+	Releases int `json:"releases,omitempty"`
 	// Checks counts the times the broker asked the policy; Probes the
 	// times the policy looked at the scheduler (for kube-scheduler, its
 	// metrics scrapes).
@@ -134,9 +170,11 @@ func (s *Stats) Add(r Reason) {
 		s.Quiet++
 	case MaxWait:
 		s.MaxWait++
+	case Unproven:
+		s.Unproven++
 	}
 }
 
 // Inexact counts the steps that ended without knowing the scheduler was
 // done.
-func (s Stats) Inexact() int { return s.Quiet + s.MaxWait }
+func (s Stats) Inexact() int { return s.Quiet + s.MaxWait + s.Unproven }

@@ -20,16 +20,26 @@ const (
 	familyProcessStart     = "process_start_time_seconds"
 	familyAttempt          = "scheduler_scheduling_attempt_duration_seconds" // 1.23+
 	familyAttemptOld       = "scheduler_e2e_scheduling_duration_seconds"     // up to 1.22
-	familyGroupAttempts    = "scheduler_podgroup_schedule_attempts_total"    // 1.37, GenericWorkload
+	familyQueuedEntities   = "scheduler_queued_entities"                     // 1.37: by queue and type (pod, podgroup)
+	familyVictims          = "scheduler_preemption_victims"                  // one observation per preemption carried out
+	familyGroupVictims     = "scheduler_workload_preemption_victims"         // 1.37: the same, for pod groups
+	familyPreemptionsDone  = "scheduler_preemption_goroutines_execution_total"
+	familyFeature          = "kubernetes_feature_enabled"
 	eventAssignedPodDelete = "AssignedPodDelete"
 	eventNodeAdd           = "NodeAdd"
 	eventNodeDelete        = "NodeDelete"
 	eventNodeTaint         = "NodeUpdateNodeTaint"
+	eventPodGroupAdd       = "scheduling.k8s.io/PodGroupAdd"
+	eventPodGroupDelete    = "scheduling.k8s.io/PodGroupDelete"
+	// Feature gates the policy reads (kubernetes_feature_enabled).
+	gateGenericWorkload = "GenericWorkload"
+	gateAsyncPreemption = "SchedulerAsyncPreemption"
 )
 
 // families is the name[] filter of a scrape.
 var families = []string{familyPendingPods, familyGoroutines, familyGoroutinesOld, familyAsyncCalls,
-	familyHandled, familyProcessStart, familyAttempt, familyAttemptOld, familyGroupAttempts}
+	familyHandled, familyProcessStart, familyAttempt, familyAttemptOld, familyQueuedEntities,
+	familyVictims, familyGroupVictims, familyPreemptionsDone, familyFeature}
 
 // sample is what a scrape tells.
 type sample struct {
@@ -47,14 +57,22 @@ type sample struct {
 	// attempts and attemptSeconds count the scheduling attempts so far and
 	// the time they took.
 	attempts, attemptSeconds float64
-	// groupAttempts counts the pod groups' scheduling attempts so far,
-	// whatever their result.
-	groupAttempts float64
+	// entities holds scheduler_queued_entities by queue and type
+	// ("backoff/pod": the pods in the back-off queue that belong to no pod
+	// group); hasEntities tells whether the family was there (1.37).
+	entities    map[string]float64
+	hasEntities bool
+	// preemptions counts the preemptions carried out (one observation of
+	// the victims' histogram each), preemptionsDone the asynchronous ones
+	// whose goroutine has ended.
+	preemptions, preemptionsDone float64
+	// gates holds kubernetes_feature_enabled by feature name.
+	gates map[string]bool
 }
 
 // parse reads a Prometheus text exposition, keeping the families above.
 func parse(data []byte) (sample, error) {
-	s := sample{queues: map[string]float64{}, handled: map[string]float64{}}
+	s := sample{queues: map[string]float64{}, handled: map[string]float64{}, entities: map[string]float64{}, gates: map[string]bool{}}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	sawPending := false
@@ -83,8 +101,15 @@ func parse(data []byte) (sample, error) {
 			s.attempts += value
 		case familyAttempt + "_sum", familyAttemptOld + "_sum":
 			s.attemptSeconds += value
-		case familyGroupAttempts:
-			s.groupAttempts += value
+		case familyQueuedEntities:
+			s.hasEntities = true
+			s.entities[labels["queue"]+"/"+labels["type"]] += value
+		case familyVictims + "_count", familyGroupVictims + "_count":
+			s.preemptions += value
+		case familyPreemptionsDone:
+			s.preemptionsDone += value
+		case familyFeature:
+			s.gates[labels["name"]] = value == 1
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -1,33 +1,66 @@
 package kubescheduler
 
 import (
+	"sort"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/store"
 )
 
 // expected is what the scheduler must have seen, kept from every change of
-// pods and nodes.
+// pods, nodes and pod groups.
 type expected struct {
 	names map[string]bool // the scheduler's schedulerNames
 	// unbound counts the pods the scheduler must hold in its queues: in
 	// its informer's view, not assigned, of one of its names; gated those
 	// of them with scheduling gates.
 	unbound, gated int
-	// gangs counts the waiting pods of each pod group (namespace/name of
-	// their spec.schedulingGroup), gangPods all of them: kube-scheduler
-	// 1.37 retries a pod group it could not place on a real-time back-off
-	// rather than parking it until an event (see Policy).
-	gangs    map[string]int
-	gangPods int
+	// groups are the pod groups with waiting pods, or whose object
+	// exists, or whose creation the broker holds back (Hold).
+	groups map[settle.GroupRef]*group
 	// Events the scheduler must have handled (cumulative), by the label of
 	// scheduler_event_handling_duration_seconds; version counts the changes
 	// of handled.
 	handled map[string]float64
 	version uint64
+	// roomRV is the resourceVersion of the latest change that may have
+	// made room for waiting pods: a pod left a node, a node was added or
+	// made schedulable, its taints changed.
+	roomRV uint64
 }
+
+// group is what the policy knows of one pod group.
+type group struct {
+	// waiting counts its pods that should be in the scheduler's queues.
+	waiting int
+	// exists: the PodGroup object is in the cluster; held: the broker
+	// holds back its creation until the policy releases it.
+	exists, held bool
+	// createdRV is the resourceVersion of the object's latest creation;
+	// needRV that of the latest change after which the scheduler must
+	// attempt the group again: one of its pods added, an error in its
+	// last attempt.
+	createdRV, needRV uint64
+	// errors counts the attempts in a row that ended in an error before
+	// the fit was known, since room was last freed; once above
+	// maxErrorReleases the group is left to the scheduler's own retries,
+	// and the steps that end with it waiting are not proven.
+	errors int
+	// errorRoomRV is the roomRV of the latest such error.
+	errorRoomRV uint64
+}
+
+// maxErrorReleases bounds the releases of a group whose attempts end in
+// errors at one state of the nodes (an extender that keeps failing).
+const maxErrorReleases = 2
 
 // expect records one more event the scheduler must handle.
 func (e *expected) expect(label string) {
@@ -35,8 +68,14 @@ func (e *expected) expect(label string) {
 	e.version++
 }
 
+// freed records an event that may make room, at resourceVersion rv.
+func (e *expected) freed(label string, rv uint64) {
+	e.expect(label)
+	e.roomRV = max(e.roomRV, rv)
+}
+
 func newExpected(names []string) *expected {
-	e := &expected{names: map[string]bool{}, handled: map[string]float64{}, gangs: map[string]int{}}
+	e := &expected{names: map[string]bool{}, handled: map[string]float64{}, groups: map[settle.GroupRef]*group{}}
 	for _, n := range names {
 		e.names[n] = true
 	}
@@ -73,16 +112,16 @@ func (e *expected) observe(c store.Change) {
 		}
 		e.unbound += b2i(e.waiting(cur)) - b2i(e.waiting(prev))
 		e.gated += b2i(e.waiting(cur) && len(cur.Spec.SchedulingGates) > 0) - b2i(e.waiting(prev) && len(prev.Spec.SchedulingGates) > 0)
-		e.countGang(prev, -1)
-		e.countGang(cur, +1)
+		e.countMember(prev, -1, c.RV)
+		e.countMember(cur, +1, c.RV)
 		if inView(prev) && assigned(prev) && !(inView(cur) && assigned(cur)) {
-			e.expect(eventAssignedPodDelete)
+			e.freed(eventAssignedPodDelete, c.RV)
 		}
 	case "nodes":
 		prev, cur := nodeOf(c.Prev), nodeOf(c.Object)
 		switch c.Type {
 		case watch.Added:
-			e.expect(eventNodeAdd)
+			e.freed(eventNodeAdd, c.RV)
 		case watch.Deleted:
 			e.expect(eventNodeDelete)
 		default:
@@ -90,18 +129,110 @@ func (e *expected) observe(c store.Change) {
 				return
 			}
 			if !equality.Semantic.DeepEqual(prev.Spec.Taints, cur.Spec.Taints) {
-				e.expect(eventNodeTaint)
+				e.freed(eventNodeTaint, c.RV)
 			}
 			if prev.Spec.Unschedulable && !cur.Spec.Unschedulable {
-				e.expect(eventNodeTaint)
+				e.freed(eventNodeTaint, c.RV)
 			}
 		}
+	case "podgroups":
+		pg := podGroupOf(c.Object)
+		if pg == nil {
+			return
+		}
+		ref := settle.GroupRef{Namespace: pg.Namespace, Name: pg.Name}
+		g := e.group(ref)
+		switch c.Type {
+		case watch.Added:
+			g.exists, g.held, g.createdRV = true, false, c.RV
+			e.expect(eventPodGroupAdd)
+		case watch.Deleted:
+			g.exists = false
+			e.expect(eventPodGroupDelete)
+		default:
+			prev := podGroupOf(c.Prev)
+			switch {
+			case !schedulerError(pg):
+				g.errors = 0 // attempted to the end: whether it fits is known
+			case schedulerError(prev) && errorMessage(prev) == errorMessage(pg):
+			case g.errorRoomRV != e.roomRV:
+				g.errors, g.errorRoomRV, g.needRV = 1, e.roomRV, c.RV
+			default:
+				if g.errors++; g.errors <= maxErrorReleases {
+					g.needRV = c.RV
+				}
+			}
+		}
+		e.dropIfIdle(ref, g)
 	}
 }
 
-// countGang adds delta to the count of pod's group if pod is waiting and
-// belongs to one.
-func (e *expected) countGang(pod *corev1.Pod, delta int) {
+// schedulerError reports whether the scheduler's last attempt of the
+// group ended in an error before it knew whether the group fits: it then
+// retries the group on its own back-off. An error in a PodGroupPostFilter
+// plugin comes after the group was found not to fit (kube-scheduler 1.37's
+// DynamicResources plugin fails there when the pods' results came from
+// its batching cache): no error for the question of the fit.
+func schedulerError(pg *schedulingv1beta1.PodGroup) bool {
+	c := scheduledCondition(pg)
+	return c != nil && c.Reason == schedulingv1beta1.PodGroupReasonSchedulerError &&
+		!strings.Contains(c.Message, "PodGroupPostFilter plugins")
+}
+
+func errorMessage(pg *schedulingv1beta1.PodGroup) string {
+	if c := scheduledCondition(pg); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+func scheduledCondition(pg *schedulingv1beta1.PodGroup) *metav1.Condition {
+	if pg == nil {
+		return nil
+	}
+	return apimeta.FindStatusCondition(pg.Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled)
+}
+
+// failing returns a waiting pod group whose attempts keep failing with
+// errors ("" if none): the scheduler retries it on its own back-off, and
+// whether such a retry would place it at this instant is not known.
+func (e *expected) failing() string {
+	for ref, g := range e.groups {
+		if g.waiting > 0 && g.exists && g.errors > maxErrorReleases && g.errorRoomRV == e.roomRV {
+			return ref.String()
+		}
+	}
+	return ""
+}
+
+// group returns the state of ref, made if needed.
+func (e *expected) group(ref settle.GroupRef) *group {
+	g := e.groups[ref]
+	if g == nil {
+		g = &group{}
+		e.groups[ref] = g
+	}
+	return g
+}
+
+// dropIfIdle forgets a group with nothing left to know.
+func (e *expected) dropIfIdle(ref settle.GroupRef, g *group) {
+	if g.waiting == 0 && !g.exists && !g.held {
+		delete(e.groups, ref)
+	}
+}
+
+// hold records that the broker holds back the creation of ref.
+func (e *expected) hold(ref settle.GroupRef) {
+	if g := e.group(ref); !g.exists {
+		g.held = true
+	}
+}
+
+// countMember adds delta to the waiting pods of pod's group if pod is
+// waiting and belongs to one; a waiting pod that joins at rv makes the
+// group need an attempt with it.
+func (e *expected) countMember(pod *corev1.Pod, delta int, rv uint64) {
 	if !e.waiting(pod) {
 		return
 	}
@@ -109,11 +240,46 @@ func (e *expected) countGang(pod *corev1.Pod, delta int) {
 	if g == nil || g.PodGroupName == nil {
 		return
 	}
-	key := pod.Namespace + "/" + *g.PodGroupName
-	e.gangPods += delta
-	if e.gangs[key] += delta; e.gangs[key] <= 0 {
-		delete(e.gangs, key)
+	ref := settle.GroupRef{Namespace: pod.Namespace, Name: *g.PodGroupName}
+	st := e.group(ref)
+	st.waiting += delta
+	if delta > 0 {
+		st.needRV = max(st.needRV, rv)
 	}
+	e.dropIfIdle(ref, st)
+}
+
+// gangPods counts the waiting pods that belong to pod groups.
+func (e *expected) gangPods() int {
+	n := 0
+	for _, g := range e.groups {
+		n += g.waiting
+	}
+	return n
+}
+
+// releases returns the pod groups with waiting pods that the scheduler
+// must attempt (again) now, in name order: those the broker holds back
+// (create) if create, and those created before the latest change that may
+// let them fit if recreate.
+func (e *expected) releases(create, recreate bool) []settle.GroupRef {
+	var out []settle.GroupRef
+	for ref, g := range e.groups {
+		switch {
+		case g.waiting == 0:
+		case !g.exists && g.held && create:
+			out = append(out, ref)
+		case g.exists && recreate && g.createdRV < max(e.roomRV, g.needRV):
+			out = append(out, ref)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
 }
 
 func podOf(st *store.Stored) *corev1.Pod {
@@ -130,4 +296,12 @@ func nodeOf(st *store.Stored) *corev1.Node {
 	}
 	n, _ := st.Object().(*corev1.Node)
 	return n
+}
+
+func podGroupOf(st *store.Stored) *schedulingv1beta1.PodGroup {
+	if st == nil {
+		return nil
+	}
+	g, _ := st.Object().(*schedulingv1beta1.PodGroup)
+	return g
 }

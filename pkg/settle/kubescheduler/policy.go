@@ -82,11 +82,20 @@ type Policy struct {
 	// handledVersion is the version of the expected handled events that a
 	// completed scrape showed handled.
 	handledVersion uint64
-	// retries proves pod groups retried on the scheduler's back-off idle.
-	retries groupRetries
+	// preemptBase is the count of preemptions that started no goroutine
+	// (see preempting), preemptQuiet when the scheduler was first seen
+	// quiescent with more preemptions started than ended.
+	preemptBase  float64
+	preemptQuiet time.Time
+	// unproven says why the step in progress cannot be proven exact ("":
+	// it can); reported with the step's Done verdict.
+	unproven string
 }
 
-var _ settle.Policy = (*Policy)(nil)
+var (
+	_ settle.Policy        = (*Policy)(nil)
+	_ settle.GroupReleaser = (*Policy)(nil)
+)
 
 // New returns the policy.
 func New(opts Options) (*Policy, error) {
@@ -143,6 +152,15 @@ func (p *Policy) Probes() int { return p.scrapes }
 // Observe implements settle.Policy.
 func (p *Policy) Observe(c store.Change) { p.want.observe(c) }
 
+// ReleasesGroups implements settle.GroupReleaser: kube-scheduler 1.37
+// attempts a pod group at once when it appears, and retries one it could
+// not place only on a back-off of real time, whatever the cluster does
+// meanwhile (see the package documentation).
+func (p *Policy) ReleasesGroups() bool { return true }
+
+// Hold implements settle.GroupReleaser.
+func (p *Policy) Hold(g settle.GroupRef) { p.want.hold(g) }
+
 // ErrRefused is returned when the scheduler refuses the scrapes.
 var ErrRefused = errors.New("kube-scheduler refused Batkube's metrics requests")
 
@@ -167,9 +185,10 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 		}
 		if !p.warned["barrier"] {
 			p.warned["barrier"] = true
-			p.log.Warn("cannot prove that this kube-scheduler has handled the events sent to it (it does not count them, and its process cannot be watched): settling is not exact",
+			p.log.Warn("cannot prove that this kube-scheduler has handled the events sent to it (it does not count them, and its process cannot be watched): its steps are reported as unproven",
 				"version", p.opts.Version())
 		}
+		p.unproven = fmt.Sprintf("kube-scheduler %q does not count the events it handles and its process cannot be watched", p.opts.Version())
 	case !p.opts.Delivered():
 		return p.busy(st, "events not yet written to the scheduler's connections"), nil
 	default:
@@ -203,12 +222,7 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 	}
 	if waiting, queued := p.verdict(s, quietBefore); waiting != "" {
 		v := p.busy(st, waiting)
-		if p.retries.waiting {
-			// Pod groups wait out a back-off of a second: no use asking
-			// much more often.
-			v.RetryAfter = max(v.RetryAfter, retryPoll)
-		}
-		if p.handledVersion == p.want.version && queued == 0 && s.queues["active"]+s.queues["backoff"] == 0 {
+		if p.handledVersion == p.want.version && queued == 0 && s.queues["active"]+s.plainBackoff() == 0 {
 			v.RetryAfter = p.opts.MinGap // the next scrape is the proof
 		}
 		// Pods still queued or in a cycle take about an average attempt
@@ -217,15 +231,45 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 			v.RetryAfter = min(max(v.RetryAfter, time.Duration(queued*s.attemptSeconds/s.attempts*float64(time.Second))), p.opts.MaxGap)
 		}
 		// Before SchedulerPopFromBackoffQ (1.33), pods in backoff wait out
-		// a real-time back-off of a second or more.
-		if s.queues["active"] == 0 && s.queues["backoff"] > 0 && !p.popsFromBackoff() {
+		// a real-time back-off of a second or more; so do pods that failed
+		// with an error (an extender's, the API's) on any version.
+		if s.queues["active"] == 0 && s.plainBackoff() > 0 {
 			v.RetryAfter = max(v.RetryAfter, backoffPoll)
 		}
 		return v, nil
 	}
 	p.gap = p.opts.MinGap
+	// Idle but for pod groups on the scheduler's back-off: the groups that
+	// could fit now are attempted at once if they appear again.
+	if release := p.want.releases(true, p.groupsHandled(s)); len(release) > 0 {
+		return settle.Verdict{Release: release, RetryAfter: p.opts.MinGap,
+			Waiting: fmt.Sprintf("%d pod groups to attempt (again) at this instant", len(release))}, nil
+	}
 	p.log.Debug("kube-scheduler idle", "queues", s.queues, "unbound", p.want.unbound, "handled", s.handled, "expected", p.want.handled, "rv", st.RV, "version", p.want.version, "handledVersion", p.handledVersion)
+	if g := p.want.failing(); g != "" && p.unproven == "" {
+		p.unproven = fmt.Sprintf("pod group %s keeps failing with errors: kube-scheduler retries it on a real-time back-off", g)
+	}
+	if why := p.unproven; why != "" {
+		p.unproven = ""
+		return settle.Verdict{Done: true, Unproven: why}, nil
+	}
 	return settle.Verdict{Done: true, Exact: true}, nil
+}
+
+// groupsHandled reports whether the scheduler handles pod groups
+// (kube-scheduler 1.37 with GenericWorkload): it then expects the pod
+// group events handled, and the policy creates again the groups that could
+// fit now.
+func (p *Policy) groupsHandled(s sample) bool { return s.gates[gateGenericWorkload] }
+
+// plainBackoff counts the pods in the back-off queue that belong to no pod
+// group: work the scheduler is about to do, or a pod that failed with an
+// error and waits out its back-off. Before 1.37 every pod is one.
+func (s sample) plainBackoff() float64 {
+	if s.hasEntities {
+		return s.entities["backoff/pod"]
+	}
+	return s.queues["backoff"]
 }
 
 // busyProcess is the verdict of a scheduler whose process is at work: look
@@ -257,25 +301,26 @@ func (p *Policy) busy(st settle.State, waiting string) settle.Verdict {
 // (concurrently), so one scrape may read the queues before a handler moved
 // pods and the counts after it recorded its event. So the counts prove the
 // events handled only for the scrapes that start after the one that showed
-// them: handledVersion remembers it.
+// them (handledVersion remembers it), or for this one if the scheduler's
+// process was quiescent before it (quietBefore): no handler ran during it.
 func (p *Policy) verdict(s sample, quietBefore bool) (waiting string, queued float64) {
-	p.retries.waiting = false
 	p.rebase(s)
 	counts := p.countsHandledEvents()
-	proven := p.handledVersion == p.want.version || quietBefore
+	proven := p.handledVersion == p.want.version
 	var unhandled string
 	if counts && !proven {
 		unhandled = p.unhandled(s)
 		if unhandled == "" {
+			proven = quietBefore
 			p.handledVersion = p.want.version // for the next scrapes
 		}
 	}
-	active, backoff := s.queues["active"], s.queues["backoff"]
-	// Pod groups in back-off are retried on the scheduler's own clock;
-	// other pods in back-off are about to be popped.
-	groupsRetrying := counts && backoff > 0 && backoff <= float64(p.want.gangPods)
-	if active > 0 || (backoff > 0 && !groupsRetrying) {
-		return fmt.Sprintf("%g pods in its active and backoff queues", active+backoff), active + backoff
+	// Pods in the back-off queue that belong to no pod group are about to
+	// be popped (or wait out an error's back-off); pod groups there are
+	// retried on the scheduler's own clock, which releases replace.
+	active, plainBackoff := s.queues["active"], s.plainBackoff()
+	if active > 0 || plainBackoff > 0 {
+		return fmt.Sprintf("%g pods in its active and backoff queues", active+plainBackoff), active + plainBackoff
 	}
 	if s.goroutines > 0 {
 		return fmt.Sprintf("%g goroutines at work (binding cycles...)", s.goroutines), 0
@@ -283,9 +328,12 @@ func (p *Policy) verdict(s sample, quietBefore bool) (waiting string, queued flo
 	if s.asyncCalls > 0 {
 		return fmt.Sprintf("%g async API calls pending", s.asyncCalls), 0
 	}
+	if waiting := p.preempting(s, quietBefore); waiting != "" {
+		return waiting, 0
+	}
 	var held float64
 	for q, n := range s.queues {
-		if q != "active" && (q != "backoff" || groupsRetrying) {
+		if q != "active" {
 			held += n
 		}
 	}
@@ -303,65 +351,59 @@ func (p *Policy) verdict(s sample, quietBefore bool) (waiting string, queued flo
 		return unhandled, 0
 	case !proven:
 		return "checking the queues after the events were handled", 0
-	case groupsRetrying:
-		return p.retries.check(s.groupAttempts, p.want.version, len(p.want.gangs)), 0
 	}
 	return "", 0
 }
 
-// groupRetries proves that the pod groups kube-scheduler keeps retrying
-// have nothing left to do at this instant.
-//
-// kube-scheduler 1.37 (GenericWorkload) puts a pod group it could not
-// place back in its back-off queue, as an error, rather than in the
-// unschedulable queue where events wake pods up: it retries the group on
-// its own clock, on a back-off of PodInitialBackoffSeconds doubling to
-// PodMaxBackoffSeconds, for ever. The pods of a Batkube gang are alike, so
-// whether minCount of them fit depends only on how many of their size the
-// nodes have room for, not on the order or the ties of their placement; and
-// that room only grows when an event the policy expects handled happens (a
-// pod leaves a node, a node is added or made schedulable: the version of
-// the expected events), while bindings only shrink it. So a group attempted
-// after the latest such event, and after the scrape that proved it
-// handled (the baseline), would fail again: the scheduler is done once
-// every group in back-off has been attempted since then.
-//
-// The groups are not told apart in the metrics, only counted
-// (scheduler_podgroup_schedule_attempts_total). With equal initial and
-// maximum back-offs (batkube-run sets both to 1 s when it maps jobs onto
-// pod groups), every failed group goes back for the same time, so the
-// groups in back-off are retried in turn: none is retried twice before
-// each of the others once. Then as many attempts since the baseline as
-// there are pending groups (at least those in back-off) prove each retried.
-type groupRetries struct {
-	version uint64  // the expected events' version the baseline belongs to
-	base    float64 // the attempts counted at the baseline
-	set     bool
-	waiting bool // the latest verdict waits for retries
+// preempting returns what asynchronous preemptions are still doing ("" if
+// nothing). kube-scheduler 1.33+ (SchedulerAsyncPreemption) deletes a
+// preemption's victims in a goroutine that none of its gauges counts: the
+// preemptor is back in a queue, unschedulable, while the victims' PATCH
+// and DELETE are still to come. Each preemption observes the victims'
+// histogram once as it starts, and each goroutine counts itself in
+// scheduler_preemption_goroutines_execution_total as it ends, after its
+// last API call: more started than ended is a goroutine at work. But a
+// preemption whose victims are all terminating already starts none, and
+// leaves the counts apart for good: once the scheduler has been seen
+// quiescent with the counts apart for preemptionGrace, the difference is
+// taken as such preemptions, and the step is reported as unproven.
+func (p *Policy) preempting(s sample, quietBefore bool) string {
+	if !s.gates[gateAsyncPreemption] {
+		return "" // a synchronous preemption ends within the scheduling cycle
+	}
+	running := s.preemptions - s.preemptionsDone
+	if running < p.preemptBase {
+		p.preemptBase = max(running, 0) // one taken for goroutine-less has ended after all
+	}
+	if running <= p.preemptBase {
+		p.preemptQuiet = time.Time{}
+		return ""
+	}
+	if !quietBefore {
+		p.preemptQuiet = time.Time{}
+	} else if p.preemptQuiet.IsZero() {
+		p.preemptQuiet = p.now()
+	} else if p.now().Sub(p.preemptQuiet) >= preemptionGrace {
+		p.log.Warn("kube-scheduler has started more asynchronous preemptions than it has ended, and is quiescent: taken as preemptions of victims already terminating (they start no goroutine); this step is reported as unproven",
+			"started", s.preemptions, "ended", s.preemptionsDone)
+		p.preemptBase, p.preemptQuiet = running, time.Time{}
+		p.unproven = "asynchronous preemptions started and not seen ending"
+		return ""
+	}
+	return fmt.Sprintf("%g asynchronous preemptions deleting their victims", running-p.preemptBase)
 }
 
-// check returns "" once as many group attempts as groups have been made
-// since the baseline of the events' version, setting the baseline if there
-// is none.
-func (g *groupRetries) check(attempts float64, version uint64, groups int) string {
-	if !g.set || g.version != version || attempts < g.base {
-		g.version, g.base, g.set = version, attempts, true
-	}
-	if done := attempts - g.base; done < float64(groups) {
-		g.waiting = true
-		return fmt.Sprintf("pod groups on kube-scheduler's back-off: %g of %d retried since room was last freed", done, groups)
-	}
-	return ""
-}
-
-// retryPoll is how often a scheduler retrying pod groups on its back-off
-// is looked at.
-const retryPoll = 200 * time.Millisecond
+// preemptionGrace is how long a quiescent scheduler's unended preemptions
+// are waited for before they are taken as goroutine-less.
+const preemptionGrace = 100 * time.Millisecond
 
 // unhandled says which expected events the scheduler has not handled yet
 // ("" when all are).
 func (p *Policy) unhandled(s sample) string {
 	for _, event := range sortedKeys(p.want.handled) {
+		if (event == eventPodGroupAdd || event == eventPodGroupDelete) && !p.groupsHandled(s) {
+			continue // a scheduler without pod groups has no handler for them
+		}
 		want := p.want.handled[event]
 		if got := s.handled[event] + p.offsets[event]; got < want {
 			return fmt.Sprintf("%g of %g %s events handled", got, want, event)
@@ -415,7 +457,8 @@ func (p *Policy) rebase(s sample) {
 	if first {
 		return
 	}
-	p.log.Warn("kube-scheduler restarted: the step in progress may not be exact")
+	p.log.Warn("kube-scheduler restarted: the step in progress is reported as unproven")
+	p.unproven = "kube-scheduler restarted"
 	for event, want := range p.want.handled {
 		p.offsets[event] = max(0, want-s.handled[event])
 	}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -273,76 +275,233 @@ func gangPod(name, group, node string) *store.Stored {
 	return store.NewStored(p)
 }
 
-// TestPodGroupsRetriedOnTheirBackoffSettleOnceEachRetried: kube-scheduler
-// 1.37 keeps pod groups it cannot place in its back-off queue and retries
-// them on its own clock. The scheduler is done once every group was
-// attempted after room was last freed, counted by the pod-group attempts;
-// pods in back-off that belong to no group are work about to be done.
-func TestPodGroupsRetriedOnTheirBackoffSettleOnceEachRetried(t *testing.T) {
+// metricsGroups renders a kube-scheduler 1.37 exposition with
+// GenericWorkload on: pods by queue, queued entities by "queue/type", the
+// handled events.
+func metricsGroups(queues, entities, handled map[string]float64) string {
+	var b strings.Builder
+	for _, q := range []string{"active", "backoff", "unschedulable", "gated", "incomplete", "pending"} {
+		fmt.Fprintf(&b, "scheduler_pending_pods{queue=%q} %g\n", q, queues[q])
+	}
+	for _, q := range []string{"active", "backoff", "unschedulable", "gated"} {
+		for _, typ := range []string{"pod", "podgroup"} {
+			fmt.Fprintf(&b, "scheduler_queued_entities{queue=%q,type=%q} %g\n", q, typ, entities[q+"/"+typ])
+		}
+	}
+	for ev, n := range handled {
+		fmt.Fprintf(&b, "scheduler_event_handling_duration_seconds_count{event=%q} %g\n", ev, n)
+	}
+	b.WriteString(`kubernetes_feature_enabled{name="GenericWorkload",stage="BETA"} 1` + "\n")
+	b.WriteString(`kubernetes_feature_enabled{name="SchedulerAsyncPreemption",stage="BETA"} 1` + "\n")
+	b.WriteString("scheduler_goroutines{operation=\"binding\"} 0\nprocess_start_time_seconds 1.7e+09\n")
+	return b.String()
+}
+
+// podGroup is a PodGroup object; with a reason, its last attempt's
+// condition.
+func podGroup(name, reason, message string) *store.Stored {
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+	if reason != "" {
+		pg.Status.Conditions = []metav1.Condition{{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: message}}
+	}
+	return store.NewStored(pg)
+}
+
+var podGroupsGR = schema.GroupResource{Group: "scheduling.k8s.io", Resource: "podgroups"}
+
+// settleUntil checks until the verdict is done or releases groups (at most
+// a few checks: the first scrape after events only proves them handled).
+func settleUntil(t *testing.T, p *Policy) settle.Verdict {
+	t.Helper()
+	var v settle.Verdict
+	for range 3 {
+		if v = check(t, p); v.Done || len(v.Release) > 0 {
+			return v
+		}
+	}
+	return v
+}
+
+func refs(names ...string) []settle.GroupRef {
+	var out []settle.GroupRef
+	for _, n := range names {
+		out = append(out, settle.GroupRef{Namespace: "default", Name: n})
+	}
+	return out
+}
+
+// TestPodGroupsReleasedAtTheInstantTheyMayFit: kube-scheduler 1.37 keeps a
+// pod group it could not place in its back-off queue and retries it on its
+// own clock only (no cluster event moves it), so the policy has the broker
+// create each gang's group once the scheduler holds all its pods, and
+// create a waiting group again whenever room was freed since its last
+// creation (or an attempt failed with an error before the fit was known):
+// a group that appears is attempted at once, with all its pods.
+func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
+	fm := &fakeMetrics{}
+	srv := httptest.NewTLSServer(fm)
+	defer srv.Close()
+	p := newPolicy(t, srv)
+	rv := uint64(0)
+	observe := func(typ watch.EventType, gr schema.GroupResource, prev, obj *store.Stored) {
+		rv++
+		p.Observe(store.Change{Type: typ, GR: gr, Prev: prev, Object: obj, RV: rv})
+	}
+	observe(watch.Added, nodesGR, nil, node("n0"))
+	p.Hold(refs("g1")[0])
+	p.Hold(refs("g2")[0])
+	for _, name := range []string{"g1-0", "g1-1", "g2-0", "g2-1"} {
+		observe(watch.Added, podsGR, nil, gangPod(name, name[:2], ""))
+	}
+	handled := map[string]float64{"NodeAdd": 1}
+	incomplete := map[string]float64{"incomplete": 4}
+	fm.set(metricsGroups(map[string]float64{"incomplete": 3}, nil, handled))
+	if v := settleUntil(t, p); v.Done || len(v.Release) > 0 {
+		t.Fatalf("a pod not in the scheduler's queues yet: %+v, want it waited for", v)
+	}
+	fm.set(metricsGroups(incomplete, nil, handled))
+	if v := settleUntil(t, p); !slices.Equal(v.Release, refs("g1", "g2")) {
+		t.Fatalf("the gangs' pods all held: %+v, want both groups released (created)", v)
+	}
+	observe(watch.Added, podGroupsGR, nil, podGroup("g1", "", ""))
+	observe(watch.Added, podGroupsGR, nil, podGroup("g2", "", ""))
+	// Not handled yet: the pods still wait in the incomplete queue.
+	fm.set(metricsGroups(incomplete, nil, handled))
+	if v := settleUntil(t, p); v.Done || len(v.Release) > 0 {
+		t.Fatalf("groups created, not handled: %+v, want a wait", v)
+	}
+	// Handled, attempted, back in the back-off queue: done, exactly.
+	handled[eventPodGroupAdd] = 2
+	inBackoff := metricsGroups(map[string]float64{"backoff": 4}, map[string]float64{"backoff/podgroup": 2}, handled)
+	fm.set(inBackoff)
+	if v := settleUntil(t, p); !v.Done || !v.Exact {
+		t.Fatalf("both groups attempted: %+v, want done, exact", v)
+	}
+
+	// A running pod leaves n0: room freed, both groups are created again.
+	observe(watch.Added, podsGR, nil, pod("r", "n0", corev1.PodRunning))
+	observe(watch.Modified, podsGR, pod("r", "n0", corev1.PodRunning), pod("r", "n0", corev1.PodSucceeded))
+	handled[eventAssignedPodDelete] = 1
+	fm.set(metricsGroups(map[string]float64{"backoff": 4}, map[string]float64{"backoff/podgroup": 2}, handled))
+	if v := settleUntil(t, p); !slices.Equal(v.Release, refs("g1", "g2")) {
+		t.Fatalf("room freed: %+v, want both groups released again", v)
+	}
+	for _, g := range []string{"g1", "g2"} {
+		observe(watch.Deleted, podGroupsGR, podGroup(g, "Unschedulable", "no"), podGroup(g, "Unschedulable", "no"))
+		observe(watch.Added, podGroupsGR, nil, podGroup(g, "", ""))
+	}
+	handled[eventPodGroupDelete], handled[eventPodGroupAdd] = 2, 4
+	fm.set(metricsGroups(map[string]float64{"backoff": 4}, map[string]float64{"backoff/podgroup": 2}, handled))
+	if v := settleUntil(t, p); !v.Done || !v.Exact {
+		t.Fatalf("both attempted again: %+v, want done", v)
+	}
+
+	// g1 is bound: room only shrinks, nothing to release.
+	for _, name := range []string{"g1-0", "g1-1"} {
+		observe(watch.Modified, podsGR, gangPod(name, "g1", ""), gangPod(name, "g1", "n0"))
+	}
+	inBackoff = metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled)
+	fm.set(inBackoff)
+	if v := settleUntil(t, p); !v.Done || len(v.Release) > 0 {
+		t.Fatalf("g1 bound: %+v, want done without releases", v)
+	}
+
+	// A pod of no group in the back-off queue is work to do (about to be
+	// popped, or waiting out an error's back-off).
+	observe(watch.Added, podsGR, nil, pod("single", "", corev1.PodPending))
+	fm.set(metricsGroups(map[string]float64{"backoff": 3}, map[string]float64{"backoff/podgroup": 1, "backoff/pod": 1}, handled))
+	if v := settleUntil(t, p); v.Done {
+		t.Fatalf("a pod of no group in back-off beside the group's: %+v, want a wait", v)
+	}
+	observe(watch.Deleted, podsGR, pod("single", "", corev1.PodPending), pod("single", "", corev1.PodPending))
+	fm.set(inBackoff)
+	if v := settleUntil(t, p); !v.Done {
+		t.Fatalf("the single pod gone: %+v, want done", v)
+	}
+
+	// An error in a PodGroupPostFilter plugin comes after the group was
+	// found not to fit: nothing to release. Another error is released
+	// again, up to maxErrorReleases times at one state of the nodes; after
+	// that the step is not proven.
+	prev := podGroup("g2", "", "")
+	postFilter := podGroup("g2", "SchedulerError", `error in "DynamicResources" PodGroupPostFilter plugins: not found`)
+	observe(watch.Modified, podGroupsGR, prev, postFilter)
+	if v := settleUntil(t, p); !v.Done || !v.Exact {
+		t.Fatalf("a PodGroupPostFilter error: %+v, want done, exact", v)
+	}
+	prev = postFilter
+	for i := range maxErrorReleases + 1 {
+		failed := podGroup("g2", "SchedulerError", fmt.Sprintf("extender: 500 (%d)", i))
+		observe(watch.Modified, podGroupsGR, prev, failed)
+		prev = failed
+		v := settleUntil(t, p)
+		if i < maxErrorReleases {
+			if !slices.Equal(v.Release, refs("g2")) {
+				t.Fatalf("error %d: %+v, want g2 released again", i+1, v)
+			}
+			observe(watch.Deleted, podGroupsGR, failed, failed)
+			observe(watch.Added, podGroupsGR, nil, podGroup("g2", "", ""))
+			prev = podGroup("g2", "", "")
+			handled[eventPodGroupDelete]++
+			handled[eventPodGroupAdd]++
+			fm.set(metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled))
+			continue
+		}
+		if !v.Done || v.Exact || v.Unproven == "" {
+			t.Fatalf("error %d at the same state of the nodes: %+v, want done, unproven", i+1, v)
+		}
+	}
+}
+
+// TestAsyncPreemptionWaitedFor: kube-scheduler deletes a preemption's
+// victims in a goroutine that no gauge counts, the preemptor back in its
+// queue: the step is not done until as many preemption goroutines have
+// ended as preemptions have started.
+func TestAsyncPreemptionWaitedFor(t *testing.T) {
 	fm := &fakeMetrics{}
 	srv := httptest.NewTLSServer(fm)
 	defer srv.Close()
 	p := newPolicy(t, srv)
 	p.Observe(store.Change{Type: watch.Added, GR: nodesGR, Object: node("n0"), RV: 1})
-	for i, name := range []string{"g1-0", "g1-1", "g2-0", "g2-1"} {
-		p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: gangPod(name, name[:2], ""), RV: uint64(2 + i)})
-	}
-	withAttempts := func(m string, attempts float64) string {
-		return m + fmt.Sprintf("scheduler_podgroup_schedule_attempts_total{profile=\"default-scheduler\",result=\"unschedulable\"} %g\n", attempts)
-	}
+	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("preemptor", "", corev1.PodPending), RV: 2})
 	handled := map[string]float64{"NodeAdd": 1}
-	for _, tc := range []struct {
-		what     string
-		backoff  float64
-		attempts float64
-		idle     bool
-	}{
-		{"node added handled: its proof", 4, 9, false},
-		{"baseline: the groups in back-off", 4, 10, false},
-		{"one group retried", 4, 11, false},
-		{"both retried", 4, 12, true},
-		{"retried again: still nothing to do", 4, 15, true},
-	} {
-		fm.set(withAttempts(metrics137(0, tc.backoff, 4-tc.backoff, 0, 0, handled), tc.attempts))
-		if v := check(t, p); v.Done != tc.idle || (v.Done && !v.Exact) {
-			t.Errorf("%s: verdict %+v, want done=%t (exact)", tc.what, v, tc.idle)
+	preemption := func(started, ended float64) string {
+		return metricsGroups(map[string]float64{"unschedulable": 1}, map[string]float64{"unschedulable/pod": 1}, handled) +
+			fmt.Sprintf("scheduler_preemption_victims_bucket{le=\"+Inf\"} %g\nscheduler_preemption_victims_sum 2\nscheduler_preemption_victims_count %g\n", started, started) +
+			fmt.Sprintf("scheduler_preemption_goroutines_execution_total{result=\"success\"} %g\n", ended)
+	}
+	fm.set(preemption(1, 0))
+	for range 3 {
+		if v := check(t, p); v.Done {
+			t.Fatalf("a preemption started, its goroutine not ended: %+v, want a wait", v)
 		}
 	}
+	fm.set(preemption(1, 1))
+	if v := settleUntil(t, p); !v.Done || !v.Exact {
+		t.Fatalf("the preemption's goroutine ended: %+v, want done", v)
+	}
+}
 
-	// A running pod leaves n0: room freed, the groups must be retried
-	// again, after the scrape that shows the deletion handled.
-	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("r", "n0", corev1.PodRunning), RV: 10})
-	p.Observe(store.Change{Type: watch.Modified, GR: podsGR, Prev: pod("r", "n0", corev1.PodRunning), Object: pod("r", "n0", corev1.PodSucceeded), RV: 11})
-	handled = map[string]float64{"NodeAdd": 1, "AssignedPodDelete": 1}
-	for _, tc := range []struct {
-		what     string
-		attempts float64
-		idle     bool
-	}{
-		{"deletion handled: its proof", 15, false},
-		{"baseline after the deletion", 15, false},
-		{"one retry", 16, false},
-		{"both retried", 17, true},
-	} {
-		fm.set(withAttempts(metrics137(0, 4, 0, 0, 0, handled), tc.attempts))
-		if v := check(t, p); v.Done != tc.idle {
-			t.Errorf("%s: verdict %+v, want done=%t", tc.what, v, tc.idle)
-		}
+// TestRestartedSchedulerStepIsUnproven: a step during which kube-scheduler
+// restarted is reported as not proven (the events it missed are forgiven,
+// not proven handled), and the next ones are exact again.
+func TestRestartedSchedulerStepIsUnproven(t *testing.T) {
+	fm := &fakeMetrics{}
+	srv := httptest.NewTLSServer(fm)
+	defer srv.Close()
+	p := newPolicy(t, srv)
+	p.Observe(store.Change{Type: watch.Added, GR: nodesGR, Object: node("n0"), RV: 1})
+	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("a", "", corev1.PodPending), RV: 2})
+	body := metrics137(0, 0, 1, 0, 0, map[string]float64{"NodeAdd": 1})
+	fm.set(body)
+	if v := settleUntil(t, p); !v.Done || !v.Exact {
+		t.Fatalf("before the restart: %+v, want done, exact", v)
 	}
-	// A group binds (room only shrinks): the retries already counted
-	// still prove the other group's fate.
-	for _, name := range []string{"g1-0", "g1-1"} {
-		p.Observe(store.Change{Type: watch.Modified, GR: podsGR, Prev: gangPod(name, "g1", ""), Object: gangPod(name, "g1", "n0"), RV: 12})
+	fm.set(strings.Replace(body, "process_start_time_seconds 1.7e+09", "process_start_time_seconds 1.8e+09", 1))
+	if v := settleUntil(t, p); !v.Done || v.Exact || !strings.Contains(v.Unproven, "restarted") {
+		t.Fatalf("the step of the restart: %+v, want done, unproven", v)
 	}
-	fm.set(withAttempts(metrics137(0, 2, 0, 0, 0, handled), 18))
-	if v := check(t, p); !v.Done {
-		t.Errorf("g1 bound, g2 retried since room was freed: %+v, want done", v)
-	}
-
-	// A pod of no group in back-off is about to be popped: not done.
-	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("single", "", corev1.PodPending), RV: 13})
-	fm.set(withAttempts(metrics137(0, 3, 0, 0, 0, handled), 30))
-	if v := check(t, p); v.Done {
-		t.Errorf("a pod of no group in back-off beside the group's: done")
+	if v := settleUntil(t, p); !v.Done || !v.Exact {
+		t.Fatalf("after the restart: %+v, want done, exact", v)
 	}
 }

@@ -33,13 +33,14 @@ func main() {
 // files returns the generated files, by path under examples/.
 func files() map[string][]byte {
 	return map[string][]byte{
-		"platforms/platform_4.xml":      homogeneousPlatform(4),
-		"platforms/platform_16.xml":     homogeneousPlatform(16),
-		"platforms/platform_1000.xml":   homogeneousPlatform(1000),
-		"workloads/delay_10.json":       delayWorkload(10, 2),
-		"workloads/delay_30.json":       delayWorkload(30, 1),
-		"workloads/trace_10h.json":      trace10h(),
-		"workloads/contended_1500.json": contended(),
+		"platforms/platform_4.xml":       homogeneousPlatform(4),
+		"platforms/platform_16.xml":      homogeneousPlatform(16),
+		"platforms/platform_1000.xml":    homogeneousPlatform(1000),
+		"workloads/delay_10.json":        delayWorkload(10, 2),
+		"workloads/delay_30.json":        delayWorkload(30, 1),
+		"workloads/trace_10h.json":       trace10h(),
+		"workloads/contended_1500.json":  contended(),
+		"workloads/gangs_mixed_120.json": gangsMixed(120),
 	}
 }
 
@@ -171,6 +172,54 @@ func contended() []byte {
 			sep = ""
 		}
 		fmt.Fprintf(&b, "    {\"id\": %d, \"subtime\": %.3f, \"res\": 1, \"profile\": \"%s\"}%s\n", i, t, name, sep)
+		t += rng.ExpFloat64() / rate
+	}
+	b.WriteString("  ],\n  \"profiles\": {\n")
+	names := make([]string, 0, len(used))
+	for name := range used {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for i, name := range names {
+		sep := ","
+		if i == len(names)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "    \"%s\": %s%s\n", name, used[name], sep)
+	}
+	b.WriteString("  }\n}\n")
+	return b.Bytes()
+}
+
+// gangsMixed is n delay jobs on platform_16.xml, half of them gangs of 2 to
+// 16 pods that each take 1 to 3 of a node's 8 cores (so a gang's pods may
+// share a node and a node holds pods of several jobs), half single-host
+// jobs of 1 to 4 cores, arriving as a Poisson process at about 110 % of the
+// 128 cores: gangs of every size wait for room while smaller jobs come and
+// go, the case where kube-scheduler retries pod groups on its own back-off.
+func gangsMixed(n int) []byte {
+	rng := rand.New(rand.NewPCG(2026, 16))
+	delays := []int{20, 40, 80, 120}
+	gangSizes := []int{2, 3, 4, 6, 8, 12, 16}
+	// Mean demand per job: about 8.5 cores for some 65 s; 110 % of 128
+	// cores is then about 0.25 jobs/s; 0.2 gives some 115 % over the submissions.
+	const rate = 0.2
+	var b bytes.Buffer
+	b.WriteString("{\n  \"nb_res\": 16,\n  \"jobs\": [\n")
+	used := map[string]string{}
+	t := 0.0
+	for i := range n {
+		d, res, c := delays[rng.IntN(len(delays))], 1, 1+rng.IntN(4)
+		if rng.IntN(2) == 0 {
+			res, c = gangSizes[rng.IntN(len(gangSizes))], 1+rng.IntN(3)
+		}
+		name := fmt.Sprintf("d%d_c%d", d, c)
+		used[name] = fmt.Sprintf("{\"type\": \"delay\", \"delay\": %d, \"cpu\": %d, \"memory\": \"1Gi\"}", d, c)
+		sep := ","
+		if i == n-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "    {\"id\": %d, \"subtime\": %.3f, \"res\": %d, \"profile\": \"%s\"}%s\n", i, t, res, name, sep)
 		t += rng.ExpFloat64() / rate
 	}
 	b.WriteString("  ],\n  \"profiles\": {\n")
