@@ -119,6 +119,9 @@ type Server struct {
 	watchers   map[schema.GroupResource]int
 	byClient   map[clientWatch]int
 	schedulers map[string]bool
+	// everWatched holds the resources each client has watched at least
+	// once (WatchesDelivered).
+	everWatched map[clientWatch]bool
 	// live holds the open HTTP watches (WatchesDelivered).
 	live map[*liveWatch]struct{}
 
@@ -160,19 +163,20 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("apiserver: %w", err)
 	}
 	s := &Server{
-		opts:       opts,
-		store:      opts.Store,
-		catalog:    cat,
-		scheme:     opts.Scheme,
-		protobuf:   protobuf.NewSerializer(opts.Scheme, opts.Scheme),
-		params:     k8sruntime.NewParameterCodec(opts.Scheme),
-		clock:      opts.Clock,
-		log:        opts.Logger,
-		rand:       rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		watchers:   map[schema.GroupResource]int{},
-		byClient:   map[clientWatch]int{},
-		schedulers: map[string]bool{},
-		live:       map[*liveWatch]struct{}{},
+		opts:        opts,
+		store:       opts.Store,
+		catalog:     cat,
+		scheme:      opts.Scheme,
+		protobuf:    protobuf.NewSerializer(opts.Scheme, opts.Scheme),
+		params:      k8sruntime.NewParameterCodec(opts.Scheme),
+		clock:       opts.Clock,
+		log:         opts.Logger,
+		rand:        rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		watchers:    map[schema.GroupResource]int{},
+		byClient:    map[clientWatch]int{},
+		everWatched: map[clientWatch]bool{},
+		schedulers:  map[string]bool{},
+		live:        map[*liveWatch]struct{}{},
 	}
 	if opts.EventTTL == 0 {
 		opts.EventTTL = DefaultEventTTL
@@ -351,6 +355,7 @@ func (s *Server) countWatch(gr schema.GroupResource, agent string, delta int) {
 	defer s.watchMu.Unlock()
 	s.watchers[gr] += delta
 	k := clientWatch{gr, agent}
+	s.everWatched[k] = true
 	if s.byClient[k] += delta; s.byClient[k] <= 0 {
 		delete(s.byClient, k)
 	}

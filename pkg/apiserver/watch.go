@@ -73,8 +73,15 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 	if limit := s.opts.MaxWatchTimeout; limit > 0 {
 		timeout = min(timeout, limit)
 	}
-	ctx, cancel := context.WithTimeout(q.http.Context(), timeout)
+	// The watch ends at its timeout; one that allows bookmarks gets one
+	// first, at the resourceVersion it has reached (as kube-apiserver
+	// sends one before a watch's deadline), so that its client resumes
+	// from there, and client-go does not take a short watch without events
+	// for a failure to back off from.
+	ctx, cancel := context.WithCancel(q.http.Context())
 	defer cancel()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
 
 	f := q.format
 	if f.media == mediaYAML {
@@ -119,9 +126,16 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 	}
 	events := watcher.Events()
 	var received uint64 // events taken from the watcher
+	var lastRV uint64   // of the latest event written
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-deadline.C:
+			if opts.AllowWatchBookmarks {
+				s.endWithBookmark(out, enc, watcher, events, lastRV)
+				flush()
+			}
 			return
 		case ev, ok := <-events:
 			if !ok {
@@ -140,6 +154,7 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 					return
 				}
 				sent++
+				lastRV = max(lastRV, ev.RV)
 				if ev.Type == watch.Error {
 					flush()
 					return
@@ -159,6 +174,32 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 				live.flushed.Store(received)
 			}
 		}
+	}
+}
+
+// endWithBookmark writes what the watcher has handed over so far, then a
+// bookmark at the resourceVersion that covers it.
+func (s *Server) endWithBookmark(out *bufio.Writer, enc *watchEncoder, watcher *store.Watcher, events <-chan store.Event, lastRV uint64) {
+	rv, _ := watcher.Progress() // every event up to rv is in events or written
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok || ev.Type == watch.Error {
+				return
+			}
+			if ev.Type != watch.Bookmark {
+				if err := enc.write(out, ev); err != nil {
+					return
+				}
+			}
+			lastRV = max(lastRV, ev.RV)
+			continue
+		default:
+		}
+		break
+	}
+	if rv = max(rv, lastRV); rv > 0 {
+		_ = enc.write(out, store.Event{Type: watch.Bookmark, RV: rv})
 	}
 }
 
@@ -184,9 +225,20 @@ func (s *Server) trackWatch(w *liveWatch, open bool) {
 // WatchesDelivered reports whether every open watch has written to its
 // connection, and flushed, every event of the writes made so far: what a
 // client has been sent is then all in its socket (or on its way through
-// the kernel), and a client that has stopped running has handled it.
+// the kernel), and a client that has stopped running has handled it. It
+// is false while a client that has acted as a scheduler has no open watch
+// on pods, or on nodes if it has watched them: between two watches
+// (client-go ends and reopens them every few minutes) what happens is not
+// on its way to it at all.
 func (s *Server) WatchesDelivered() bool {
 	s.watchMu.Lock()
+	for agent := range s.schedulers {
+		pods, nodes := clientWatch{podsResource.GroupResource(), agent}, clientWatch{nodesResource.GroupResource(), agent}
+		if s.byClient[pods] == 0 || s.everWatched[nodes] && s.byClient[nodes] == 0 {
+			s.watchMu.Unlock()
+			return false
+		}
+	}
 	live := make([]*liveWatch, 0, len(s.live))
 	for w := range s.live {
 		live = append(live, w)

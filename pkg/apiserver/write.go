@@ -25,6 +25,7 @@ import (
 
 var (
 	podsResource       = corev1.SchemeGroupVersion.WithResource("pods")
+	nodesResource      = corev1.SchemeGroupVersion.WithResource("nodes")
 	namespacesResource = corev1.SchemeGroupVersion.WithResource("namespaces")
 	priorityClasses    = schema.GroupResource{Group: "scheduling.k8s.io", Resource: "priorityclasses"}
 )

@@ -87,6 +87,21 @@ func TestGangSchedulingNeverBindsPartly(t *testing.T) {
 		if partly == 0 || sum.Rejected == 0 {
 			t.Errorf("%d jobs partly bound, %d rejected after the pending timeout: want the deadlock that gangs avoid", partly, sum.Rejected)
 		}
+		// The pending timeout (1 h) rejects the deadlocked jobs one at a
+		// time, and the scheduler gets its chance after each: the nodes a
+		// rejected job held let another job start at that very instant.
+		// (Rejected after the step had settled, every job of t=0 was
+		// rejected at once and the others waited for the next call.)
+		const timeout = 3600
+		startedAtTimeout := 0
+		for _, j := range s.jobs() {
+			if j.state != "REJECTED" && j.start == timeout {
+				startedAtTimeout++
+			}
+		}
+		if startedAtTimeout == 0 {
+			t.Errorf("no job started at the pending timeout (t=%d), when rejecting a partly bound job made room", timeout)
+		}
 	})
 }
 

@@ -28,8 +28,9 @@ func contendedWorkload(t testing.TB) string {
 // bundled kube-scheduler 1.37 and checks that every step ended when the
 // scheduler was known idle, so that no job waited at an instant when a
 // node had room for it — on a quiet machine, with every core busy with a
-// CPU hog, and with a quiet window (the old fallback) of 1 ms that would
-// end steps early if it were used.
+// CPU hog, with a quiet window (the old fallback) of 1 ms that would
+// end steps early if it were used, and with the server ending every watch
+// after 300 ms.
 func TestKubeSchedulerSettlesExactly(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -39,6 +40,10 @@ func TestKubeSchedulerSettlesExactly(t *testing.T) {
 		{name: "quiet-machine"},
 		{name: "cpu-hog", hog: true},
 		{name: "settle-quiet-1ms", args: []string{"--settle-quiet=1ms"}},
+		// client-go ends and reopens its watches every 5 to 10 minutes;
+		// here every 300 ms, so that many job ends happen while an
+		// informer of the scheduler is between two watches.
+		{name: "watches-end-every-300ms", args: []string{"--max-watch-timeout=300ms"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSimulation(t, platform4, contendedWorkload(t))

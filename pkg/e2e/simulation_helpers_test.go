@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -300,37 +301,61 @@ func newObserver() *observer {
 }
 
 func (o *observer) start(ctx context.Context, cs kubernetes.Interface) error {
-	pw, err := cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{})
+	watchPods := func(rv string) (watch.Interface, error) {
+		return cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+	}
+	watchNodes := func(rv string) (watch.Interface, error) {
+		return cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+	}
+	pw, err := watchPods("")
 	if err != nil {
 		return err
 	}
-	nw, err := cs.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
+	nw, err := watchNodes("")
 	if err != nil {
 		pw.Stop()
 		return err
 	}
 	o.done.Add(2)
-	go func() {
-		defer o.done.Done()
-		defer nw.Stop()
-		for ev := range nw.ResultChan() {
-			if n, ok := ev.Object.(*corev1.Node); ok && ev.Type != watch.Deleted {
-				o.mu.Lock()
-				o.nodes[n.Name] = n
-				o.mu.Unlock()
-			}
+	go follow(&o.done, nw, watchNodes, func(ev watch.Event) {
+		if n, ok := ev.Object.(*corev1.Node); ok && ev.Type != watch.Deleted {
+			o.mu.Lock()
+			o.nodes[n.Name] = n
+			o.mu.Unlock()
 		}
-	}()
-	go func() {
-		defer o.done.Done()
-		defer pw.Stop()
-		for ev := range pw.ResultChan() {
-			if p, ok := ev.Object.(*corev1.Pod); ok {
-				o.pod(ev.Type, p)
-			}
+	})
+	go follow(&o.done, pw, watchPods, func(ev watch.Event) {
+		if p, ok := ev.Object.(*corev1.Pod); ok {
+			o.pod(ev.Type, p)
 		}
-	}()
+	})
 	return nil
+}
+
+// follow hands the events of w to handle, and watches again from the
+// latest resourceVersion seen whenever the server ends a watch (its
+// timeout), until a new watch fails: the server is gone.
+func follow(done *sync.WaitGroup, w watch.Interface, again func(rv string) (watch.Interface, error), handle func(watch.Event)) {
+	defer done.Done()
+	rv := ""
+	for {
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Error {
+				continue
+			}
+			if m, err := meta.Accessor(ev.Object); err == nil && m.GetResourceVersion() != "" {
+				rv = m.GetResourceVersion()
+			}
+			if ev.Type != watch.Bookmark {
+				handle(ev)
+			}
+		}
+		w.Stop()
+		var err error
+		if w, err = again(rv); err != nil {
+			return
+		}
+	}
 }
 
 func (o *observer) pod(typ watch.EventType, p *corev1.Pod) {

@@ -6,12 +6,15 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
@@ -214,6 +217,46 @@ func TestObjectLeavingAFieldSelectorArrivesAsDeleted(t *testing.T) {
 			got, _ := ev.Object.(*corev1.Pod)
 			if ev.Type != watch.Deleted || got == nil || got.Status.Phase != corev1.PodSucceeded {
 				t.Fatalf("got %v %v, want DELETED with the Succeeded pod", ev.Type, ev.Object)
+			}
+		})
+	}
+}
+
+// TestWatchEndsAtItsTimeoutWithABookmark: a watch that allows bookmarks
+// gets one at the resourceVersion it has reached just before its timeout
+// (MaxWatchTimeout here) ends it, as kube-apiserver sends one before a
+// watch's deadline: client-go resumes from there, and does not take a
+// short watch without events for a failure. Without bookmarks it just
+// ends.
+func TestWatchEndsAtItsTimeoutWithABookmark(t *testing.T) {
+	ts := servertest.Start(t, server.Options{MaxWatchTimeout: 200 * time.Millisecond})
+	for name, cs := range clients(t, ts) {
+		t.Run(name, func(t *testing.T) {
+			ctx := ctxT(t)
+			cms := cs.CoreV1().ConfigMaps("default")
+			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before-" + name}}, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, bookmarks := range []bool{true, false} {
+				w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion, AllowWatchBookmarks: bookmarks, TimeoutSeconds: ptr.To[int64](3600)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var types []watch.EventType
+				var last string
+				for ev := range w.ResultChan() {
+					types = append(types, ev.Type)
+					if o, err := meta.Accessor(ev.Object); err == nil {
+						last = o.GetResourceVersion()
+					}
+				}
+				switch {
+				case bookmarks && (len(types) != 1 || types[0] != watch.Bookmark || last != cm.ResourceVersion):
+					t.Errorf("with bookmarks: events %v, last at %s; want one bookmark at %s, then the end", types, last, cm.ResourceVersion)
+				case !bookmarks && len(types) != 0:
+					t.Errorf("without bookmarks: events %v, want none before the end", types)
+				}
 			}
 		})
 	}
