@@ -89,3 +89,33 @@ func cpuPeak(t *testing.T, s *simulation, jobs map[string]jobRow) (peak float64,
 	}
 	return peak, node, at
 }
+
+// TestFlakyExtenderSettlesExactly: the extender answers one filter call in
+// ten with HTTP 500. A pod whose filter failed waits out kube-scheduler's
+// error back-off (real time, which no cluster event shortens, and which
+// SchedulerPopFromBackoffQ does not skip): the settle policy counts such a
+// pod as work to do (scheduler_queued_entities tells it from pod groups
+// waiting on their own back-off, whose retries releases replace) and waits
+// for its retry. Every job completes, none waited while it fitted, every
+// step is exact. (The extender's accounting of pods that passed its filter
+// assumes they are bound soon, which pods of a pod group that does not fit
+// are not: this test has no gangs; the policy's unit tests mix both.)
+func TestFlakyExtenderSettlesExactly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "contended.json")
+	writeContendedWorkload(t, path, 80, 0.8, 12)
+	s := newSimulation(t, platform4, path)
+	s.cfg.SchedulerConfig = abs(repoRoot(), "examples/schedulers/extender/config.yaml")
+	// --overload 1: the extender filters only nodes the pod does not fit
+	// on, so that "fits" means what the exactness check computes.
+	s.cfg.Sidecars = []string{filepath.Join(s.cfg.BinDir, "extender") +
+		" --kubeconfig {kubeconfig} --listen 127.0.0.1:{port:extender} --overload 1 --fail-rate 0.1 --seed 3"}
+	sum := s.mustRun(15 * time.Minute)
+	checkExactRun(t, s, sum, 80, "kube-scheduler")
+	log, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "sidecar-1.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`failedCalls=(\d+)`).FindSubmatch(log); m == nil || string(m[1]) == "0" {
+		t.Errorf("the extender failed no call (log: %s)", log)
+	}
+}

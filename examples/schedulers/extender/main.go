@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -52,6 +53,8 @@ type options struct {
 	Kubeconfig string  `long:"kubeconfig" env:"KUBECONFIG" required:"true" description:"kubeconfig of the cluster (Batkube's server)"`
 	Listen     string  `long:"listen" default:"127.0.0.1:8888" description:"address the extender serves kube-scheduler on"`
 	Overload   float64 `long:"overload" default:"0.75" description:"a node whose cpu utilisation (requests over allocatable) would pass this once the pod is placed is filtered out"`
+	FailRate   float64 `long:"fail-rate" value-name:"P" default:"0" description:"answer a filter call with HTTP 500 with probability P, as a flaky extender would (kube-scheduler then retries the pod after its error back-off); drawn from a generator seeded with --seed, so a run's failures come in the same order"`
+	Seed       uint64  `long:"seed" default:"1" description:"seed of --fail-rate's draws"`
 }
 
 // The extender protocol's messages (k8s.io/kube-scheduler/extender/v1),
@@ -97,7 +100,24 @@ type extender struct {
 	assumed  map[string]assumedPod
 	inFlight map[string]inFlightPod
 	// filtered counts the nodes filtered out, for the log at exit.
-	calls, filtered atomic.Int64
+	calls, filtered, failed atomic.Int64
+	// rng draws the injected failures (--fail-rate).
+	rngMu sync.Mutex
+	rng   *rand.Rand
+}
+
+// fails draws whether this filter call fails (--fail-rate).
+func (e *extender) fails() bool {
+	if e.opts.FailRate <= 0 {
+		return false
+	}
+	e.rngMu.Lock()
+	defer e.rngMu.Unlock()
+	if e.rng.Float64() >= e.opts.FailRate {
+		return false
+	}
+	e.failed.Add(1)
+	return true
 }
 
 type assumedPod struct {
@@ -139,6 +159,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	factory := informers.NewSharedInformerFactory(cs, 0)
 	e := &extender{opts: opts, cs: cs, assumed: map[string]assumedPod{}, inFlight: map[string]inFlightPod{},
+		rng:  rand.New(rand.NewPCG(opts.Seed, 1)),
 		pods: factory.Core().V1().Pods().Lister(), nodes: factory.Core().V1().Nodes().Lister()}
 	// A pod gone (finished and removed) frees what was assumed of it, even
 	// if the informer never showed it bound.
@@ -171,7 +192,7 @@ func run(ctx context.Context, opts options) error {
 	}()
 	slog.Info("extender serving", "address", l.Addr().String(), "overload", opts.Overload)
 	err = srv.Serve(l)
-	slog.Info("extender stopped", "filterCalls", e.calls.Load(), "nodesFilteredOut", e.filtered.Load())
+	slog.Info("extender stopped", "filterCalls", e.calls.Load(), "nodesFilteredOut", e.filtered.Load(), "failedCalls", e.failed.Load())
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -237,6 +258,10 @@ func (e *extender) filter(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.calls.Add(1)
+	if e.fails() {
+		http.Error(w, "injected failure (--fail-every)", http.StatusInternalServerError)
+		return
+	}
 	key := args.Pod.Namespace + "/" + args.Pod.Name
 	used, err := e.usage(key)
 	if err != nil {
