@@ -68,3 +68,39 @@ func TestPreemption(t *testing.T) {
 		})
 	}
 }
+
+// TestPreemptionOfManyVictimsIsExact: kube-scheduler 1.37 preempts
+// asynchronously: a goroutine that none of its gauges counts deletes the
+// victims while the preemptor waits, unschedulable, in its queue. Eleven
+// victims on three nodes (pkg/e2e/testdata/preemption_victims.json): the
+// step must not end before every victim's deletion has reached Batkube
+// (the policy waits until as many preemption goroutines have ended as
+// preemptions started), so that the victims are killed and the urgent jobs
+// start at the instant they are submitted, t=100.
+func TestPreemptionOfManyVictimsIsExact(t *testing.T) {
+	s := newSimulation(t, platform4, "pkg/e2e/testdata/preemption_victims.json")
+	s.cfg.Objects = []string{abs(repoRoot(), "examples/workloads/priority-classes.yaml")}
+	sum := s.mustRun(5 * time.Minute)
+	jobs := s.jobs()
+	killed := 0
+	for id, j := range jobs {
+		switch {
+		case strings.HasPrefix(id, "w0!urgent"):
+			if j.state != "COMPLETED_SUCCESSFULLY" || j.start != 100 {
+				t.Errorf("%s: %s starting at %g, want COMPLETED_SUCCESSFULLY starting at 100 (its victims killed at once)", id, j.state, j.start)
+			}
+		case j.state == "COMPLETED_KILLED":
+			killed++
+			if j.finish != 100 {
+				t.Errorf("%s: killed at %g, want 100, the instant of the preemption", id, j.finish)
+			}
+		}
+	}
+	if killed != 11 || sum.Preempted != 11 {
+		t.Errorf("%d jobs killed, summary says %d preempted; want 11", killed, sum.Preempted)
+	}
+	if sum.Settle.Inexact() > 0 {
+		t.Errorf("settling: %+v, want every step exact", sum.Settle)
+	}
+	checkNoOvercommit(t, s, jobs)
+}
