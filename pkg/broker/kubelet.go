@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/podres"
 	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/store"
 )
@@ -170,7 +171,7 @@ var admissionOrder = []corev1.ResourceName{corev1.ResourcePods, corev1.ResourceC
 // (OutOfcpu...) and message the kubelet gives, and nothing is reserved.
 func (n *nodes) admit(node string, pod *corev1.Pod) (reserved map[corev1.ResourceName]int64, reason, message string) {
 	u := n.node[node]
-	req := podRequests(pod)
+	req := podres.Requests(pod)
 	names := slices.Clone(admissionOrder)
 	var extended []corev1.ResourceName
 	for name := range req {
@@ -216,36 +217,4 @@ func (r *run) releaseJob(_ context.Context, j *job) {
 		}
 	}
 	clear(j.nodes)
-}
-
-// podRequests is what a pod asks of its node, in admission's units: the
-// larger of its containers' summed requests and of any init container's,
-// plus the pod overhead, plus one pod. (Requests default to limits, as the
-// API server's defaulting does.)
-func podRequests(pod *corev1.Pod) map[corev1.ResourceName]int64 {
-	req := map[corev1.ResourceName]int64{corev1.ResourcePods: 1}
-	add := func(into map[corev1.ResourceName]int64, c corev1.ResourceRequirements) {
-		for name, q := range c.Limits {
-			if _, ok := c.Requests[name]; !ok {
-				into[name] += amount(name, q)
-			}
-		}
-		for name, q := range c.Requests {
-			into[name] += amount(name, q)
-		}
-	}
-	for _, c := range pod.Spec.Containers {
-		add(req, c.Resources)
-	}
-	for _, c := range pod.Spec.InitContainers {
-		init := map[corev1.ResourceName]int64{}
-		add(init, c.Resources)
-		for name, v := range init {
-			req[name] = max(req[name], v)
-		}
-	}
-	for name, q := range pod.Spec.Overhead {
-		req[name] += amount(name, q)
-	}
-	return req
 }

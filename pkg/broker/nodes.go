@@ -6,9 +6,9 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/podres"
 	"github.com/batkube/batkube/pkg/store"
 )
 
@@ -45,17 +45,9 @@ func (n *nodes) add(node *corev1.Node, id int) {
 	n.byID[id] = node.Name
 	u := &nodeUsage{allocatable: map[corev1.ResourceName]int64{}, used: map[corev1.ResourceName]int64{}}
 	for name, q := range node.Status.Allocatable {
-		u.allocatable[name] = amount(name, q)
+		u.allocatable[name] = podres.Amount(name, q)
 	}
 	n.node[node.Name] = u
-}
-
-// amount is a quantity in the unit admission compares.
-func amount(name corev1.ResourceName, q resource.Quantity) int64 {
-	if name == corev1.ResourceCPU {
-		return q.MilliValue()
-	}
-	return q.Value()
 }
 
 // setAvailability cordons (or uncordons) the nodes of machines that an

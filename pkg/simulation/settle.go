@@ -50,7 +50,8 @@ func (c SettleConfig) policy(signals *settle.Signals, token string, view *apiVie
 			return view.agentVersion("kube-scheduler")
 		}
 		ks, err := kubescheduler.New(kubescheduler.Options{MetricsURL: c.KubeSchedulerMetrics, Token: token,
-			SchedulerNames: c.SchedulerNames, Delivered: view.delivered, Version: version, PIDFile: c.KubeSchedulerPIDFile, Logger: logger})
+			SchedulerNames: c.SchedulerNames, Delivered: view.delivered, Version: version, PIDFile: c.KubeSchedulerPIDFile,
+			ReleaseAll: c.ReleaseAllGroups, Logger: logger})
 		if err != nil {
 			return nil, err
 		}

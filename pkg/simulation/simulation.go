@@ -98,6 +98,10 @@ type SettleConfig struct {
 	// starts it), spared a scan of /proc for the process behind the metrics
 	// address.
 	KubeSchedulerPIDFile string
+	// ReleaseAllGroups has every waiting pod group created again once room
+	// was freed since it was last created, not only those whose pods may
+	// fit by their requests (kubescheduler.Options.ReleaseAll).
+	ReleaseAllGroups bool
 }
 
 // Simulation is an API server driven by Batsim.

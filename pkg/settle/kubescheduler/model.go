@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/batkube/batkube/pkg/podres"
 	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/store"
 )
@@ -35,7 +36,13 @@ type expected struct {
 	// made room for waiting pods: a pod left a node, a node was added or
 	// made schedulable, its taints changed.
 	roomRV uint64
+	// nodes holds each node's allocatable and what the pods assigned to
+	// it (in the scheduler's view) request: the room a group may fit in.
+	nodes map[string]*room
 }
+
+// room is a node's allocatable and the requests of its pods.
+type room struct{ alloc, used podres.List }
 
 // group is what the policy knows of one pod group.
 type group struct {
@@ -56,6 +63,12 @@ type group struct {
 	errors int
 	// errorRoomRV is the roomRV of the latest such error.
 	errorRoomRV uint64
+	// members holds the requests of its waiting pods, by name; minCount
+	// is its gang's (1 for a group without a gang policy).
+	members  map[string]podres.List
+	minCount int
+	// assigned counts its pods bound to nodes (in the scheduler's view).
+	assigned int
 }
 
 // maxErrorReleases bounds the releases of a group whose attempts end in
@@ -75,7 +88,7 @@ func (e *expected) freed(label string, rv uint64) {
 }
 
 func newExpected(names []string) *expected {
-	e := &expected{names: map[string]bool{}, handled: map[string]float64{}, groups: map[settle.GroupRef]*group{}}
+	e := &expected{names: map[string]bool{}, handled: map[string]float64{}, groups: map[settle.GroupRef]*group{}, nodes: map[string]*room{}}
 	for _, n := range names {
 		e.names[n] = true
 	}
@@ -114,6 +127,8 @@ func (e *expected) observe(c store.Change) {
 		e.gated += b2i(e.waiting(cur) && len(cur.Spec.SchedulingGates) > 0) - b2i(e.waiting(prev) && len(prev.Spec.SchedulingGates) > 0)
 		e.countMember(prev, -1, c.RV)
 		e.countMember(cur, +1, c.RV)
+		e.place(prev, -1)
+		e.place(cur, +1)
 		if inView(prev) && assigned(prev) && !(inView(cur) && assigned(cur)) {
 			e.freed(eventAssignedPodDelete, c.RV)
 		}
@@ -124,6 +139,19 @@ func (e *expected) observe(c store.Change) {
 			e.freed(eventNodeAdd, c.RV)
 		case watch.Deleted:
 			e.expect(eventNodeDelete)
+		}
+		if cur != nil {
+			if c.Type == watch.Deleted {
+				delete(e.nodes, cur.Name)
+			} else if r := e.nodes[cur.Name]; r == nil {
+				e.nodes[cur.Name] = &room{alloc: podres.Of(cur.Status.Allocatable), used: podres.List{}}
+			} else if !equality.Semantic.DeepEqual(prev.Status.Allocatable, cur.Status.Allocatable) {
+				r.alloc = podres.Of(cur.Status.Allocatable)
+				e.roomRV = max(e.roomRV, c.RV)
+			}
+		}
+		switch c.Type {
+		case watch.Added, watch.Deleted:
 		default:
 			if prev == nil || cur == nil {
 				return
@@ -145,6 +173,10 @@ func (e *expected) observe(c store.Change) {
 		switch c.Type {
 		case watch.Added:
 			g.exists, g.held, g.createdRV = true, false, c.RV
+			g.minCount = 1
+			if gang := pg.Spec.SchedulingPolicy.Gang; gang != nil {
+				g.minCount = int(gang.MinCount)
+			}
 			e.expect(eventPodGroupAdd)
 		case watch.Deleted:
 			g.exists = false
@@ -217,7 +249,7 @@ func (e *expected) group(ref settle.GroupRef) *group {
 
 // dropIfIdle forgets a group with nothing left to know.
 func (e *expected) dropIfIdle(ref settle.GroupRef, g *group) {
-	if g.waiting == 0 && !g.exists && !g.held {
+	if g.waiting == 0 && g.assigned <= 0 && !g.exists && !g.held {
 		delete(e.groups, ref)
 	}
 }
@@ -245,8 +277,83 @@ func (e *expected) countMember(pod *corev1.Pod, delta int, rv uint64) {
 	st.waiting += delta
 	if delta > 0 {
 		st.needRV = max(st.needRV, rv)
+		if st.members == nil {
+			st.members = map[string]podres.List{}
+		}
+		st.members[pod.Name] = podres.Requests(pod)
+	} else {
+		delete(st.members, pod.Name)
 	}
 	e.dropIfIdle(ref, st)
+}
+
+// place adds (delta +1) or takes (-1) the requests of pod to or from its
+// node's room, if the scheduler counts it there.
+func (e *expected) place(pod *corev1.Pod, delta int) {
+	if !inView(pod) || !assigned(pod) {
+		return
+	}
+	if g := pod.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil {
+		ref := settle.GroupRef{Namespace: pod.Namespace, Name: *g.PodGroupName}
+		if st := e.groups[ref]; st != nil || delta > 0 {
+			st = e.group(ref)
+			st.assigned += delta
+			e.dropIfIdle(ref, st)
+		}
+	}
+	r := e.nodes[pod.Spec.NodeName]
+	if r == nil {
+		return // a node the cluster does not have: counts nowhere
+	}
+	if delta > 0 {
+		r.used.Add(podres.Requests(pod))
+	} else {
+		r.used.Sub(podres.Requests(pod))
+	}
+}
+
+// mayFit reports whether the waiting pods of g may fit on the nodes' free
+// room by their requests alone (what NodeResourcesFit checks): at least
+// minCount of them, counting on each node as many as its room holds of the
+// smallest request of each resource. An upper bound: affinity, taints,
+// nominations and placement can only make room smaller.
+func (e *expected) mayFit(g *group) bool {
+	smallest := podres.List{}
+	first := true
+	for _, req := range g.members {
+		for name, v := range req {
+			if cur, ok := smallest[name]; first || !ok || v < cur {
+				smallest[name] = v
+			}
+		}
+		for name := range smallest {
+			if _, ok := req[name]; !ok {
+				delete(smallest, name) // a pod that asks none of it
+			}
+		}
+		first = false
+	}
+	need := max(g.minCount-g.assigned, 1)
+	slots := 0
+	for _, r := range e.nodes {
+		n := -1 // unbounded
+		for name, v := range smallest {
+			if v <= 0 {
+				continue
+			}
+			free := max(r.alloc[name]-r.used[name], 0)
+			if k := int(free / v); n < 0 || k < n {
+				n = k
+			}
+		}
+		if n < 0 {
+			return true // asks nothing a node counts
+		}
+		if slots += n; slots >= need {
+			return true
+		}
+	}
+	return false
 }
 
 // gangPods counts the waiting pods that belong to pod groups.
@@ -261,15 +368,17 @@ func (e *expected) gangPods() int {
 // releases returns the pod groups with waiting pods that the scheduler
 // must attempt (again) now, in name order: those the broker holds back
 // (create) if create, and those created before the latest change that may
-// let them fit if recreate.
-func (e *expected) releases(create, recreate bool) []settle.GroupRef {
+// let them fit (room freed, a pod of theirs added, an error in their last
+// attempt) if recreate — but for those that cannot fit by their pods'
+// requests if fitOnly (mayFit).
+func (e *expected) releases(create, recreate, fitOnly bool) []settle.GroupRef {
 	var out []settle.GroupRef
 	for ref, g := range e.groups {
 		switch {
 		case g.waiting == 0:
 		case !g.exists && g.held && create:
 			out = append(out, ref)
-		case g.exists && recreate && g.createdRV < max(e.roomRV, g.needRV):
+		case g.exists && recreate && g.createdRV < max(e.roomRV, g.needRV) && (!fitOnly || e.mayFit(g)):
 			out = append(out, ref)
 		}
 	}

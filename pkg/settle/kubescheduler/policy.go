@@ -45,6 +45,12 @@ type Options struct {
 	// known), which tells whether it counts the events it handles: from
 	// the run's configuration, or the User-Agent of its requests.
 	Version func() string
+	// ReleaseAll creates again every waiting pod group once room was freed
+	// since its last creation; by default only those whose pods may fit
+	// by their requests on the nodes' free room (what NodeResourcesFit,
+	// on in every kube-scheduler profile that has not disabled it,
+	// checks) are.
+	ReleaseAll bool
 	// MinGap and MaxGap pace the scrapes (defaults 500µs and 20ms): a
 	// scrape waits until the API has been quiet for the gap, which doubles
 	// while scrapes find the scheduler at work without writing.
@@ -241,7 +247,7 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 	p.gap = p.opts.MinGap
 	// Idle but for pod groups on the scheduler's back-off: the groups that
 	// could fit now are attempted at once if they appear again.
-	if release := p.want.releases(true, p.groupsHandled(s)); len(release) > 0 {
+	if release := p.want.releases(true, p.groupsHandled(s), !p.opts.ReleaseAll); len(release) > 0 {
 		return settle.Verdict{Release: release, RetryAfter: p.opts.MinGap,
 			Waiting: fmt.Sprintf("%d pod groups to attempt (again) at this instant", len(release))}, nil
 	}

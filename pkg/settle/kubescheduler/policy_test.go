@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -76,8 +77,21 @@ func pod(name, node string, phase corev1.PodPhase) *store.Stored {
 		Spec: corev1.PodSpec{SchedulerName: "default-scheduler", NodeName: node}, Status: corev1.PodStatus{Phase: phase}})
 }
 
+// node is a node of 8 cores and 110 pods.
 func node(name string) *store.Stored {
-	return store.NewStored(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	return nodeOfCPU(name, "8")
+}
+
+func nodeOfCPU(name, cpu string) *store.Stored {
+	return store.NewStored(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourcePods: resource.MustParse("110")}}})
+}
+
+// withCPU returns a pod of st asking for cpu.
+func withCPU(st *store.Stored, cpu string) *store.Stored {
+	p := podOf(st).DeepCopy()
+	p.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}
+	return store.NewStored(p)
 }
 
 func newPolicy(t *testing.T, srv *httptest.Server) *Policy {
@@ -268,9 +282,9 @@ func TestOlderSchedulersNeedTheirEventsDelivered(t *testing.T) {
 	}
 }
 
-// gangPod is a pending pod of pod group group.
+// gangPod is a pending pod of pod group group, asking for 4 cores.
 func gangPod(name, group, node string) *store.Stored {
-	p := podOf(pod(name, node, corev1.PodPending)).DeepCopy()
+	p := podOf(withCPU(pod(name, node, corev1.PodPending), "4")).DeepCopy()
 	p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: &group}
 	return store.NewStored(p)
 }
@@ -297,10 +311,11 @@ func metricsGroups(queues, entities, handled map[string]float64) string {
 	return b.String()
 }
 
-// podGroup is a PodGroup object; with a reason, its last attempt's
-// condition.
+// podGroup is a PodGroup object, a gang of two; with a reason, its last
+// attempt's condition.
 func podGroup(name, reason, message string) *store.Stored {
-	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: 2}}}}
 	if reason != "" {
 		pg.Status.Conditions = []metav1.Condition{{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: message}}
 	}
@@ -378,9 +393,10 @@ func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 		t.Fatalf("both groups attempted: %+v, want done, exact", v)
 	}
 
-	// A running pod leaves n0: room freed, both groups are created again.
-	observe(watch.Added, podsGR, nil, pod("r", "n0", corev1.PodRunning))
-	observe(watch.Modified, podsGR, pod("r", "n0", corev1.PodRunning), pod("r", "n0", corev1.PodSucceeded))
+	// A running pod leaves n0: room freed, both groups (two pods of 4
+	// cores each) may fit on its 8 cores: both are created again.
+	observe(watch.Added, podsGR, nil, withCPU(pod("r", "n0", corev1.PodRunning), "8"))
+	observe(watch.Modified, podsGR, withCPU(pod("r", "n0", corev1.PodRunning), "8"), withCPU(pod("r", "n0", corev1.PodSucceeded), "8"))
 	handled[eventAssignedPodDelete] = 1
 	fm.set(metricsGroups(map[string]float64{"backoff": 4}, map[string]float64{"backoff/podgroup": 2}, handled))
 	if v := settleUntil(t, p); !slices.Equal(v.Release, refs("g1", "g2")) {
@@ -406,6 +422,22 @@ func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 		t.Fatalf("g1 bound: %+v, want done without releases", v)
 	}
 
+	// A small pod leaves a small node: room freed, but not enough for g2's
+	// two pods of 4 cores (n0 is full of g1's): not released.
+	observe(watch.Added, nodesGR, nil, nodeOfCPU("n1", "2"))
+	handled[eventNodeAdd] = 2
+	observe(watch.Added, podsGR, nil, withCPU(pod("s", "n1", corev1.PodRunning), "1"))
+	observe(watch.Modified, podsGR, withCPU(pod("s", "n1", corev1.PodRunning), "1"), withCPU(pod("s", "n1", corev1.PodSucceeded), "1"))
+	handled[eventAssignedPodDelete] = 2
+	inBackoff = metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled)
+	fm.set(inBackoff)
+	if v := settleUntil(t, p); !v.Done || len(v.Release) > 0 {
+		t.Fatalf("room freed that g2 cannot fit in: %+v, want done without releases", v)
+	}
+	if got := p.want.releases(false, true, false); !slices.Equal(got, refs("g2")) {
+		t.Errorf("without the requests' bound: releases %v, want g2", got)
+	}
+
 	// A pod of no group in the back-off queue is work to do (about to be
 	// popped, or waiting out an error's back-off).
 	observe(watch.Added, podsGR, nil, pod("single", "", corev1.PodPending))
@@ -417,6 +449,28 @@ func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 	fm.set(inBackoff)
 	if v := settleUntil(t, p); !v.Done {
 		t.Fatalf("the single pod gone: %+v, want done", v)
+	}
+
+	// g1 ends: its room on n0 lets g2 fit, which is created again.
+	for _, name := range []string{"g1-0", "g1-1"} {
+		running := podOf(gangPod(name, "g1", "n0")).DeepCopy()
+		running.Status.Phase = corev1.PodRunning
+		done := running.DeepCopy()
+		done.Status.Phase = corev1.PodSucceeded
+		observe(watch.Modified, podsGR, store.NewStored(running), store.NewStored(done))
+	}
+	handled[eventAssignedPodDelete] = 4
+	fm.set(metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled))
+	if v := settleUntil(t, p); !slices.Equal(v.Release, refs("g2")) {
+		t.Fatalf("g1 ended: %+v, want g2 released", v)
+	}
+	observe(watch.Deleted, podGroupsGR, podGroup("g2", "", ""), podGroup("g2", "", ""))
+	observe(watch.Added, podGroupsGR, nil, podGroup("g2", "", ""))
+	handled[eventPodGroupDelete]++
+	handled[eventPodGroupAdd]++
+	fm.set(metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled))
+	if v := settleUntil(t, p); !v.Done || !v.Exact {
+		t.Fatalf("g2 attempted again: %+v, want done", v)
 	}
 
 	// An error in a PodGroupPostFilter plugin comes after the group was
