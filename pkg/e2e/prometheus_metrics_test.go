@@ -114,7 +114,7 @@ func TestMetricsSavedWithTheRun(t *testing.T) {
 		t.Errorf("server-metrics.txt: %g steps %v; summary %d, summary.json %d", got, steps, sum.Steps, saved.Steps)
 	}
 	for ended, want := range map[string]int{"nothing_pending": sum.Settle.NothingPending, "exact": sum.Settle.Idle,
-		"quiet": sum.Settle.Quiet, "settle_max": sum.Settle.MaxWait, "simulation_end": 1} {
+		"quiet": sum.Settle.Quiet, "settle_max": sum.Settle.MaxWait, "unproven": sum.Settle.Unproven, "simulation_end": 1} {
 		if steps[ended] != float64(want) {
 			t.Errorf("server-metrics.txt: batkube_broker_steps_total{ended=%q} = %g, want %d (the summary's)", ended, steps[ended], want)
 		}

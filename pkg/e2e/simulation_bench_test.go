@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -404,4 +405,125 @@ func lateStarts(t testing.TB, jobsCSV, workload string, n int, cores float64, me
 		}
 	}
 	return len(late)
+}
+
+// lateStartsByPod is lateStarts for jobs of several pods (whose pods may
+// share a node), from _pods.csv: how many jobs waited at an instant (a
+// submission or an end) when the n identical nodes had room, by the
+// requests of their profiles, for as many pods of the job's size as it has.
+func lateStartsByPod(t testing.TB, podsCSV, workload string, n int, cores float64, memory int64) int {
+	t.Helper()
+	var w struct {
+		Jobs []struct {
+			ID      json.RawMessage `json:"id"`
+			Subtime float64         `json:"subtime"`
+			Profile string          `json:"profile"`
+		} `json:"jobs"`
+		Profiles map[string]struct {
+			CPU    float64 `json:"cpu"`
+			Memory string  `json:"memory"`
+		} `json:"profiles"`
+	}
+	data, err := os.ReadFile(workload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.Fatal(err)
+	}
+	type job struct {
+		cpu                   float64
+		mem                   int64
+		submit, start, finish float64
+		nodes                 []string
+	}
+	jobs := map[string]*job{}
+	var instants []float64
+	for _, j := range w.Jobs {
+		p := w.Profiles[j.Profile]
+		q := resource.MustParse(p.Memory)
+		jobs["w0!"+strings.Trim(string(j.ID), `"`)] = &job{cpu: p.CPU, mem: q.Value(), submit: j.Subtime, start: math.Inf(1)}
+		instants = append(instants, j.Subtime)
+	}
+	rows, err := readCSVFile(podsCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		j := jobs[row["job_id"]]
+		if j == nil || row["started"] == "" {
+			continue
+		}
+		j.start, j.finish = num(t, row["started"]), num(t, row["finished"])
+		j.nodes = append(j.nodes, row["node"])
+		instants = append(instants, j.finish)
+	}
+	slices.Sort(instants)
+	const eps = 1e-6
+	late := map[*job]bool{}
+	for i, at := range instants {
+		if i > 0 && at-instants[i-1] < eps {
+			continue
+		}
+		cpu, mem := map[string]float64{}, map[string]int64{}
+		for _, j := range jobs {
+			if j.start <= at+eps && j.finish > at+eps {
+				for _, node := range j.nodes {
+					cpu[node] += j.cpu
+					mem[node] += j.mem
+				}
+			}
+		}
+		for _, j := range jobs {
+			if late[j] || !(j.submit <= at+eps && j.start > at+eps) || len(j.nodes) == 0 {
+				continue
+			}
+			room := 0
+			for k := range n {
+				node := fmt.Sprintf("node%02d", k)
+				free := int(math.Floor((cores - cpu[node] + eps) / j.cpu))
+				if j.mem > 0 {
+					free = min(free, int((memory-mem[node])/j.mem))
+				}
+				room += max(free, 0)
+			}
+			if room >= len(j.nodes) {
+				late[j] = true
+			}
+		}
+	}
+	return len(late)
+}
+
+// BenchmarkSimulationMixedGangs: the mixed-gang workload (gangs of 2 to 16
+// pods of 1 to 3 cores and single-host jobs on 16 nodes of 8 cores, ~115 %
+// load; examples/workloads/gangs_mixed_120.json) with kube-scheduler 1.37
+// and --gangs, beside the contended one: simulated/wall, wall over
+// kube-scheduler's CPU, the steps and how each ended, the pod groups
+// released, and the jobs that started later than they could have (pod by
+// pod).
+func BenchmarkSimulationMixedGangs(b *testing.B) {
+	const workload = "examples/workloads/gangs_mixed_120.json"
+	for b.Loop() {
+		s := newSimulation(b, "examples/platforms/platform_16.xml", workload)
+		s.obs = nil
+		s.cfg.Gangs = true
+		sum := s.mustRun(30 * time.Minute)
+		if sum.Succeeded != 120 {
+			b.Fatalf("%d of 120 jobs succeeded", sum.Succeeded)
+		}
+		sched := sum.Usage(launch.SchedulerProcess)
+		server := sum.Usage(launch.ServerProcess)
+		late := lateStartsByPod(b, filepath.Join(s.cfg.OutDir, "_pods.csv"), abs(repoRoot(), workload), 16, 8, 32<<30)
+		b.ReportMetric(sum.Wall.Seconds(), "wall-s")
+		b.ReportMetric(sched.CPU.Seconds(), "sched-cpu-s")
+		b.ReportMetric(sum.Wall.Seconds()/sched.CPU.Seconds(), "wall/sched-cpu")
+		b.ReportMetric(server.CPU.Seconds()/sched.CPU.Seconds(), "server/sched-cpu")
+		b.ReportMetric(sum.SpeedUp, "x-realtime")
+		b.ReportMetric(float64(sum.Settle.Releases), "releases")
+		b.ReportMetric(float64(late), "late-jobs")
+		b.Logf("makespan %.0f s, mean waiting %.1f s, wall %s (%.0fx real time), kube-scheduler CPU %s (wall/CPU %.2f), server CPU %s; %d steps: %+v; %d jobs started later than they could have",
+			sum.Makespan, sum.MeanWaitingTime, sum.Wall.Round(time.Millisecond), sum.SpeedUp, sched.CPU.Round(time.Millisecond),
+			sum.Wall.Seconds()/sched.CPU.Seconds(), server.CPU.Round(time.Millisecond), sum.Steps, sum.Settle, late)
+	}
 }

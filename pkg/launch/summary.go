@@ -112,8 +112,12 @@ func (s Summary) Write(w io.Writer) {
 	for _, p := range s.Processes {
 		fmt.Fprintf(w, "  %-16s CPU %8s, peak RSS %4d MiB\n", p.Name, p.CPU.Round(time.Millisecond), p.MaxRSS>>20)
 	}
-	fmt.Fprintf(w, "settling:      %s; %d steps: %d with nothing pending, %d exact (scheduler idle), %d on the quiet window, %d on settle-max\n",
-		s.Settle.Policy, s.Steps, s.Settle.NothingPending, s.Settle.Idle, s.Settle.Quiet, s.Settle.MaxWait)
+	fmt.Fprintf(w, "settling:      %s; %d steps: %d with nothing pending, %d exact (scheduler idle), %d on the quiet window, %d on settle-max, %d unproven",
+		s.Settle.Policy, s.Steps, s.Settle.NothingPending, s.Settle.Idle, s.Settle.Quiet, s.Settle.MaxWait, s.Settle.Unproven)
+	if s.Settle.Releases > 0 {
+		fmt.Fprintf(w, "; %d pod groups released", s.Settle.Releases)
+	}
+	fmt.Fprintln(w)
 	if n := s.Settle.Inexact(); n > 0 {
 		fmt.Fprintf(w, "               %d steps ended without knowing the scheduler was done: some jobs may have started later than they could have\n", n)
 	}

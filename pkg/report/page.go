@@ -87,7 +87,7 @@ svg.chart { width: 100%; height: auto; display: block; }
 {{if $f.HasUtilisation}}<tr><th>utilisation: cpu, memory</th><td>{{percent $f.CPUUtilisation}}, {{percent $f.MemoryUtilisation}}</td></tr>{{end}}
 {{with $s}}<tr><th>wall time</th><td>{{duration .Wall}} ({{printf "%.0f" .SpeedUp}}× real time); simulation proper {{duration .SimulationWall}} ({{printf "%.0f" .SimulationSpeedUp}}×)</td></tr>
 {{range .Processes}}<tr><th>{{.Name}}</th><td>CPU {{duration .CPU}}, peak RSS {{mib .MaxRSS}} MiB</td></tr>
-{{end}}<tr><th>settling</th><td>{{.Settle.Policy}}: {{.Steps}} steps, {{.Settle.NothingPending}} nothing pending, {{.Settle.Idle}} exact, {{.Settle.Quiet}} quiet window, {{.Settle.MaxWait}} settle-max</td></tr>
+{{end}}<tr><th>settling</th><td>{{.Settle.Policy}}: {{.Steps}} steps, {{.Settle.NothingPending}} nothing pending, {{.Settle.Idle}} exact, {{.Settle.Quiet}} quiet window, {{.Settle.MaxWait}} settle-max, {{.Settle.Unproven}} unproven</td></tr>
 {{if .Preempted}}<tr><th>preempted</th><td>{{.Preempted}} jobs ({{.Resubmitted}} resubmitted)</td></tr>{{end}}
 {{if .AdmissionRejected}}<tr><th>refused by kubelet</th><td>{{.AdmissionRejected}} pods</td></tr>{{end}}
 <tr><th>simulator</th><td>{{.Engine}}</td></tr>

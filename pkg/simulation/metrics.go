@@ -28,6 +28,7 @@ const (
 	endedExact          = "exact"
 	endedQuiet          = "quiet"
 	endedSettleMax      = "settle_max"
+	endedUnproven       = "unproven"
 	endedSimulationEnd  = "simulation_end"
 )
 
@@ -36,7 +37,7 @@ const (
 func newBrokerMetrics() *brokerMetrics {
 	m := &brokerMetrics{
 		steps: prometheus.NewDesc("batkube_broker_steps_total",
-			"Batsim messages the broker answered (simulation steps), by how the step's wait for the scheduler ended: nothing_pending (no pod waited), exact (the settle policy knew the scheduler was done), quiet (the quiet window passed), settle_max (--settle-max passed), simulation_end (the answer to SIMULATION_ENDS).",
+			"Batsim messages the broker answered (simulation steps), by how the step's wait for the scheduler ended: nothing_pending (no pod waited), exact (the settle policy knew the scheduler was done), quiet (the quiet window passed), settle_max (--settle-max passed), unproven (the policy ended it without a proof that the scheduler was done), simulation_end (the answer to SIMULATION_ENDS).",
 			[]string{"ended"}, nil),
 		now: prometheus.NewDesc("batkube_simulated_time_seconds",
 			"Simulated time of the latest step, in seconds since the start of the simulation.", nil, nil),
@@ -113,7 +114,8 @@ func (m *brokerMetrics) Collect(ch chan<- prometheus.Metric) {
 	counter(m.steps, st.Idle, endedExact)
 	counter(m.steps, st.Quiet, endedQuiet)
 	counter(m.steps, st.MaxWait, endedSettleMax)
-	counter(m.steps, max(0, p.Steps-st.NothingPending-st.Idle-st.Quiet-st.MaxWait), endedSimulationEnd)
+	counter(m.steps, st.Unproven, endedUnproven)
+	counter(m.steps, max(0, p.Steps-st.NothingPending-st.Idle-st.Quiet-st.MaxWait-st.Unproven), endedSimulationEnd)
 	gauge(m.now, p.Now)
 	gauge(m.jobs, float64(p.Pending), "pending")
 	gauge(m.jobs, float64(p.Running), "running")

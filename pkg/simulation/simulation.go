@@ -270,7 +270,7 @@ func (s *Simulation) Run(ctx context.Context, l net.Listener) error {
 	if runErr == nil {
 		p := s.Progress()
 		s.log.Info("simulation ended", "simulatedTime", p.Now, "jobs", p.Done, "steps", p.Steps,
-			"settle", p.Settle.Policy, "exactSteps", p.Settle.Idle, "quietSteps", p.Settle.Quiet, "maxWaitSteps", p.Settle.MaxWait)
+			"settle", p.Settle.Policy, "exactSteps", p.Settle.Idle, "quietSteps", p.Settle.Quiet, "maxWaitSteps", p.Settle.MaxWait, "unprovenSteps", p.Settle.Unproven, "groupsReleased", p.Settle.Releases)
 	}
 	return runErr
 }
