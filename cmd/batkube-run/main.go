@@ -39,7 +39,8 @@ type options struct {
 	SidecarCmd       []string      `long:"sidecar-cmd" value-name:"COMMAND" description:"start this shell command beside the scheduler, e.g. a scheduler extender (repeatable); {kubeconfig} is the run's kubeconfig and {port:NAME} a free loopback port, the same here and in --scheduler-config; the scheduler starts once the ports it names accept connections"`
 	NoScheduler      bool          `long:"no-scheduler" description:"start no scheduler: bring your own, pointed at the kubeconfig printed at start"`
 	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
-	Gangs            bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all; the bundled kube-scheduler (1.37+) runs with --feature-gates=GenericWorkload=true; with it, Batkube creates each gang's PodGroup once kube-scheduler holds all its pods, and creates a waiting one again when room is freed (kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
+	Gangs            bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all, as Batsim places a job; on by default with the bundled kube-scheduler (1.37+, run with --feature-gates=GenericWorkload=true; Batkube creates each gang's PodGroup once kube-scheduler holds all its pods, and creates a waiting one again when room is freed, since kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
+	NoGangs          bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
 	Objects          []string      `long:"objects" value-name:"FILE" description:"Kubernetes objects (YAML or JSON manifest) the cluster starts with, e.g. the PriorityClasses a workload's pods name (repeatable)"`
 	APIPort          int           `long:"port" default:"0" description:"port of the API server on 127.0.0.1 (0: a free one)"`
 	BatsimPort       int           `long:"batsim-port" default:"0" description:"port of the Batsim socket on 127.0.0.1 (0: a free one)"`
@@ -96,6 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		NoScheduler:       opts.NoScheduler,
 		DynamicJobs:       opts.DynamicJobs,
 		Gangs:             opts.Gangs,
+		NoGangs:           opts.NoGangs,
 		Objects:           opts.Objects,
 		APIPort:           opts.APIPort,
 		BatsimPort:        opts.BatsimPort,

@@ -49,6 +49,7 @@ type simulationOptions struct {
 	Endpoint           string        `long:"batsim-endpoint" default:"tcp://127.0.0.1:28000" description:"ZeroMQ endpoint the decision process binds (Batsim's -s)"`
 	Epoch              string        `long:"epoch" default:"2026-01-01T00:00:00Z" description:"wall-clock instant of simulated time 0, for object timestamps (RFC 3339)"`
 	Namespace          string        `long:"namespace" default:"default" description:"namespace of the pods of the workload's jobs"`
+	SharedHosts        bool          `long:"shared-hosts" description:"pods of a job whose profile requests no cpu or memory (Batsim's own workloads) request nothing and may be packed onto any node; by default each asks for one batkube.io/host (every node has one), so such a job holds its hosts alone, as a Batsim job holds its res hosts"`
 	SchedulerName      string        `long:"scheduler-name" default:"default-scheduler" description:"schedulerName of pods whose profile names none"`
 	DefaultCPU         string        `long:"node-default-cpu" default:"1" description:"cores of a host that has no cpu/core property"`
 	DefaultMemory      string        `long:"node-default-memory" default:"16Gi" description:"memory of a host that has no memory property"`
@@ -232,7 +233,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 			ReleaseAllGroups: sim.ReleaseAllGroups},
 		Broker: broker.Options{
 			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},
-			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName, Gangs: gangs},
+			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName, Gangs: gangs, ExclusiveHosts: !sim.SharedHosts},
 			MaxSettle:          sim.MaxSettle,
 			BackoffMin:         sim.BackoffMin,
 			BackoffMax:         sim.BackoffMax,

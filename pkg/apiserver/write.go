@@ -135,6 +135,19 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 	return st, nil
 }
 
+// Update changes an object as a client's PUT would (defaults, validation,
+// status kept out of the main resource) but without admission: the
+// simulation's own objects. change gets the current object, which it must
+// not modify (DeepCopy it), and returns the new one.
+func (s *Server) Update(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string,
+	change func(cur store.Object) (store.Object, error)) (*store.Stored, error) {
+	r, ok := s.catalog.byGVR[gvr]
+	if !ok {
+		return nil, fmt.Errorf("apiserver: %s is not served", gvr)
+	}
+	return s.update(ctx, r, namespace, name, "", false, change)
+}
+
 // errDryRun aborts a store update after a dry run computed its result.
 var errDryRun = errors.New("dry run")
 

@@ -58,19 +58,23 @@ func (r *run) begin(ctx context.Context, d batsim.SimulationBegins) error {
 	if !d.AllowComputeSharing {
 		r.log.Warn("Batsim runs without compute sharing: a node can run one pod at a time; run batsim with --enable-compute-sharing for Kubernetes semantics")
 	}
-	for _, res := range d.ComputeResources {
-		h := translate.Host{ID: res.ID, Name: res.Name, Properties: res.Properties, ZoneProperties: res.ZoneProperties}
-		if translate.IsMaster(h) {
-			continue
-		}
-		node, err := translate.Node(h, r.opts.Nodes)
+	hosts := make([]translate.Host, len(d.ComputeResources))
+	for i, res := range d.ComputeResources {
+		hosts[i] = translate.Host{ID: res.ID, Name: res.Name, Properties: res.Properties, ZoneProperties: res.ZoneProperties}
+	}
+	nodes, err := translate.Nodes(hosts, r.opts.Nodes)
+	if err != nil {
+		return err
+	}
+	for _, node := range nodes {
+		id, err := translate.ResourceID(node)
 		if err != nil {
 			return err
 		}
 		if _, err := r.api.Create(ctx, nodesGVR, node); err != nil {
-			return fmt.Errorf("creating node %s: %w", node.Name, err)
+			return fmt.Errorf("creating node %s (Batsim host %q): %w", node.Name, node.Annotations[translate.HostNameKey], err)
 		}
-		r.nodes.add(node, res.ID)
+		r.nodes.add(node, id)
 	}
 	r.begun.Store(true)
 	return nil
@@ -125,11 +129,14 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 	r.pods.created(j)
 	if group != nil {
 		if rel, ok := r.opts.Settle.(settle.GroupReleaser); ok && rel.ReleasesGroups() {
-			// The policy creates it once the scheduler holds all its pods.
+			// Created held: the policy releases it once the scheduler holds
+			// all its pods, and whenever it may fit again.
 			ref := settle.GroupRef{Namespace: group.Namespace, Name: group.Name}
-			r.heldGroups[ref] = group
+			r.gangs[ref] = group
 			rel.Hold(ref)
-		} else if _, err := r.api.Create(ctx, podGroupsGVR, group); err != nil {
+			group = heldGroup(group)
+		}
+		if _, err := r.api.Create(ctx, podGroupsGVR, group); err != nil {
 			return fmt.Errorf("creating pod group %s/%s of job %s: %w", group.Namespace, group.Name, d.JobID, err)
 		}
 	}

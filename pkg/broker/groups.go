@@ -3,69 +3,92 @@ package broker
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/batkube/batkube/pkg/settle"
+	"github.com/batkube/batkube/pkg/store"
 	"github.com/batkube/batkube/pkg/translate"
 )
 
-// releaseGroups creates the pod groups a settle verdict releases: a gang's
-// group held back since its submission is created; a group that exists is
-// deleted and created again, the same but for its status (what the
-// scheduler wrote) and its identity. kube-scheduler attempts a pod group
-// as soon as it appears, with all the pods it holds for it, whereas it
-// retries one it has seen only on a back-off of real time.
-func (r *run) releaseGroups(ctx context.Context, refs []settle.GroupRef) error {
-	for _, ref := range refs {
-		if group, held := r.heldGroups[ref]; held {
-			delete(r.heldGroups, ref)
-			if _, err := r.api.Create(ctx, podGroupsGVR, group); err != nil {
-				return fmt.Errorf("creating pod group %s: %w", ref, err)
+// Gangs whose attempts the settle policy decides (settle.GroupReleaser).
+//
+// kube-scheduler 1.37 retries a pod group it could not place only on a
+// back-off of real time, whatever the cluster does meanwhile; and a group
+// that appears with its pods all known is attempted at once, but may be
+// popped before all of them have joined it. So Batkube, which owns its
+// gangs' PodGroups as a workload controller would, creates each one held:
+// a gang policy whose minCount is one more than the gang's pods, which
+// kube-scheduler's GangScheduling keeps gated with all the pods it is
+// given. Releasing it sets minCount to the gang's size: kube-scheduler
+// moves the whole group, with all its pods, to its active queue and
+// attempts it at once (minCount may change: the field is mutable, for
+// workload scaling). A released group that did not fit waits on the
+// back-off: to attempt it again, Batkube holds it again (deletes it and
+// creates it held), then releases it.
+
+// heldGroup returns a copy of a gang's released group, held.
+func heldGroup(released *schedulingv1beta1.PodGroup) *schedulingv1beta1.PodGroup {
+	g := released.DeepCopy()
+	if gang := g.Spec.SchedulingPolicy.Gang; gang != nil {
+		gang.MinCount++
+	}
+	return g
+}
+
+// actOnGroups does what a settle verdict asks of the gangs.
+func (r *run) actOnGroups(ctx context.Context, actions []settle.GroupAction) error {
+	for _, a := range actions {
+		released, ok := r.gangs[a.Group]
+		if !ok {
+			continue // gone with its job meanwhile
+		}
+		if a.Release {
+			if err := r.setMinCount(ctx, released); err != nil {
+				return err
 			}
 			continue
 		}
-		cur, err := r.store.Get(podGroupsGVR.GroupResource(), ref.Namespace, ref.Name)
-		if apierrors.IsNotFound(err) {
-			continue // gone with its job meanwhile
+		if _, err := r.api.Delete(ctx, podGroupsGVR, a.Group.Namespace, a.Group.Name); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting pod group %s to hold it again: %w", a.Group, err)
 		}
-		if err != nil {
-			return fmt.Errorf("reading pod group %s: %w", ref, err)
-		}
-		old, ok := cur.Object().(*schedulingv1beta1.PodGroup)
-		if !ok {
-			return fmt.Errorf("pod group %s: stored as %T", ref, cur.Object())
-		}
-		fresh := &schedulingv1beta1.PodGroup{
-			TypeMeta: old.TypeMeta,
-			ObjectMeta: metav1.ObjectMeta{Name: old.Name, Namespace: old.Namespace, Labels: maps.Clone(old.Labels),
-				Annotations: maps.Clone(old.Annotations), OwnerReferences: old.OwnerReferences},
-			Spec: *old.Spec.DeepCopy(),
-		}
-		if _, err := r.api.Delete(ctx, podGroupsGVR, ref.Namespace, ref.Name); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting pod group %s to create it again: %w", ref, err)
-		}
-		if _, err := r.api.Create(ctx, podGroupsGVR, fresh); err != nil {
-			return fmt.Errorf("creating pod group %s again: %w", ref, err)
+		if _, err := r.api.Create(ctx, podGroupsGVR, heldGroup(released)); err != nil {
+			return fmt.Errorf("creating pod group %s again, held: %w", a.Group, err)
 		}
 	}
 	return nil
 }
 
+// setMinCount releases a gang: its group's minCount becomes its size.
+func (r *run) setMinCount(ctx context.Context, released *schedulingv1beta1.PodGroup) error {
+	want := released.Spec.SchedulingPolicy.Gang
+	_, err := r.api.Update(ctx, podGroupsGVR, released.Namespace, released.Name, func(cur store.Object) (store.Object, error) {
+		pg, ok := cur.(*schedulingv1beta1.PodGroup)
+		if !ok {
+			return nil, fmt.Errorf("pod group %s/%s: stored as %T", released.Namespace, released.Name, cur)
+		}
+		pg = pg.DeepCopy()
+		pg.Spec.SchedulingPolicy.Gang = want.DeepCopy()
+		return pg, nil
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("releasing pod group %s/%s: %w", released.Namespace, released.Name, err)
+	}
+	return nil
+}
+
 // deletePodGroup deletes the PodGroup of a forgotten multi-host job, if it
-// has one (translate.PodGroup), or forgets it if it was still held back.
+// has one (translate.PodGroup).
 func (r *run) deletePodGroup(ctx context.Context, j *job) {
 	if r.opts.Pods.Gangs != translate.GangsPodGroup || len(j.pods) < 2 {
 		return
 	}
 	ref := settle.GroupRef{Namespace: j.pods[0].namespace, Name: translate.PodGroupName(string(j.id))}
-	if _, held := r.heldGroups[ref]; held {
-		delete(r.heldGroups, ref)
-		return
-	}
+	delete(r.gangs, ref)
 	if _, err := r.api.Delete(ctx, podGroupsGVR, ref.Namespace, ref.Name); err != nil && !apierrors.IsNotFound(err) {
 		r.log.Warn("cannot delete the pod group of a finished job", "job", j.id, "podGroup", ref.String(), "err", err)
 	}

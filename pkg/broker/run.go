@@ -54,9 +54,9 @@ type run struct {
 	awaiting                 map[batsim.JobID]resubmission
 	// pods writes _pods.csv (nil: off).
 	pods *podLog
-	// heldGroups are the PodGroups of gangs whose creation the settle
-	// policy decides (settle.GroupReleaser), until it releases them.
-	heldGroups map[settle.GroupRef]*schedulingv1beta1.PodGroup
+	// gangs are the PodGroups of the gangs whose attempts the settle
+	// policy decides (settle.GroupReleaser), as translated (released).
+	gangs map[settle.GroupRef]*schedulingv1beta1.PodGroup
 
 	step stepState
 }
@@ -83,7 +83,7 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		profilesSent: map[string]bool{},
 		profileCache: translate.NewProfiles(),
 		awaiting:     map[batsim.JobID]resubmission{},
-		heldGroups:   map[settle.GroupRef]*schedulingv1beta1.PodGroup{},
+		gangs:        map[settle.GroupRef]*schedulingv1beta1.PodGroup{},
 		pods:         newPodLog(b.opts.PodsCSV, st),
 	}
 	r.settle = settler{policy: b.opts.Settle, stats: settle.Stats{Policy: b.opts.Settle.Name()}}

@@ -106,11 +106,17 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 			}
 			return end(settle.Silent)
 		}
-		if len(v.Release) > 0 {
-			if err := r.releaseGroups(ctx, v.Release); err != nil {
+		if len(v.Groups) > 0 {
+			if err := r.actOnGroups(ctx, v.Groups); err != nil {
 				return err
 			}
-			s.stats.Releases += len(v.Release)
+			for _, a := range v.Groups {
+				if a.Release {
+					s.stats.Releases++
+				} else {
+					s.stats.Holds++
+				}
+			}
 			s.activity = time.Now()
 			continue
 		}

@@ -48,8 +48,11 @@ type Scheduler struct {
 	// Sidecars are started beside the scheduler (--sidecar-cmd).
 	Sidecars    []string `json:"sidecars,omitempty"`
 	DynamicJobs bool     `json:"dynamicJobs,omitempty"`
-	// Gangs maps multi-host jobs onto pod groups (--gangs).
-	Gangs bool `json:"gangs,omitempty"`
+	// Gangs maps multi-host jobs onto pod groups (--gangs; the default
+	// with kube-scheduler 1.37+); NoGangs keeps independent pods
+	// (--no-gangs).
+	Gangs   bool `json:"gangs,omitempty"`
+	NoGangs bool `json:"noGangs,omitempty"`
 	// Repetitions, if set, replaces the campaign's for this scheduler.
 	Repetitions int `json:"repetitions,omitempty"`
 }

@@ -154,6 +154,6 @@ func (r Run) Config(base launch.Config, out string) launch.Config {
 	s := r.Scheduler
 	cfg.SchedulerCommand, cfg.SchedulerConfig, cfg.KubeScheduler = s.SchedulerCmd, s.SchedulerConfig, s.KubeScheduler
 	cfg.KubeSchedulerArgs, cfg.ServerArgs, cfg.Sidecars, cfg.DynamicJobs = s.KubeSchedulerArgs, s.ServerArgs, s.Sidecars, s.DynamicJobs
-	cfg.Gangs = s.Gangs
+	cfg.Gangs, cfg.NoGangs = s.Gangs, s.NoGangs
 	return cfg
 }

@@ -75,6 +75,7 @@ func TestGangSchedulingNeverBindsPartly(t *testing.T) {
 
 	t.Run("independent-pods", func(t *testing.T) {
 		s := newSimulation(t, platform4, gangWorkload)
+		s.cfg.NoGangs = true
 		sum := s.mustRun(10 * time.Minute)
 		partly := 0
 		for _, parts := range boundInstants(t, s) {

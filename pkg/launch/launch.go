@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,8 +82,10 @@ type Config struct {
 	// job's hosts) that its pods reference, so that they are bound all at
 	// once or not at all. The bundled kube-scheduler (1.37 or later) gets
 	// the GenericWorkload feature gate; another scheduler must understand
-	// pod groups itself.
-	Gangs bool
+	// pod groups itself. With a kube-scheduler 1.37 or later started by
+	// the run, gangs are on unless NoGangs: multi-host jobs are placed all
+	// at once, as in Batsim.
+	Gangs, NoGangs bool
 	// Objects are manifests (YAML or JSON) of the Kubernetes objects the
 	// cluster starts with, such as the PriorityClasses pods name.
 	Objects []string
@@ -198,6 +201,9 @@ type run struct {
 	// kube is the plan for a kube-scheduler the run starts (nil for
 	// another scheduler, or none).
 	kube *kubeScheduler
+	// gangs: multi-host jobs are pod groups (Config.Gangs, or by default
+	// with a kube-scheduler that schedules them).
+	gangs bool
 }
 
 // kubeScheduler is how a run starts a kube-scheduler.
@@ -369,7 +375,7 @@ func (r *run) startServer(ctx context.Context) error {
 		}
 		args = append(args, "--objects", abs)
 	}
-	if r.cfg.Gangs {
+	if r.gangs {
 		args = append(args, "--gangs=podgroup")
 	}
 	args = append(args, r.cfg.ServerArgs...)
@@ -428,7 +434,7 @@ func (r *run) startScheduler() error {
 		// the scrapes authenticated and authorised by asking the server.
 		"--secure-port", strconv.Itoa(k.metricsPort), "--bind-address", "127.0.0.1",
 		"--authentication-kubeconfig", r.kubeconfig, "--authorization-kubeconfig", r.kubeconfig}
-	if r.cfg.Gangs {
+	if r.gangs {
 		args = append(args, "--feature-gates=GenericWorkload=true")
 	}
 	args = append(args, r.cfg.KubeSchedulerArgs...)
@@ -463,6 +469,7 @@ func (r *run) planKubeScheduler() error {
 	if r.cfg.Gangs && minor < gangsMinMinor {
 		return fmt.Errorf("launch: gangs (pod groups) need kube-scheduler 1.%d or later; %s is %s", gangsMinMinor, bin, version)
 	}
+	r.gangs = !r.cfg.NoGangs && (r.cfg.Gangs || minor >= gangsMinMinor)
 	config := filepath.Join(r.cfg.OutDir, "kube-scheduler.yaml")
 	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor, func(s string) (string, error) {
 		out, _, err := r.expand(s)
@@ -557,15 +564,25 @@ func (r *run) wait(ctx context.Context) error {
 	return nil
 }
 
-// failed describes a failed run: the failure of the server and of Batsim
-// (the one that failed first is usually the cause; both are shown with the
-// end of their logs), and the scheduler's if it had ended before.
+// failed describes a failed run: first the process that failed first
+// (usually the cause: Batsim fails when the server it talks to does, and
+// the other way round) with the last line of its log, then the failure of
+// each of the server and Batsim with the end of its log, and the
+// scheduler's if it had ended before.
 func (r *run) failed(schedulerErr error) error {
-	var parts []string
+	var failed []*process
 	for _, p := range []*process{r.server, r.batsim} {
 		if p != nil && p.exited() && p.err != nil {
-			parts = append(parts, p.failure().Error())
+			failed = append(failed, p)
 		}
+	}
+	slices.SortStableFunc(failed, func(a, b *process) int { return a.ended.Compare(b.ended) })
+	var parts []string
+	if len(failed) > 0 {
+		parts = append(parts, fmt.Sprintf("%s failed first: %s", failed[0].name, failed[0].lastLine()))
+	}
+	for _, p := range failed {
+		parts = append(parts, p.failure().Error())
 	}
 	if schedulerErr != nil {
 		parts = append(parts, "the scheduler had ended before: "+schedulerErr.Error())

@@ -17,6 +17,7 @@ type process struct {
 	log     *os.File
 	done    chan struct{} // closed once the process has been waited for
 	err     error         // its exit status, once done
+	ended   time.Time     // when it was found ended, once done
 	rss     *peakRSS
 }
 
@@ -43,6 +44,7 @@ func startProcess(name, logPath string, env []string, argv ...string) (*process,
 	go rss.follow(p.done)
 	go func() {
 		p.err = cmd.Wait()
+		p.ended = time.Now()
 		f.Close()
 		close(p.done)
 	}()
@@ -87,6 +89,13 @@ func (p *process) stop(grace time.Duration) {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
+}
+
+// lastLine returns the last non-empty line of the process's log (a
+// failed command's own error message, as Batkube's commands end).
+func (p *process) lastLine() string {
+	lines := bytes.Split(bytes.TrimSpace([]byte(tail(p.logPath, 12))), []byte("\n"))
+	return string(bytes.TrimSpace(lines[len(lines)-1]))
 }
 
 // failure describes how the process ended badly, with the end of its log.

@@ -288,11 +288,15 @@ func (r *Run) readPlatform(path string, opts translate.NodeOptions) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	for _, res := range p.Resources {
-		n, err := translate.Node(translate.Host{ID: res.ID, Name: res.Name, Properties: res.Properties, ZoneProperties: res.ZoneProperties}, opts)
-		if err != nil {
-			return fmt.Errorf("report: platform %s: %w", path, err)
-		}
+	hosts := make([]translate.Host, len(p.Resources))
+	for i, res := range p.Resources {
+		hosts[i] = translate.Host{ID: res.ID, Name: res.Name, Properties: res.Properties, ZoneProperties: res.ZoneProperties}
+	}
+	nodes, err := translate.Nodes(hosts, opts)
+	if err != nil {
+		return fmt.Errorf("report: platform %s: %w", path, err)
+	}
+	for _, n := range nodes {
 		r.Nodes = append(r.Nodes, Node{Name: n.Name, Allocatable: requestOf(n.Status.Allocatable)})
 	}
 	return nil

@@ -68,12 +68,12 @@ type Verdict struct {
 	// without a proof that the scheduler is done (a scheduler whose state
 	// cannot be read completely): the step is reported as not exact.
 	Unproven string
-	// Release, when not Done, names pod groups (namespace/name) the broker
-	// must create, or delete and create again, before asking again: the
-	// scheduler attempts a pod group at once when it appears, whereas it
-	// retries one it has seen only on a back-off of real time (see
-	// package kubescheduler).
-	Release []GroupRef
+	// Groups, when not Done, are what the broker must do to pod groups it
+	// holds (GroupReleaser) before asking again: release a held group so
+	// that the scheduler attempts it at this instant, or hold again one
+	// that the scheduler keeps on its real-time back-off (see package
+	// kubescheduler).
+	Groups []GroupAction
 	// RetryAfter, when not Done, is when to ask again if nothing changes
 	// meanwhile (0: at the next change only).
 	RetryAfter time.Duration
@@ -87,10 +87,29 @@ type GroupRef struct{ Namespace, Name string }
 
 func (g GroupRef) String() string { return g.Namespace + "/" + g.Name }
 
-// GroupReleaser is implemented by policies that decide when the pod groups
-// of gangs are created (Verdict.Release): the broker then creates a gang's
-// pods at its submission, holds its PodGroup back (Hold) and creates it
-// once a verdict releases it.
+// GroupAction is what the broker must do to one of the pod groups it
+// holds.
+type GroupAction struct {
+	Group GroupRef
+	// Release: set the gang's minCount to its pods' number, so that the
+	// scheduler attempts it, all its pods at once; otherwise Hold: delete
+	// the group and create it again held (minCount one more than its
+	// pods), so that it waits, gated, for its next release.
+	Release bool
+}
+
+func (a GroupAction) String() string {
+	if a.Release {
+		return "release " + a.Group.String()
+	}
+	return "hold " + a.Group.String()
+}
+
+// GroupReleaser is implemented by policies that decide when the gangs'
+// pod groups are attempted: the broker then creates each gang's PodGroup
+// held (a gang policy whose minCount is one more than its pods, which the
+// scheduler keeps gated), tells the policy (Hold), and acts on the
+// verdicts' GroupActions.
 type GroupReleaser interface {
 	ReleasesGroups() bool
 	Hold(g GroupRef)
@@ -143,9 +162,10 @@ type Stats struct {
 	Quiet          int `json:"quiet"`
 	MaxWait        int `json:"maxWait"`
 	Unproven       int `json:"unproven"`
-	// Releases counts the pod groups created or created again at a
-	// policy's request (Verdict.Release).
+	// Releases counts the pod groups released at a policy's request, and
+	// Holds those held again (Verdict.Groups).
 	Releases int `json:"releases,omitempty"`
+	Holds    int `json:"holds,omitempty"`
 	// Checks counts the times the broker asked the policy; Probes the
 	// times the policy looked at the scheduler (for kube-scheduler, its
 	// metrics scrapes).

@@ -103,6 +103,12 @@ type PodOptions struct {
 	Image         string // container image; default "batkube/job"
 	// Gangs groups the pods of multi-host jobs (default GangsOff).
 	Gangs Gangs
+	// ExclusiveHosts makes the pods of a job that requests no resource
+	// (a Batsim job whose profile gives no cpu or memory, as in Batsim's
+	// own workloads) ask for one HostResource each: every node has one, so
+	// such a job holds its hosts alone, as a Batsim job holds its res
+	// hosts, instead of being packed with others onto any node.
+	ExclusiveHosts bool
 	// Profiles, if set, caches the jobs' profiles by Job.ProfileKey.
 	Profiles *Profiles
 }
@@ -162,6 +168,11 @@ func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
 			c.Resources.Requests[k] = v
 		}
 	}
+	if opts.ExclusiveHosts && requestsNothing(base) {
+		one := *resource.NewQuantity(1, resource.DecimalSI)
+		c.Resources.Requests = corev1.ResourceList{HostResource: one}
+		c.Resources.Limits = corev1.ResourceList{HostResource: one.DeepCopy()} // an extended resource's limit equals its request
+	}
 	if job.Walltime > 0 {
 		secs := int64(math.Ceil(job.Walltime))
 		base.Spec.ActiveDeadlineSeconds = &secs
@@ -186,6 +197,19 @@ func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
 		pods[i] = p
 	}
 	return pods, nil
+}
+
+// requestsNothing reports whether no container of pod requests or limits
+// any resource.
+func requestsNothing(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for _, c := range cs {
+			if len(c.Resources.Requests) > 0 || len(c.Resources.Limits) > 0 {
+				return false
+			}
+		}
+	}
+	return len(pod.Spec.Overhead) == 0
 }
 
 // podTemplate returns a copy of the job's or the profile's pod_template

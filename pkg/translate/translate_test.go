@@ -45,7 +45,6 @@ func TestNodeErrors(t *testing.T) {
 		"bad core":   {Name: "n", Properties: map[string]string{"core": "many"}},
 		"bad taint":  {Name: "n", Properties: map[string]string{"taint:x": "NoSchedule"}},
 		"bad effect": {Name: "n", Properties: map[string]string{"taint:x": "v:Sometimes"}},
-		"bad name":   {Name: "Node_1"},
 	} {
 		if _, err := Node(h, NodeOptions{}); err == nil {
 			t.Errorf("%s: got no error", name)
@@ -53,6 +52,58 @@ func TestNodeErrors(t *testing.T) {
 	}
 	if !IsMaster(Host{Properties: map[string]string{"role": "master"}}) || IsMaster(Host{Properties: map[string]string{"role": ""}}) {
 		t.Error("IsMaster misreads the role property")
+	}
+}
+
+// TestNodeNamesFromBatsimHosts: Batsim's host names need not be node names
+// (small_platform.xml's Bourassa, Jupiter...; underscores; dots): each gets
+// a valid, unique one, keeps its own in an annotation (and a label when it
+// is a valid label value), and its resource id; a name valid already is
+// kept; several hosts that would share a name are told apart by their
+// resource ids, but for the one whose own name it is.
+func TestNodeNamesFromBatsimHosts(t *testing.T) {
+	hosts := []Host{
+		{ID: 0, Name: "Bourassa"},
+		{ID: 1, Name: "node_1"},
+		{ID: 2, Name: "node-1"}, // node_1's name, its own
+		{ID: 3, Name: "Node-1"},
+		{ID: 4, Name: "master_host", Properties: map[string]string{"role": "master"}},
+		{ID: 5, Name: "cor_0_example_cpu_0_example_node_0_clu_0_and_a_very_long_name_indeed_beyond_63"},
+		{ID: 6, Name: "a.-b"},
+		{ID: 7, Name: "___"},
+		{ID: 8, Name: "jupiter.cluster.fr"},
+	}
+	nodes, err := Nodes(hosts, NodeOptions{DefaultCPU: resource.MustParse("1"), DefaultMemory: resource.MustParse("1Gi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{0: "bourassa", 1: "node-1-1", 2: "node-1", 3: "node-1-3",
+		5: "cor-0-example-cpu-0-example-node-0-clu-0-and-a-very-long-name-i", 6: "a--b", 7: "host", 8: "jupiter.cluster.fr"}
+	if len(nodes) != len(want) {
+		t.Fatalf("%d nodes, want %d (the master host is no node)", len(nodes), len(want))
+	}
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		id, err := ResourceID(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Name != want[id] {
+			t.Errorf("host %d (%q): node %q, want %q", id, hosts[id].Name, n.Name, want[id])
+		}
+		if errs := validation.IsDNS1123Subdomain(n.Name); len(errs) > 0 || seen[n.Name] {
+			t.Errorf("node %q: invalid (%v) or not unique", n.Name, errs)
+		}
+		seen[n.Name] = true
+		if n.Annotations[HostNameKey] != hosts[id].Name || n.Labels[corev1.LabelHostname] != n.Name {
+			t.Errorf("node %q: annotations %v, labels %v: want the host's own name kept and the hostname label the node's", n.Name, n.Annotations, n.Labels)
+		}
+		if v, ok := n.Labels[HostNameKey]; ok != (len(validation.IsValidLabelValue(hosts[id].Name)) == 0) || ok && v != hosts[id].Name {
+			t.Errorf("node %q: host-name label %q (%t)", n.Name, v, ok)
+		}
+		if q := n.Status.Allocatable[HostResource]; q.Value() != 1 {
+			t.Errorf("node %q: %s %s, want 1", n.Name, HostResource, q.String())
+		}
 	}
 }
 
@@ -160,5 +211,48 @@ func TestJobPodTemplateNullOverridesTheProfiles(t *testing.T) {
 		if got := pods[0].Spec.PriorityClassName; got != c.want {
 			t.Errorf("job fields %s: priorityClassName %q, want %q", c.fields["pod_template"], got, c.want)
 		}
+	}
+}
+
+// TestExclusiveHostsForJobsThatRequestNothing: with ExclusiveHosts, the
+// pods of a job whose profile requests nothing (Batsim's delay and
+// computing profiles) ask for one batkube.io/host each, request and limit,
+// so that a job holds its hosts alone as in Batsim; a job that requests
+// cpu or memory, or whose pod template does, is left as it is; without
+// the option nothing is added.
+func TestExclusiveHostsForJobsThatRequestNothing(t *testing.T) {
+	opts := PodOptions{ExclusiveHosts: true}
+	for _, tc := range []struct {
+		name      string
+		job       Job
+		exclusive bool
+	}{
+		{"delay without requests", Job{ID: "w0!1", Res: 3, Profile: map[string]json.RawMessage{"type": raw(`"delay"`), "delay": raw(`10`)}}, true},
+		{"computing profile (cpu is flops)", Job{ID: "w0!2", Res: 2, Profile: map[string]json.RawMessage{"type": raw(`"parallel_homogeneous"`), "cpu": raw(`1e9`), "com": raw(`0`)}}, true},
+		{"delay with cpu", Job{ID: "w0!3", Res: 1, Profile: map[string]json.RawMessage{"type": raw(`"delay"`), "delay": raw(`10`), "cpu": raw(`2`)}}, false},
+		{"template with requests", Job{ID: "w0!4", Res: 1, Profile: map[string]json.RawMessage{"type": raw(`"delay"`), "delay": raw(`10`),
+			"pod_template": raw(`{"spec":{"containers":[{"name":"c","resources":{"requests":{"nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpu":"1"}}}]}}`)}}, false},
+	} {
+		pods, err := Pods(tc.job, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, p := range pods {
+			res := p.Spec.Containers[0].Resources
+			req, lim := res.Requests[HostResource], res.Limits[HostResource]
+			if got := req.Value() == 1 && lim.Value() == 1; got != tc.exclusive {
+				t.Errorf("%s: pod %s resources %v: exclusive %t, want %t", tc.name, p.Name, res, got, tc.exclusive)
+			}
+			if tc.exclusive && len(res.Requests) != 1 {
+				t.Errorf("%s: requests %v, want only %s", tc.name, res.Requests, HostResource)
+			}
+		}
+		if len(pods) != max(tc.job.Res, 1) {
+			t.Errorf("%s: %d pods, want %d", tc.name, len(pods), tc.job.Res)
+		}
+	}
+	pods, err := Pods(Job{ID: "w0!5", Res: 1, Profile: map[string]json.RawMessage{"type": raw(`"delay"`), "delay": raw(`1`)}}, PodOptions{})
+	if err != nil || len(pods[0].Spec.Containers[0].Resources.Requests) != 0 {
+		t.Errorf("without ExclusiveHosts: %v, requests %v; want none", err, pods[0].Spec.Containers[0].Resources.Requests)
 	}
 }

@@ -31,6 +31,7 @@ const (
 	eventNodeTaint         = "NodeUpdateNodeTaint"
 	eventPodGroupAdd       = "scheduling.k8s.io/PodGroupAdd"
 	eventPodGroupDelete    = "scheduling.k8s.io/PodGroupDelete"
+	eventPodGroupUpdate    = "scheduling.k8s.io/PodGroupUpdate"
 	// Feature gates the policy reads (kubernetes_feature_enabled).
 	gateGenericWorkload = "GenericWorkload"
 	gateAsyncPreemption = "SchedulerAsyncPreemption"

@@ -46,16 +46,20 @@ type room struct{ alloc, used podres.List }
 
 // group is what the policy knows of one pod group.
 type group struct {
-	// waiting counts its pods that should be in the scheduler's queues.
-	waiting int
-	// exists: the PodGroup object is in the cluster; held: the broker
-	// holds back its creation until the policy releases it.
-	exists, held bool
-	// createdRV is the resourceVersion of the object's latest creation;
-	// needRV that of the latest change after which the scheduler must
-	// attempt the group again: one of its pods added, an error in its
-	// last attempt.
-	createdRV, needRV uint64
+	// waiting counts its pods that should be in the scheduler's queues,
+	// assigned those bound to nodes (in the scheduler's view).
+	waiting, assigned int
+	// exists: the PodGroup object is in the cluster; owned: the broker
+	// created it held and acts on it (Hold).
+	exists, owned bool
+	// minCount is its gang's (1 for a group without a gang policy).
+	minCount int
+	// releasedRV is the resourceVersion at which it last became
+	// schedulable (created, or its minCount lowered, to at most its
+	// pods); needRV that of the latest change after which the scheduler
+	// must attempt it again: one of its pods added, an error in its last
+	// attempt.
+	releasedRV, needRV uint64
 	// errors counts the attempts in a row that ended in an error before
 	// the fit was known, since room was last freed; once above
 	// maxErrorReleases the group is left to the scheduler's own retries,
@@ -63,13 +67,13 @@ type group struct {
 	errors int
 	// errorRoomRV is the roomRV of the latest such error.
 	errorRoomRV uint64
-	// members holds the requests of its waiting pods, by name; minCount
-	// is its gang's (1 for a group without a gang policy).
-	members  map[string]podres.List
-	minCount int
-	// assigned counts its pods bound to nodes (in the scheduler's view).
-	assigned int
+	// members holds the requests of its waiting pods, by name.
+	members map[string]podres.List
 }
+
+// held reports whether the scheduler keeps the group gated: its gang asks
+// for more pods than it has (GangScheduling's PreEnqueue).
+func (g *group) held() bool { return g.exists && g.minCount > g.waiting+g.assigned }
 
 // maxErrorReleases bounds the releases of a group whose attempts end in
 // errors at one state of the nodes (an extender that keeps failing).
@@ -125,8 +129,7 @@ func (e *expected) observe(c store.Change) {
 		}
 		e.unbound += b2i(e.waiting(cur)) - b2i(e.waiting(prev))
 		e.gated += b2i(e.waiting(cur) && len(cur.Spec.SchedulingGates) > 0) - b2i(e.waiting(prev) && len(prev.Spec.SchedulingGates) > 0)
-		e.countMember(prev, -1, c.RV)
-		e.countMember(cur, +1, c.RV)
+		e.member(prev, cur, c.RV)
 		e.place(prev, -1)
 		e.place(cur, +1)
 		if inView(prev) && assigned(prev) && !(inView(cur) && assigned(cur)) {
@@ -172,18 +175,25 @@ func (e *expected) observe(c store.Change) {
 		g := e.group(ref)
 		switch c.Type {
 		case watch.Added:
-			g.exists, g.held, g.createdRV = true, false, c.RV
-			g.minCount = 1
-			if gang := pg.Spec.SchedulingPolicy.Gang; gang != nil {
-				g.minCount = int(gang.MinCount)
+			g.exists, g.minCount = true, minCount(pg)
+			if !g.held() {
+				g.releasedRV = c.RV
 			}
 			e.expect(eventPodGroupAdd)
 		case watch.Deleted:
 			g.exists = false
 			e.expect(eventPodGroupDelete)
 		default:
+			wasHeld := g.held()
+			g.minCount = minCount(pg)
+			if wasHeld && !g.held() {
+				g.releasedRV = c.RV
+			}
+			e.expect(eventPodGroupUpdate)
 			prev := podGroupOf(c.Prev)
 			switch {
+			case scheduledCondition(pg) == nil:
+				// Batkube's own writes (released, held again): no attempt yet.
 			case !schedulerError(pg):
 				g.errors = 0 // attempted to the end: whether it fits is known
 			case schedulerError(prev) && errorMessage(prev) == errorMessage(pg):
@@ -197,6 +207,14 @@ func (e *expected) observe(c store.Change) {
 		}
 		e.dropIfIdle(ref, g)
 	}
+}
+
+// minCount is a pod group's gang minCount (1 without a gang policy).
+func minCount(pg *schedulingv1beta1.PodGroup) int {
+	if gang := pg.Spec.SchedulingPolicy.Gang; gang != nil {
+		return int(gang.MinCount)
+	}
+	return 1
 }
 
 // schedulerError reports whether the scheduler's last attempt of the
@@ -249,42 +267,51 @@ func (e *expected) group(ref settle.GroupRef) *group {
 
 // dropIfIdle forgets a group with nothing left to know.
 func (e *expected) dropIfIdle(ref settle.GroupRef, g *group) {
-	if g.waiting == 0 && g.assigned <= 0 && !g.exists && !g.held {
+	if g.waiting == 0 && g.assigned <= 0 && !g.exists {
 		delete(e.groups, ref)
 	}
 }
 
-// hold records that the broker holds back the creation of ref.
-func (e *expected) hold(ref settle.GroupRef) {
-	if g := e.group(ref); !g.exists {
-		g.held = true
+// own records that the broker created ref held and acts on it.
+func (e *expected) own(ref settle.GroupRef) { e.group(ref).owned = true }
+
+// member follows the waiting pods of pod groups through a change of a pod
+// from prev to cur (nil: absent): a pod that starts waiting in a group
+// at rv makes the group need an attempt with it.
+func (e *expected) member(prev, cur *corev1.Pod, rv uint64) {
+	prevRef, wasMember := e.groupOf(prev)
+	curRef, isMember := e.groupOf(cur)
+	if wasMember && isMember && prevRef == curRef {
+		e.groups[curRef].members[cur.Name] = podres.Requests(cur)
+		return
+	}
+	if wasMember {
+		g := e.group(prevRef)
+		g.waiting--
+		delete(g.members, prev.Name)
+		e.dropIfIdle(prevRef, g)
+	}
+	if isMember {
+		g := e.group(curRef)
+		g.waiting++
+		if g.members == nil {
+			g.members = map[string]podres.List{}
+		}
+		g.members[cur.Name] = podres.Requests(cur)
+		g.needRV = max(g.needRV, rv)
 	}
 }
 
-// countMember adds delta to the waiting pods of pod's group if pod is
-// waiting and belongs to one; a waiting pod that joins at rv makes the
-// group need an attempt with it.
-func (e *expected) countMember(pod *corev1.Pod, delta int, rv uint64) {
+// groupOf returns the group of pod if it waits in one.
+func (e *expected) groupOf(pod *corev1.Pod) (settle.GroupRef, bool) {
 	if !e.waiting(pod) {
-		return
+		return settle.GroupRef{}, false
 	}
 	g := pod.Spec.SchedulingGroup
 	if g == nil || g.PodGroupName == nil {
-		return
+		return settle.GroupRef{}, false
 	}
-	ref := settle.GroupRef{Namespace: pod.Namespace, Name: *g.PodGroupName}
-	st := e.group(ref)
-	st.waiting += delta
-	if delta > 0 {
-		st.needRV = max(st.needRV, rv)
-		if st.members == nil {
-			st.members = map[string]podres.List{}
-		}
-		st.members[pod.Name] = podres.Requests(pod)
-	} else {
-		delete(st.members, pod.Name)
-	}
-	e.dropIfIdle(ref, st)
+	return settle.GroupRef{Namespace: pod.Namespace, Name: *g.PodGroupName}, true
 }
 
 // place adds (delta +1) or takes (-1) the requests of pod to or from its
@@ -334,6 +361,9 @@ func (e *expected) mayFit(g *group) bool {
 		first = false
 	}
 	need := max(g.minCount-g.assigned, 1)
+	if g.owned {
+		need = g.waiting // Batkube's gangs: all their pods, whatever minCount holds them
+	}
 	slots := 0
 	for _, r := range e.nodes {
 		n := -1 // unbounded
@@ -365,30 +395,56 @@ func (e *expected) gangPods() int {
 	return n
 }
 
-// releases returns the pod groups with waiting pods that the scheduler
-// must attempt (again) now, in name order: those the broker holds back
-// (create) if create, and those created before the latest change that may
-// let them fit (room freed, a pod of theirs added, an error in their last
-// attempt) if recreate — but for those that cannot fit by their pods'
-// requests if fitOnly (mayFit).
-func (e *expected) releases(create, recreate, fitOnly bool) []settle.GroupRef {
-	var out []settle.GroupRef
+// actions returns what the broker must do to the groups it holds so that
+// the scheduler attempts, at this instant, every one that may fit since a
+// change that may let it (room freed, a pod of its added, an error in its
+// last attempt; fitOnly: and minCount of its pods fit by their requests,
+// mayFit), in name order: a held group is released; a released one,
+// which the scheduler keeps on its back-off after a failed attempt, is
+// held again first (then released at the next verdict).
+func (e *expected) actions(fitOnly bool) []settle.GroupAction {
+	var out []settle.GroupAction
 	for ref, g := range e.groups {
-		switch {
-		case g.waiting == 0:
-		case !g.exists && g.held && create:
-			out = append(out, ref)
-		case g.exists && recreate && g.createdRV < max(e.roomRV, g.needRV) && (!fitOnly || e.mayFit(g)):
-			out = append(out, ref)
+		if !g.owned || !g.exists || g.waiting == 0 {
+			continue
 		}
+		never := g.releasedRV == 0
+		if !never && max(e.roomRV, g.needRV) <= g.releasedRV || fitOnly && !e.mayFit(g) {
+			continue
+		}
+		out = append(out, settle.GroupAction{Group: ref, Release: g.held()})
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
+		if out[i].Group.Namespace != out[j].Group.Namespace {
+			return out[i].Group.Namespace < out[j].Group.Namespace
 		}
-		return out[i].Name < out[j].Name
+		return out[i].Group.Name < out[j].Group.Name
 	})
 	return out
+}
+
+// heldPods counts the waiting pods of the groups the scheduler keeps
+// gated (group.held): its gated queue holds them.
+func (e *expected) heldPods() int {
+	n := 0
+	for _, g := range e.groups {
+		if g.held() {
+			n += g.waiting
+		}
+	}
+	return n
+}
+
+// stale returns a waiting pod group that Batkube does not hold, created
+// before a change that may let it fit ("" if none): the scheduler retries
+// such a group on its own real-time back-off only.
+func (e *expected) stale() string {
+	for ref, g := range e.groups {
+		if !g.owned && g.exists && !g.held() && g.waiting > 0 && max(e.roomRV, g.needRV) > g.releasedRV {
+			return ref.String()
+		}
+	}
+	return ""
 }
 
 func podOf(st *store.Stored) *corev1.Pod {

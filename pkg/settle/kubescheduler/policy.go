@@ -165,7 +165,7 @@ func (p *Policy) Observe(c store.Change) { p.want.observe(c) }
 func (p *Policy) ReleasesGroups() bool { return true }
 
 // Hold implements settle.GroupReleaser.
-func (p *Policy) Hold(g settle.GroupRef) { p.want.hold(g) }
+func (p *Policy) Hold(g settle.GroupRef) { p.want.own(g) }
 
 // ErrRefused is returned when the scheduler refuses the scrapes.
 var ErrRefused = errors.New("kube-scheduler refused Batkube's metrics requests")
@@ -245,15 +245,18 @@ func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, er
 		return v, nil
 	}
 	p.gap = p.opts.MinGap
-	// Idle but for pod groups on the scheduler's back-off: the groups that
-	// could fit now are attempted at once if they appear again.
-	if release := p.want.releases(true, p.groupsHandled(s), !p.opts.ReleaseAll); len(release) > 0 {
-		return settle.Verdict{Release: release, RetryAfter: p.opts.MinGap,
-			Waiting: fmt.Sprintf("%d pod groups to attempt (again) at this instant", len(release))}, nil
+	// Idle but for pod groups held, or on the scheduler's back-off: those
+	// that could fit now are released (or held again, to be released).
+	if actions := p.want.actions(!p.opts.ReleaseAll); len(actions) > 0 && p.groupsHandled(s) {
+		return settle.Verdict{Groups: actions, RetryAfter: p.opts.MinGap,
+			Waiting: fmt.Sprintf("%d pod groups to attempt (again) at this instant", len(actions))}, nil
 	}
 	p.log.Debug("kube-scheduler idle", "queues", s.queues, "unbound", p.want.unbound, "handled", s.handled, "expected", p.want.handled, "rv", st.RV, "version", p.want.version, "handledVersion", p.handledVersion)
 	if g := p.want.failing(); g != "" && p.unproven == "" {
 		p.unproven = fmt.Sprintf("pod group %s keeps failing with errors: kube-scheduler retries it on a real-time back-off", g)
+	}
+	if g := p.want.stale(); g != "" && p.unproven == "" && p.groupsHandled(s) {
+		p.unproven = fmt.Sprintf("pod group %s is not Batkube's and waits since room was freed: kube-scheduler retries it on a real-time back-off", g)
 	}
 	if why := p.unproven; why != "" {
 		p.unproven = ""
@@ -346,8 +349,12 @@ func (p *Policy) verdict(s sample, quietBefore bool) (waiting string, queued flo
 	if want := float64(p.want.unbound); held != want {
 		return fmt.Sprintf("%g pods in its queues, %g unbound pods in the cluster (pods in a scheduling cycle or not seen yet)", held, want), max(0, want-held)
 	}
-	if got, want := s.queues["gated"], float64(p.want.gated); got != want {
-		return fmt.Sprintf("%g gated pods, %g with scheduling gates (a preemption in progress?)", got, want), 0
+	wantGated := p.want.gated
+	if p.groupsHandled(s) {
+		wantGated += p.want.heldPods()
+	}
+	if got, want := s.queues["gated"], float64(wantGated); got != want {
+		return fmt.Sprintf("%g gated pods, %g with scheduling gates or in held pod groups (a preemption in progress, or pods not in their group yet?)", got, want), 0
 	}
 	if !counts {
 		return "", 0 // the barrier was checked before the scrape
@@ -407,7 +414,7 @@ const preemptionGrace = 100 * time.Millisecond
 // ("" when all are).
 func (p *Policy) unhandled(s sample) string {
 	for _, event := range sortedKeys(p.want.handled) {
-		if (event == eventPodGroupAdd || event == eventPodGroupDelete) && !p.groupsHandled(s) {
+		if strings.HasPrefix(event, "scheduling.k8s.io/PodGroup") && !p.groupsHandled(s) {
 			continue // a scheduler without pod groups has no handler for them
 		}
 		want := p.want.handled[event]

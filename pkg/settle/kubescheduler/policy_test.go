@@ -3,6 +3,7 @@ package kubescheduler
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -311,11 +312,11 @@ func metricsGroups(queues, entities, handled map[string]float64) string {
 	return b.String()
 }
 
-// podGroup is a PodGroup object, a gang of two; with a reason, its last
-// attempt's condition.
-func podGroup(name, reason, message string) *store.Stored {
+// podGroup is a PodGroup object of a gang of minCount; with a reason,
+// its last attempt's condition.
+func podGroup(name string, minCount int32, reason, message string) *store.Stored {
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: 2}}}}
+		Spec: schedulingv1beta1.PodGroupSpec{SchedulingPolicy: schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: minCount}}}}
 	if reason != "" {
 		pg.Status.Conditions = []metav1.Condition{{Type: schedulingv1beta1.PodGroupInitiallyScheduled, Status: metav1.ConditionFalse, Reason: reason, Message: message}}
 	}
@@ -324,186 +325,204 @@ func podGroup(name, reason, message string) *store.Stored {
 
 var podGroupsGR = schema.GroupResource{Group: "scheduling.k8s.io", Resource: "podgroups"}
 
-// settleUntil checks until the verdict is done or releases groups (at most
+// settleUntil checks until the verdict is done or acts on groups (at most
 // a few checks: the first scrape after events only proves them handled).
 func settleUntil(t *testing.T, p *Policy) settle.Verdict {
 	t.Helper()
 	var v settle.Verdict
 	for range 3 {
-		if v = check(t, p); v.Done || len(v.Release) > 0 {
+		if v = check(t, p); v.Done || len(v.Groups) > 0 {
 			return v
 		}
 	}
 	return v
 }
 
-func refs(names ...string) []settle.GroupRef {
-	var out []settle.GroupRef
+func releases(names ...string) []settle.GroupAction { return groupActions(true, names) }
+func holds(names ...string) []settle.GroupAction    { return groupActions(false, names) }
+
+func groupActions(release bool, names []string) []settle.GroupAction {
+	var out []settle.GroupAction
 	for _, n := range names {
-		out = append(out, settle.GroupRef{Namespace: "default", Name: n})
+		out = append(out, settle.GroupAction{Group: settle.GroupRef{Namespace: "default", Name: n}, Release: release})
 	}
 	return out
 }
 
+// groupSim plays Batkube's and kube-scheduler's parts around a policy:
+// the changes it observes, and what the scheduler's metrics say.
+type groupSim struct {
+	t       *testing.T
+	p       *Policy
+	fm      *fakeMetrics
+	rv      uint64
+	handled map[string]float64
+	groups  map[string]*store.Stored
+}
+
+func (g *groupSim) observe(typ watch.EventType, gr schema.GroupResource, prev, obj *store.Stored) {
+	g.rv++
+	g.p.Observe(store.Change{Type: typ, GR: gr, Prev: prev, Object: obj, RV: g.rv})
+}
+
+// setGroup writes a pod group as the broker would, and counts the event
+// as handled by the scheduler.
+func (g *groupSim) setGroup(name string, minCount int32, reason, message string) {
+	next := podGroup(name, minCount, reason, message)
+	if prev := g.groups[name]; prev == nil {
+		g.observe(watch.Added, podGroupsGR, nil, next)
+		g.handled[eventPodGroupAdd]++
+	} else {
+		g.observe(watch.Modified, podGroupsGR, prev, next)
+		g.handled[eventPodGroupUpdate]++
+	}
+	g.groups[name] = next
+}
+
+// rearm deletes and creates a group held (of two pods), as the broker does.
+func (g *groupSim) rearm(name string) {
+	prev := g.groups[name]
+	g.observe(watch.Deleted, podGroupsGR, prev, prev)
+	g.handled[eventPodGroupDelete]++
+	delete(g.groups, name)
+	g.setGroup(name, 3, "", "")
+}
+
+// scheduler sets the metrics: pods by queue, pod-group entities in
+// back-off, pods of no group in back-off.
+func (g *groupSim) scheduler(queues map[string]float64, groupsInBackoff, podsInBackoff float64) {
+	queues = maps.Clone(queues)
+	queues["backoff"] += podsInBackoff
+	g.fm.set(metricsGroups(queues, map[string]float64{"backoff/podgroup": groupsInBackoff, "backoff/pod": podsInBackoff}, g.handled))
+}
+
+func (g *groupSim) want(what string, done bool, actions []settle.GroupAction) settle.Verdict {
+	g.t.Helper()
+	v := settleUntil(g.t, g.p)
+	if v.Done != done || !slices.Equal(v.Groups, actions) || (done && !v.Exact) {
+		g.t.Fatalf("%s: verdict %+v, want done=%t (exact) with actions %v", what, v, done, actions)
+	}
+	return v
+}
+
 // TestPodGroupsReleasedAtTheInstantTheyMayFit: kube-scheduler 1.37 keeps a
 // pod group it could not place in its back-off queue and retries it on its
-// own clock only (no cluster event moves it), so the policy has the broker
-// create each gang's group once the scheduler holds all its pods, and
-// create a waiting group again whenever room was freed since its last
-// creation (or an attempt failed with an error before the fit was known):
-// a group that appears is attempted at once, with all its pods.
+// own clock only (no cluster event moves it), and may attempt a group that
+// appears before all its pods have joined it. So Batkube creates its gangs
+// held (minCount one more than their pods: kube-scheduler gates them, with
+// every pod it is given), releases a held gang (minCount lowered to its
+// size: kube-scheduler attempts it at once, with all its pods) once the
+// scheduler is otherwise idle and the gang may fit, and holds a released
+// gang again (deleted, created held) when a change may let it fit since
+// its last release: room freed, or an attempt that ended in an error
+// before the fit was known.
 func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 	fm := &fakeMetrics{}
 	srv := httptest.NewTLSServer(fm)
 	defer srv.Close()
-	p := newPolicy(t, srv)
-	rv := uint64(0)
-	observe := func(typ watch.EventType, gr schema.GroupResource, prev, obj *store.Stored) {
-		rv++
-		p.Observe(store.Change{Type: typ, GR: gr, Prev: prev, Object: obj, RV: rv})
+	g := &groupSim{t: t, p: newPolicy(t, srv), fm: fm, handled: map[string]float64{}, groups: map[string]*store.Stored{}}
+	g.observe(watch.Added, nodesGR, nil, node("n0"))
+	g.handled["NodeAdd"] = 1
+	for _, name := range []string{"g1", "g2"} {
+		g.p.Hold(settle.GroupRef{Namespace: "default", Name: name})
+		g.setGroup(name, 3, "", "")
 	}
-	observe(watch.Added, nodesGR, nil, node("n0"))
-	p.Hold(refs("g1")[0])
-	p.Hold(refs("g2")[0])
 	for _, name := range []string{"g1-0", "g1-1", "g2-0", "g2-1"} {
-		observe(watch.Added, podsGR, nil, gangPod(name, name[:2], ""))
+		g.observe(watch.Added, podsGR, nil, gangPod(name, name[:2], ""))
 	}
-	handled := map[string]float64{"NodeAdd": 1}
-	incomplete := map[string]float64{"incomplete": 4}
-	fm.set(metricsGroups(map[string]float64{"incomplete": 3}, nil, handled))
-	if v := settleUntil(t, p); v.Done || len(v.Release) > 0 {
-		t.Fatalf("a pod not in the scheduler's queues yet: %+v, want it waited for", v)
-	}
-	fm.set(metricsGroups(incomplete, nil, handled))
-	if v := settleUntil(t, p); !slices.Equal(v.Release, refs("g1", "g2")) {
-		t.Fatalf("the gangs' pods all held: %+v, want both groups released (created)", v)
-	}
-	observe(watch.Added, podGroupsGR, nil, podGroup("g1", "", ""))
-	observe(watch.Added, podGroupsGR, nil, podGroup("g2", "", ""))
-	// Not handled yet: the pods still wait in the incomplete queue.
-	fm.set(metricsGroups(incomplete, nil, handled))
-	if v := settleUntil(t, p); v.Done || len(v.Release) > 0 {
-		t.Fatalf("groups created, not handled: %+v, want a wait", v)
-	}
-	// Handled, attempted, back in the back-off queue: done, exactly.
-	handled[eventPodGroupAdd] = 2
-	inBackoff := metricsGroups(map[string]float64{"backoff": 4}, map[string]float64{"backoff/podgroup": 2}, handled)
-	fm.set(inBackoff)
-	if v := settleUntil(t, p); !v.Done || !v.Exact {
-		t.Fatalf("both groups attempted: %+v, want done, exact", v)
-	}
+	g.scheduler(map[string]float64{"gated": 3, "incomplete": 1}, 0, 0)
+	g.want("a pod not in its group yet", false, nil)
+	g.scheduler(map[string]float64{"gated": 4}, 0, 0)
+	g.want("both gangs gated, whole", false, releases("g1", "g2"))
+	g.setGroup("g1", 2, "", "")
+	g.setGroup("g2", 2, "", "")
+	g.scheduler(map[string]float64{"backoff": 4}, 2, 0)
+	g.want("both attempted, neither fits", true, nil)
 
-	// A running pod leaves n0: room freed, both groups (two pods of 4
-	// cores each) may fit on its 8 cores: both are created again.
-	observe(watch.Added, podsGR, nil, withCPU(pod("r", "n0", corev1.PodRunning), "8"))
-	observe(watch.Modified, podsGR, withCPU(pod("r", "n0", corev1.PodRunning), "8"), withCPU(pod("r", "n0", corev1.PodSucceeded), "8"))
-	handled[eventAssignedPodDelete] = 1
-	fm.set(metricsGroups(map[string]float64{"backoff": 4}, map[string]float64{"backoff/podgroup": 2}, handled))
-	if v := settleUntil(t, p); !slices.Equal(v.Release, refs("g1", "g2")) {
-		t.Fatalf("room freed: %+v, want both groups released again", v)
-	}
-	for _, g := range []string{"g1", "g2"} {
-		observe(watch.Deleted, podGroupsGR, podGroup(g, "Unschedulable", "no"), podGroup(g, "Unschedulable", "no"))
-		observe(watch.Added, podGroupsGR, nil, podGroup(g, "", ""))
-	}
-	handled[eventPodGroupDelete], handled[eventPodGroupAdd] = 2, 4
-	fm.set(metricsGroups(map[string]float64{"backoff": 4}, map[string]float64{"backoff/podgroup": 2}, handled))
-	if v := settleUntil(t, p); !v.Done || !v.Exact {
-		t.Fatalf("both attempted again: %+v, want done", v)
-	}
+	// A running pod leaves n0: room freed, both gangs (two pods of 4
+	// cores each) may fit on its 8 cores: held again, then released.
+	g.observe(watch.Added, podsGR, nil, withCPU(pod("r", "n0", corev1.PodRunning), "8"))
+	g.observe(watch.Modified, podsGR, withCPU(pod("r", "n0", corev1.PodRunning), "8"), withCPU(pod("r", "n0", corev1.PodSucceeded), "8"))
+	g.handled[eventAssignedPodDelete] = 1
+	g.scheduler(map[string]float64{"backoff": 4}, 2, 0)
+	g.want("room freed", false, holds("g1", "g2"))
+	g.rearm("g1")
+	g.rearm("g2")
+	g.scheduler(map[string]float64{"backoff": 2, "gated": 2}, 1, 0)
+	g.want("one held again, not gated yet", false, nil)
+	g.scheduler(map[string]float64{"gated": 4}, 0, 0)
+	g.want("both held again", false, releases("g1", "g2"))
+	g.setGroup("g1", 2, "", "")
+	g.setGroup("g2", 2, "", "")
+	g.scheduler(map[string]float64{"backoff": 4}, 2, 0)
+	g.want("both attempted again", true, nil)
 
-	// g1 is bound: room only shrinks, nothing to release.
+	// g1 is bound: room only shrinks, nothing to do.
 	for _, name := range []string{"g1-0", "g1-1"} {
-		observe(watch.Modified, podsGR, gangPod(name, "g1", ""), gangPod(name, "g1", "n0"))
+		g.observe(watch.Modified, podsGR, gangPod(name, "g1", ""), gangPod(name, "g1", "n0"))
 	}
-	inBackoff = metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled)
-	fm.set(inBackoff)
-	if v := settleUntil(t, p); !v.Done || len(v.Release) > 0 {
-		t.Fatalf("g1 bound: %+v, want done without releases", v)
-	}
+	g.scheduler(map[string]float64{"backoff": 2}, 1, 0)
+	g.want("g1 bound", true, nil)
 
 	// A small pod leaves a small node: room freed, but not enough for g2's
-	// two pods of 4 cores (n0 is full of g1's): not released.
-	observe(watch.Added, nodesGR, nil, nodeOfCPU("n1", "2"))
-	handled[eventNodeAdd] = 2
-	observe(watch.Added, podsGR, nil, withCPU(pod("s", "n1", corev1.PodRunning), "1"))
-	observe(watch.Modified, podsGR, withCPU(pod("s", "n1", corev1.PodRunning), "1"), withCPU(pod("s", "n1", corev1.PodSucceeded), "1"))
-	handled[eventAssignedPodDelete] = 2
-	inBackoff = metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled)
-	fm.set(inBackoff)
-	if v := settleUntil(t, p); !v.Done || len(v.Release) > 0 {
-		t.Fatalf("room freed that g2 cannot fit in: %+v, want done without releases", v)
-	}
-	if got := p.want.releases(false, true, false); !slices.Equal(got, refs("g2")) {
-		t.Errorf("without the requests' bound: releases %v, want g2", got)
+	// two pods of 4 cores (n0 is full of g1's): nothing to do.
+	g.observe(watch.Added, nodesGR, nil, nodeOfCPU("n1", "2"))
+	g.handled[eventNodeAdd] = 2
+	g.observe(watch.Added, podsGR, nil, withCPU(pod("s", "n1", corev1.PodRunning), "1"))
+	g.observe(watch.Modified, podsGR, withCPU(pod("s", "n1", corev1.PodRunning), "1"), withCPU(pod("s", "n1", corev1.PodSucceeded), "1"))
+	g.handled[eventAssignedPodDelete] = 2
+	g.scheduler(map[string]float64{"backoff": 2}, 1, 0)
+	g.want("room freed that g2 cannot fit in", true, nil)
+	if got := g.p.want.actions(false); !slices.Equal(got, holds("g2")) {
+		t.Errorf("without the requests' bound: actions %v, want g2 held again", got)
 	}
 
 	// A pod of no group in the back-off queue is work to do (about to be
 	// popped, or waiting out an error's back-off).
-	observe(watch.Added, podsGR, nil, pod("single", "", corev1.PodPending))
-	fm.set(metricsGroups(map[string]float64{"backoff": 3}, map[string]float64{"backoff/podgroup": 1, "backoff/pod": 1}, handled))
-	if v := settleUntil(t, p); v.Done {
-		t.Fatalf("a pod of no group in back-off beside the group's: %+v, want a wait", v)
-	}
-	observe(watch.Deleted, podsGR, pod("single", "", corev1.PodPending), pod("single", "", corev1.PodPending))
-	fm.set(inBackoff)
-	if v := settleUntil(t, p); !v.Done {
-		t.Fatalf("the single pod gone: %+v, want done", v)
-	}
+	g.observe(watch.Added, podsGR, nil, pod("single", "", corev1.PodPending))
+	g.scheduler(map[string]float64{"backoff": 2}, 1, 1)
+	g.want("a pod of no group in back-off beside the group's", false, nil)
+	g.observe(watch.Deleted, podsGR, pod("single", "", corev1.PodPending), pod("single", "", corev1.PodPending))
+	g.scheduler(map[string]float64{"backoff": 2}, 1, 0)
+	g.want("the single pod gone", true, nil)
 
-	// g1 ends: its room on n0 lets g2 fit, which is created again.
+	// g1 ends: its room on n0 lets g2 fit.
 	for _, name := range []string{"g1-0", "g1-1"} {
 		running := podOf(gangPod(name, "g1", "n0")).DeepCopy()
 		running.Status.Phase = corev1.PodRunning
 		done := running.DeepCopy()
 		done.Status.Phase = corev1.PodSucceeded
-		observe(watch.Modified, podsGR, store.NewStored(running), store.NewStored(done))
+		g.observe(watch.Modified, podsGR, store.NewStored(running), store.NewStored(done))
 	}
-	handled[eventAssignedPodDelete] = 4
-	fm.set(metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled))
-	if v := settleUntil(t, p); !slices.Equal(v.Release, refs("g2")) {
-		t.Fatalf("g1 ended: %+v, want g2 released", v)
-	}
-	observe(watch.Deleted, podGroupsGR, podGroup("g2", "", ""), podGroup("g2", "", ""))
-	observe(watch.Added, podGroupsGR, nil, podGroup("g2", "", ""))
-	handled[eventPodGroupDelete]++
-	handled[eventPodGroupAdd]++
-	fm.set(metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled))
-	if v := settleUntil(t, p); !v.Done || !v.Exact {
-		t.Fatalf("g2 attempted again: %+v, want done", v)
-	}
+	g.handled[eventAssignedPodDelete] = 4
+	g.scheduler(map[string]float64{"backoff": 2}, 1, 0)
+	g.want("g1 ended", false, holds("g2"))
+	g.rearm("g2")
+	g.scheduler(map[string]float64{"gated": 2}, 0, 0)
+	g.want("g2 held again", false, releases("g2"))
+	g.setGroup("g2", 2, "", "")
 
 	// An error in a PodGroupPostFilter plugin comes after the group was
-	// found not to fit: nothing to release. Another error is released
-	// again, up to maxErrorReleases times at one state of the nodes; after
-	// that the step is not proven.
-	prev := podGroup("g2", "", "")
-	postFilter := podGroup("g2", "SchedulerError", `error in "DynamicResources" PodGroupPostFilter plugins: not found`)
-	observe(watch.Modified, podGroupsGR, prev, postFilter)
-	if v := settleUntil(t, p); !v.Done || !v.Exact {
-		t.Fatalf("a PodGroupPostFilter error: %+v, want done, exact", v)
-	}
-	prev = postFilter
+	// found not to fit: nothing to do. Another error is retried (held
+	// again, released), up to maxErrorReleases times at one state of the
+	// nodes; after that the step is not proven.
+	g.setGroup("g2", 2, "SchedulerError", `error in "DynamicResources" PodGroupPostFilter plugins: not found`)
+	g.scheduler(map[string]float64{"backoff": 2}, 1, 0)
+	g.want("a PodGroupPostFilter error", true, nil)
 	for i := range maxErrorReleases + 1 {
-		failed := podGroup("g2", "SchedulerError", fmt.Sprintf("extender: 500 (%d)", i))
-		observe(watch.Modified, podGroupsGR, prev, failed)
-		prev = failed
-		v := settleUntil(t, p)
-		if i < maxErrorReleases {
-			if !slices.Equal(v.Release, refs("g2")) {
-				t.Fatalf("error %d: %+v, want g2 released again", i+1, v)
+		g.setGroup("g2", 2, "SchedulerError", fmt.Sprintf("extender: 500 (%d)", i))
+		g.scheduler(map[string]float64{"backoff": 2}, 1, 0)
+		if i == maxErrorReleases {
+			if v := settleUntil(t, g.p); !v.Done || v.Exact || v.Unproven == "" {
+				t.Fatalf("error %d at the same state of the nodes: %+v, want done, unproven", i+1, v)
 			}
-			observe(watch.Deleted, podGroupsGR, failed, failed)
-			observe(watch.Added, podGroupsGR, nil, podGroup("g2", "", ""))
-			prev = podGroup("g2", "", "")
-			handled[eventPodGroupDelete]++
-			handled[eventPodGroupAdd]++
-			fm.set(metricsGroups(map[string]float64{"backoff": 2}, map[string]float64{"backoff/podgroup": 1}, handled))
-			continue
+			break
 		}
-		if !v.Done || v.Exact || v.Unproven == "" {
-			t.Fatalf("error %d at the same state of the nodes: %+v, want done, unproven", i+1, v)
-		}
+		g.want(fmt.Sprintf("error %d", i+1), false, holds("g2"))
+		g.rearm("g2")
+		g.scheduler(map[string]float64{"gated": 2}, 0, 0)
+		g.want(fmt.Sprintf("error %d, held again", i+1), false, releases("g2"))
+		g.setGroup("g2", 2, "", "")
 	}
 }
 
