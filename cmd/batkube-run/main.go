@@ -25,6 +25,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/report"
+	"github.com/batkube/batkube/pkg/swf"
 )
 
 type options struct {
@@ -41,6 +42,11 @@ type options struct {
 	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
 	Gangs            bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all, as Batsim places a job; on by default with the bundled kube-scheduler (1.37+, run with --feature-gates=GenericWorkload=true; Batkube creates each gang's PodGroup once kube-scheduler holds all its pods, and creates a waiting one again when room is freed, since kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
 	NoGangs          bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
+	SWFCoresPerHost  int           `long:"swf-cores-per-host" value-name:"C" description:"a workload FILE.swf (or .swf.gz) is a Parallel Workloads Archive trace, converted into OUT/FILE.json: 0 (the default) is Batsim's convention, one processor is one host held alone; with C > 0 a job of P processors asks for ceil(P/C) hosts whose pods request the cores (and memory) of their share"`
+	SWFFrom          float64       `long:"swf-from" value-name:"SECONDS" description:"of a trace, keep the jobs submitted from this time on (the trace's own submit times)"`
+	SWFTo            float64       `long:"swf-to" value-name:"SECONDS" description:"of a trace, keep the jobs submitted before this time (0: to the end)"`
+	SWFMaxJobs       int           `long:"swf-max-jobs" value-name:"N" description:"of a trace, keep at most the first N jobs (after --swf-from; 0: all)"`
+	SWFWalltime      string        `long:"swf-walltime" choice:"max" choice:"requested" choice:"none" default:"max" description:"a trace job's walltime: max (Batsim's converter: the larger of the requested time and twice the run time), requested, or none"`
 	Objects          []string      `long:"objects" value-name:"FILE" description:"Kubernetes objects (YAML or JSON manifest) the cluster starts with, e.g. the PriorityClasses a workload's pods name (repeatable)"`
 	APIPort          int           `long:"port" default:"0" description:"port of the API server on 127.0.0.1 (0: a free one)"`
 	BatsimPort       int           `long:"batsim-port" default:"0" description:"port of the Batsim socket on 127.0.0.1 (0: a free one)"`
@@ -98,12 +104,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		DynamicJobs:       opts.DynamicJobs,
 		Gangs:             opts.Gangs,
 		NoGangs:           opts.NoGangs,
-		Objects:           opts.Objects,
-		APIPort:           opts.APIPort,
-		BatsimPort:        opts.BatsimPort,
-		ServerArgs:        opts.ServerArgs,
-		BatsimArgs:        opts.BatsimArgs,
-		ProgressInterval:  opts.ProgressInterval,
+		SWF: swf.Options{CoresPerHost: opts.SWFCoresPerHost, From: opts.SWFFrom, To: opts.SWFTo, MaxJobs: opts.SWFMaxJobs,
+			Walltime: swf.WalltimePolicy(opts.SWFWalltime)},
+		Objects:          opts.Objects,
+		APIPort:          opts.APIPort,
+		BatsimPort:       opts.BatsimPort,
+		ServerArgs:       opts.ServerArgs,
+		BatsimArgs:       opts.BatsimArgs,
+		ProgressInterval: opts.ProgressInterval,
 		Logf: func(format string, args ...any) {
 			show.clear()
 			fmt.Fprintf(stderr, "batkube-run: "+format+"\n", args...)

@@ -76,9 +76,12 @@ func TestPreemption(t *testing.T) {
 // step must not end before every victim's deletion has reached Batkube
 // (the policy waits until as many preemption goroutines have ended as
 // preemptions started), so that the victims are killed and the urgent jobs
-// start at the instant they are submitted, t=100.
+// start at the instant they are submitted, t=100. (Independent pods: with
+// gangs, kube-scheduler 1.37 preempts for a pod group only with the alpha
+// PodGroupPreemptionPolicy feature gate.)
 func TestPreemptionOfManyVictimsIsExact(t *testing.T) {
 	s := newSimulation(t, platform4, "pkg/e2e/testdata/preemption_victims.json")
+	s.cfg.NoGangs = true
 	s.cfg.Objects = []string{abs(repoRoot(), "examples/workloads/priority-classes.yaml")}
 	sum := s.mustRun(5 * time.Minute)
 	jobs := s.jobs()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/simulation"
+	"github.com/batkube/batkube/pkg/swf"
 )
 
 // Batsim choices of Config.Batsim besides a path.
@@ -30,8 +31,11 @@ const (
 type Config struct {
 	// Platform is the SimGrid platform file, Workloads the Batsim workload
 	// files (job ids are w0!id, w1!id... in this order, as Batsim names them).
+	// A workload named *.swf or *.swf.gz is a trace in the Standard Workload
+	// Format, converted into the output folder with SWF (package swf).
 	Platform  string
 	Workloads []string
+	SWF       swf.Options
 	// OutDir receives the outputs: _jobs.csv and _schedule.csv (Batsim's
 	// prefix OutDir/), the processes' logs, the kubeconfig and the summary.
 	OutDir string
@@ -259,6 +263,9 @@ func newRun(cfg Config) (*run, error) {
 	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
+	}
+	if err := r.convertTraces(); err != nil {
+		return nil, err
 	}
 	abs, err := filepath.Abs(cfg.OutDir)
 	if err != nil {
