@@ -45,10 +45,10 @@ func TestBatsimInputsWithBatsimSemantics(t *testing.T) {
 			t.Errorf("no node for Batsim host %q (nodes' host names: %v)", h, hosts)
 		}
 	}
-	if len(hosts) != 9 {
-		t.Errorf("%d nodes, want 9 (every host but the master)", len(hosts))
+	if len(hosts) != 8 {
+		t.Errorf("%d nodes, want 8 (every host but the master)", len(hosts))
 	}
-	if waited := checkBatsimSemantics(t, jobs, 9); waited == 0 {
+	if waited := checkBatsimSemantics(t, jobs, 8); waited == 0 {
 		t.Error("no job waited: the workload is meant to make jobs queue")
 	}
 	checkGangsBoundAtOnce(t, s)
