@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/batkube/batkube/examples/schedulers/internal/room"
 	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
 
@@ -120,7 +121,7 @@ func schedule(ctx context.Context, cs kubernetes.Interface, opts options, pods [
 	for _, p := range pods {
 		switch {
 		case p.Spec.NodeName != "":
-			take(free[p.Spec.NodeName], p)
+			room.Take(free[p.Spec.NodeName], &p)
 		case p.Spec.SchedulerName == opts.SchedulerName && p.DeletionTimestamp == nil:
 			pending = append(pending, p)
 		}
@@ -135,8 +136,8 @@ func schedule(ctx context.Context, cs kubernetes.Interface, opts options, pods [
 	bound := 0
 	for _, p := range pending {
 		for _, n := range nodes {
-			room, ok := free[n.Name]
-			if !ok || (!opts.IgnoreCapacity && !fits(room, p)) {
+			left, ok := free[n.Name]
+			if !ok || (!opts.IgnoreCapacity && !room.Fits(left, &p)) {
 				continue
 			}
 			binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
@@ -144,48 +145,12 @@ func schedule(ctx context.Context, cs kubernetes.Interface, opts options, pods [
 			if err := cs.CoreV1().Pods(p.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
 				return bound, fmt.Errorf("binding %s/%s to %s: %w", p.Namespace, p.Name, n.Name, err)
 			}
-			take(room, p)
+			room.Take(left, &p)
 			bound++
 			break
 		}
 	}
 	return bound, nil
-}
-
-// fits reports whether the pod's cpu and memory requests fit in room.
-func fits(room corev1.ResourceList, p corev1.Pod) bool {
-	for name, want := range requests(p) {
-		if have := room[name]; have.Cmp(want) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// take removes the pod's requests from room.
-func take(room corev1.ResourceList, p corev1.Pod) {
-	if room == nil {
-		return
-	}
-	for name, want := range requests(p) {
-		have := room[name]
-		have.Sub(want)
-		room[name] = have
-	}
-}
-
-func requests(p corev1.Pod) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q, ok := c.Resources.Requests[name]; ok {
-				total := sum[name]
-				total.Add(q)
-				sum[name] = total
-			}
-		}
-	}
-	return sum
 }
 
 func rv(s string) uint64 {

@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/batkube/batkube/examples/schedulers/internal/room"
 	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
 
@@ -175,7 +176,7 @@ func (s *scheduler) schedule(ctx context.Context) (int, error) {
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
 		case node != "":
-			take(free[node], p)
+			room.Take(free[node], p)
 		case p.Spec.SchedulerName == s.opts.SchedulerName && p.DeletionTimestamp == nil:
 			pending = append(pending, p)
 		}
@@ -191,7 +192,7 @@ func (s *scheduler) schedule(ctx context.Context) (int, error) {
 	for _, p := range pending {
 		var feasible []string
 		for _, n := range nodes {
-			if fits(free[n.Name], p) {
+			if room.Fits(free[n.Name], p) {
 				feasible = append(feasible, n.Name)
 			}
 		}
@@ -205,46 +206,10 @@ func (s *scheduler) schedule(ctx context.Context) (int, error) {
 			return bound, fmt.Errorf("binding %s/%s to %s: %w", p.Namespace, p.Name, node, err)
 		}
 		s.assumed[p.Namespace+"/"+p.Name] = node
-		take(free[node], p)
+		room.Take(free[node], p)
 		bound++
 	}
 	return bound, nil
-}
-
-// fits reports whether the pod's cpu and memory requests fit in room.
-func fits(room corev1.ResourceList, p *corev1.Pod) bool {
-	for name, want := range requests(p) {
-		if have := room[name]; have.Cmp(want) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// take removes the pod's requests from room.
-func take(room corev1.ResourceList, p *corev1.Pod) {
-	if room == nil {
-		return
-	}
-	for name, want := range requests(p) {
-		have := room[name]
-		have.Sub(want)
-		room[name] = have
-	}
-}
-
-func requests(p *corev1.Pod) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q, ok := c.Resources.Requests[name]; ok {
-				total := sum[name]
-				total.Add(q)
-				sum[name] = total
-			}
-		}
-	}
-	return sum
 }
 
 // compareNames orders names by length then bytes, so that node2 comes

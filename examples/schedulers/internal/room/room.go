@@ -1,0 +1,43 @@
+// Package room is the arithmetic of the example schedulers' first-fit:
+// what a pod requests (every resource its containers ask for: cpu, memory,
+// and extended resources such as the batkube.io/host a job that holds its
+// hosts alone asks one of), whether that fits in what a node has left, and
+// taking it from there.
+package room
+
+import corev1 "k8s.io/api/core/v1"
+
+// Requests sums the requests of the pod's containers, by resource.
+func Requests(p *corev1.Pod) corev1.ResourceList {
+	sum := corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		for name, q := range c.Resources.Requests {
+			total := sum[name]
+			total.Add(q)
+			sum[name] = total
+		}
+	}
+	return sum
+}
+
+// Fits reports whether every request of the pod fits in room.
+func Fits(room corev1.ResourceList, p *corev1.Pod) bool {
+	for name, want := range Requests(p) {
+		if have := room[name]; have.Cmp(want) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Take removes the pod's requests from room (nil: nothing to take from).
+func Take(room corev1.ResourceList, p *corev1.Pod) {
+	if room == nil {
+		return
+	}
+	for name, want := range Requests(p) {
+		have := room[name]
+		have.Sub(want)
+		room[name] = have
+	}
+}
