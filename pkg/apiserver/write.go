@@ -148,6 +148,17 @@ func (s *Server) Update(ctx context.Context, gvr schema.GroupVersionResource, na
 	return s.update(ctx, r, namespace, name, "", false, change)
 }
 
+// UpdateStatus is Update of the status subresource: only the object's
+// status changes.
+func (s *Server) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string,
+	change func(cur store.Object) (store.Object, error)) (*store.Stored, error) {
+	r, ok := s.catalog.byGVR[gvr]
+	if !ok {
+		return nil, fmt.Errorf("apiserver: %s is not served", gvr)
+	}
+	return s.update(ctx, r, namespace, name, "status", false, change)
+}
+
 // errDryRun aborts a store update after a dry run computed its result.
 var errDryRun = errors.New("dry run")
 

@@ -389,43 +389,70 @@ func TestNoSchedulerIsReported(t *testing.T) {
 	}
 }
 
-// TestUnavailableMachinesAreCordoned: Batsim's external events make a
-// machine unavailable, then available: its node is cordoned (unschedulable,
-// with the unschedulable taint), then uncordoned.
-func TestUnavailableMachinesAreCordoned(t *testing.T) {
+// TestUnavailableMachines: Batsim's external events make a machine
+// unavailable, then available. Its node goes NotReady with the
+// node.kubernetes.io/unreachable taints (NoSchedule and NoExecute), and the
+// job running on it is killed at that instant (KILL_JOB), as a lost
+// machine runs nothing; when the machine comes back, its node is Ready and
+// untainted again.
+func TestUnavailableMachines(t *testing.T) {
 	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
-	h.send(0, begins("node0", "node1"))
+	h.send(0, begins("other", "node0")) // node0, where the test's scheduler binds, is resource 1
 	set, err := batsim.ParseIntervalSet("1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cordoned := func() bool {
+	lost := func() bool {
 		t.Helper()
-		n, err := h.cs.CoreV1().Nodes().Get(h.ctx, "node1", metav1.GetOptions{})
+		n, err := h.cs.CoreV1().Nodes().Get(h.ctx, "node0", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tainted := false
+		var noSchedule, noExecute bool
 		for _, taint := range n.Spec.Taints {
-			tainted = tainted || (taint.Key == corev1.TaintNodeUnschedulable && taint.Effect == corev1.TaintEffectNoSchedule)
+			noSchedule = noSchedule || (taint.Key == corev1.TaintNodeUnreachable && taint.Effect == corev1.TaintEffectNoSchedule)
+			noExecute = noExecute || (taint.Key == corev1.TaintNodeUnreachable && taint.Effect == corev1.TaintEffectNoExecute && taint.TimeAdded != nil)
 		}
-		if tainted != n.Spec.Unschedulable {
-			t.Fatalf("node1: unschedulable %t but taints %v", n.Spec.Unschedulable, n.Spec.Taints)
+		ready := corev1.ConditionFalse
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				ready = c.Status
+			}
 		}
-		return n.Spec.Unschedulable
+		if noSchedule != noExecute || noSchedule != (ready == corev1.ConditionUnknown) {
+			t.Fatalf("node0: taints %v, Ready %s: want both unreachable taints exactly when Ready is Unknown", n.Spec.Taints, ready)
+		}
+		return noSchedule
 	}
-	h.send(5, batsim.Notify{Type: batsim.EventMachineUnavailable, Resources: set})
-	if !cordoned() {
-		t.Fatal("node1 is schedulable after its machine became unavailable")
+	if r := h.send(1, submitted("w!1")); len(r.Events) != 1 {
+		t.Fatalf("reply to JOB_SUBMITTED: %+v, want one EXECUTE_JOB", r.Events)
 	}
+	reply := h.send(5, batsim.Notify{Type: batsim.EventMachineUnavailable, Resources: set})
+	if !lost() {
+		t.Fatal("node0 is Ready after its machine became unavailable")
+	}
+	_, decisions := calls(reply)
+	if len(decisions) != 1 || !slices.Contains(decisionKills(decisions[0]), batsim.JobID("w!1")) {
+		t.Fatalf("the job on node0 was not killed at the instant its machine became unavailable: %+v", reply.Events)
+	}
+	h.send(5, batsim.JobKilled{JobIDs: []batsim.JobID{"w!1"}})
 	h.send(9, batsim.Notify{Type: batsim.EventMachineAvailable, Resources: set})
-	if cordoned() {
-		t.Fatal("node1 is still cordoned after its machine became available")
+	if lost() {
+		t.Fatal("node0 is still NotReady after its machine became available")
 	}
 	h.send(10, batsim.SimulationEnds{})
 	if err := <-h.done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// decisionKills returns the jobs a KILL_JOB decision kills (none for
+// another decision).
+func decisionKills(d batsim.EventData) []batsim.JobID {
+	if k, ok := d.(batsim.KillJob); ok {
+		return k.JobIDs
+	}
+	return nil
 }
 
 // idlePolicy stands for a scheduler known to be idle at every instant (an

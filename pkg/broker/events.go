@@ -34,11 +34,7 @@ func (r *run) apply(ctx context.Context, ev batsim.Event, now float64) error {
 		case batsim.NoMoreStaticJobToSubmit:
 			r.noMoreJobs = true
 		case batsim.EventMachineUnavailable, batsim.EventMachineAvailable:
-			available := d.Type == batsim.EventMachineAvailable
-			if available {
-				r.step.freed = true
-			}
-			return r.nodes.setAvailability(ctx, r.store, d.Resources, available)
+			return r.setAvailability(ctx, d.Resources, d.Type == batsim.EventMachineAvailable)
 		}
 	default:
 		r.log.Debug("ignoring a Batsim event", "type", ev.Type())

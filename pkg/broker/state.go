@@ -96,6 +96,20 @@ func (s *jobs) pendingJobs() []*job {
 	return out
 }
 
+// sortedByID returns the jobs not finished, by id (a reproducible order
+// for decisions about several of them). It scans every job: for rare
+// events only.
+func (s *jobs) sortedByID() []*job {
+	out := make([]*job, 0, s.pending+s.running)
+	for _, j := range s.byID {
+		if j.phase != jobFinished {
+			out = append(out, j)
+		}
+	}
+	slices.SortFunc(out, func(a, b *job) int { return cmp.Compare(a.id, b.id) })
+	return out
+}
+
 // add tracks a new, pending job.
 func (s *jobs) add(j *job) {
 	j.phase = jobPending
