@@ -25,8 +25,10 @@ import (
 // moves the whole group, with all its pods, to its active queue and
 // attempts it at once (minCount may change: the field is mutable, for
 // workload scaling). A released group that did not fit waits on the
-// back-off: to attempt it again, Batkube holds it again (deletes it and
-// creates it held), then releases it.
+// back-off: to attempt it again, Batkube renews it (deletes it and creates
+// it held: kube-scheduler's informer hands it the deletion, the creation,
+// then the release, in order, so the group is whole and gated before its
+// release), then releases it.
 
 // heldGroup returns a copy of a gang's released group, held.
 func heldGroup(released *schedulingv1beta1.PodGroup) *schedulingv1beta1.PodGroup {
@@ -44,17 +46,16 @@ func (r *run) actOnGroups(ctx context.Context, actions []settle.GroupAction) err
 		if !ok {
 			continue // gone with its job meanwhile
 		}
-		if a.Release {
-			if err := r.setMinCount(ctx, released); err != nil {
-				return err
+		if a.Renew {
+			if _, err := r.api.Delete(ctx, podGroupsGVR, a.Group.Namespace, a.Group.Name); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting pod group %s to renew it: %w", a.Group, err)
 			}
-			continue
+			if _, err := r.api.Create(ctx, podGroupsGVR, heldGroup(released)); err != nil {
+				return fmt.Errorf("creating pod group %s again, held: %w", a.Group, err)
+			}
 		}
-		if _, err := r.api.Delete(ctx, podGroupsGVR, a.Group.Namespace, a.Group.Name); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting pod group %s to hold it again: %w", a.Group, err)
-		}
-		if _, err := r.api.Create(ctx, podGroupsGVR, heldGroup(released)); err != nil {
-			return fmt.Errorf("creating pod group %s again, held: %w", a.Group, err)
+		if err := r.setMinCount(ctx, released); err != nil {
+			return err
 		}
 	}
 	return nil

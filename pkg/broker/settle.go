@@ -110,11 +110,10 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 			if err := r.actOnGroups(ctx, v.Groups); err != nil {
 				return err
 			}
+			s.stats.Releases += len(v.Groups)
 			for _, a := range v.Groups {
-				if a.Release {
-					s.stats.Releases++
-				} else {
-					s.stats.Holds++
+				if a.Renew {
+					s.stats.Renewals++
 				}
 			}
 			s.activity = time.Now()

@@ -68,11 +68,9 @@ type Verdict struct {
 	// without a proof that the scheduler is done (a scheduler whose state
 	// cannot be read completely): the step is reported as not exact.
 	Unproven string
-	// Groups, when not Done, are what the broker must do to pod groups it
-	// holds (GroupReleaser) before asking again: release a held group so
-	// that the scheduler attempts it at this instant, or hold again one
-	// that the scheduler keeps on its real-time back-off (see package
-	// kubescheduler).
+	// Groups, when not Done, are the pod groups the broker must release
+	// (GroupReleaser) before asking again, so that the scheduler attempts
+	// them at this instant (see package kubescheduler).
 	Groups []GroupAction
 	// RetryAfter, when not Done, is when to ask again if nothing changes
 	// meanwhile (0: at the next change only).
@@ -87,22 +85,23 @@ type GroupRef struct{ Namespace, Name string }
 
 func (g GroupRef) String() string { return g.Namespace + "/" + g.Name }
 
-// GroupAction is what the broker must do to one of the pod groups it
-// holds.
+// GroupAction is a release of one of the pod groups the broker holds: it
+// sets the gang's minCount to its pods' number, so that the scheduler
+// attempts it, all its pods at once.
 type GroupAction struct {
 	Group GroupRef
-	// Release: set the gang's minCount to its pods' number, so that the
-	// scheduler attempts it, all its pods at once; otherwise Hold: delete
-	// the group and create it again held (minCount one more than its
-	// pods), so that it waits, gated, for its next release.
-	Release bool
+	// Renew first deletes the group and creates it again held (minCount
+	// one more than its pods): a group that has been released already
+	// waits on the scheduler's back-off, which no change of the group
+	// shortens; a group that appears is gated with every pod it has.
+	Renew bool
 }
 
 func (a GroupAction) String() string {
-	if a.Release {
-		return "release " + a.Group.String()
+	if a.Renew {
+		return "renew and release " + a.Group.String()
 	}
-	return "hold " + a.Group.String()
+	return "release " + a.Group.String()
 }
 
 // GroupReleaser is implemented by policies that decide when the gangs'
@@ -162,10 +161,10 @@ type Stats struct {
 	Quiet          int `json:"quiet"`
 	MaxWait        int `json:"maxWait"`
 	Unproven       int `json:"unproven"`
-	// Releases counts the pod groups released at a policy's request, and
-	// Holds those held again (Verdict.Groups).
+	// Releases counts the pod groups released at a policy's request, of
+	// which Renewals were renewed first (Verdict.Groups).
 	Releases int `json:"releases,omitempty"`
-	Holds    int `json:"holds,omitempty"`
+	Renewals int `json:"renewals,omitempty"`
 	// Checks counts the times the broker asked the policy; Probes the
 	// times the policy looked at the scheduler (for kube-scheduler, its
 	// metrics scrapes).

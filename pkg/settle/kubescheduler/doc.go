@@ -25,8 +25,9 @@
 //	an asynchronous preemption deleting its   | preemptions started (scheduler_preemption_victims
 //	  victims                                 |   count) = goroutines ended (..._goroutines_execution_total)
 //	a pod gated by a preemption in progress   | pending_pods{queue="gated"} = pods with scheduling gates
-//	a pod group that could fit now, waiting   | none in the scheduler: Batkube creates it (again), see
-//	  on its back-off                         |   below, and waits for its attempt as for a new pod
+//	                                          |   + pods of the gangs Batkube holds
+//	a pod group that could fit now, waiting   | none in the scheduler: Batkube releases it (below) and
+//	  on its back-off                         |   waits for its attempt as for any pod's
 //
 // In more words:
 //
@@ -87,33 +88,42 @@
 // size, of real time. Waiting for those retries made a run of gangs three
 // times slower than real time, and proving them done by counting attempts
 // was wrong when groups of several sizes wait (a small group retried twice
-// passes for a big one retried once).
+// passes for a big one retried once). Nor is a group that appears safe to
+// attempt: AddPodGroup moves the pods the scheduler holds for it into the
+// group one at a time, broadcasting after the first, and Pop takes only
+// the active queue's lock, so an idle scheduler may pop the group with
+// part of its pods (a 16-pod gang was attempted with 14, and failed).
 //
-// So the scheduler is not waited for: a pod group that appears is attempted
-// at once, with every pod the scheduler holds for it (AddPodGroup pulls
-// them all out of the incomplete queue into one entity in the active
-// queue), and Batkube owns the gangs' PodGroups. The broker creates a
-// gang's pods at its submission and holds its PodGroup back (Hold); once
-// the scheduler is otherwise idle (everything above holds, so it holds
-// every pod of the gang, in the incomplete queue) the policy releases the
-// group: the broker creates it (Verdict.Release). A group waiting in the
-// back-off queue is released again — deleted and created again, the same
-// but for its status and identity — once the scheduler is idle after a
-// change that may let it fit: room freed (a pod left a node, a node was
-// added, made schedulable or given more allocatable), a pod of the group
-// added, or an attempt that ended in an error before the fit was known
-// (the scheduler's condition PodGroupInitiallyScheduled with reason
-// SchedulerError; an error in a PodGroupPostFilter plugin comes after the
-// group was found not to fit). The released group's attempt is then waited
-// for like any pod's. A group is released again only if minCount of its
-// pods fit by their requests on the nodes' free room (what NodeResourcesFit
+// So Batkube owns its gangs' PodGroups, as a workload controller would,
+// and decides when kube-scheduler attempts them. A gang's group is created
+// held: a gang policy whose minCount is one more than the gang's pods, so
+// that GangScheduling's PreEnqueue keeps it gated, with every pod the
+// scheduler is given (a gated group is never popped). Once the scheduler
+// is otherwise idle — everything above holds, and the gated queue holds
+// the gang's pods — the policy releases it (Verdict.Groups): the broker
+// lowers minCount to the gang's size (the field is mutable, for workload
+// scaling), and the PodGroupUpdate event's queueing hint moves the whole
+// group, all its pods, to the active queue, attempted at once; the policy
+// then waits for that attempt as for any pod's. A released group that did
+// not fit waits on the back-off; it is released again once the scheduler
+// is idle after a change that may let it fit — room freed (a pod left a
+// node, a node was added, made schedulable or given more allocatable), a
+// pod of the group added, or an attempt that ended in an error before the
+// fit was known (the scheduler's condition PodGroupInitiallyScheduled with
+// reason SchedulerError; an error in a PodGroupPostFilter plugin comes
+// after the group was found not to fit) — and renewed first: deleted and
+// created held, then released, in one go (the scheduler's PodGroup
+// informer hands it the three events in order, so the group is whole and
+// gated before its release). A group is released again only if its pods
+// fit by their requests on the nodes' free room (what NodeResourcesFit
 // checks, an upper bound: affinity, taints and nominations only shrink it;
 // Options.ReleaseAll releases every one). Room only shrinks otherwise
 // (bindings), so a group attempted after the latest such change, and not
 // placed, cannot fit at this instant. An attempt that keeps failing with
 // errors (more than maxErrorReleases in a row at one state of the nodes)
 // is left to the scheduler's own retries, and the steps that end with it
-// waiting are reported as unproven.
+// waiting are reported as unproven, as are those with a waiting pod group
+// that is not Batkube's (the scheduler retries it on its back-off only).
 //
 // # Barriers
 //

@@ -395,13 +395,12 @@ func (e *expected) gangPods() int {
 	return n
 }
 
-// actions returns what the broker must do to the groups it holds so that
-// the scheduler attempts, at this instant, every one that may fit since a
+// actions returns the releases of the groups the broker holds that the
+// scheduler must attempt at this instant: every one that may fit since a
 // change that may let it (room freed, a pod of its added, an error in its
 // last attempt; fitOnly: and minCount of its pods fit by their requests,
-// mayFit), in name order: a held group is released; a released one,
-// which the scheduler keeps on its back-off after a failed attempt, is
-// held again first (then released at the next verdict).
+// mayFit), in name order. A group released already, which the scheduler
+// keeps on its back-off after a failed attempt, is renewed first.
 func (e *expected) actions(fitOnly bool) []settle.GroupAction {
 	var out []settle.GroupAction
 	for ref, g := range e.groups {
@@ -412,7 +411,7 @@ func (e *expected) actions(fitOnly bool) []settle.GroupAction {
 		if !never && max(e.roomRV, g.needRV) <= g.releasedRV || fitOnly && !e.mayFit(g) {
 			continue
 		}
-		out = append(out, settle.GroupAction{Group: ref, Release: g.held()})
+		out = append(out, settle.GroupAction{Group: ref, Renew: !g.held()})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Group.Namespace != out[j].Group.Namespace {

@@ -338,13 +338,13 @@ func settleUntil(t *testing.T, p *Policy) settle.Verdict {
 	return v
 }
 
-func releases(names ...string) []settle.GroupAction { return groupActions(true, names) }
-func holds(names ...string) []settle.GroupAction    { return groupActions(false, names) }
+func releases(names ...string) []settle.GroupAction { return groupActions(false, names) }
+func renewals(names ...string) []settle.GroupAction { return groupActions(true, names) }
 
-func groupActions(release bool, names []string) []settle.GroupAction {
+func groupActions(renew bool, names []string) []settle.GroupAction {
 	var out []settle.GroupAction
 	for _, n := range names {
-		out = append(out, settle.GroupAction{Group: settle.GroupRef{Namespace: "default", Name: n}, Release: release})
+		out = append(out, settle.GroupAction{Group: settle.GroupRef{Namespace: "default", Name: n}, Renew: renew})
 	}
 	return out
 }
@@ -379,13 +379,15 @@ func (g *groupSim) setGroup(name string, minCount int32, reason, message string)
 	g.groups[name] = next
 }
 
-// rearm deletes and creates a group held (of two pods), as the broker does.
-func (g *groupSim) rearm(name string) {
+// renew deletes a group, creates it held (of two pods) and releases it,
+// as the broker does.
+func (g *groupSim) renew(name string) {
 	prev := g.groups[name]
 	g.observe(watch.Deleted, podGroupsGR, prev, prev)
 	g.handled[eventPodGroupDelete]++
 	delete(g.groups, name)
 	g.setGroup(name, 3, "", "")
+	g.setGroup(name, 2, "", "")
 }
 
 // scheduler sets the metrics: pods by queue, pod-group entities in
@@ -412,10 +414,10 @@ func (g *groupSim) want(what string, done bool, actions []settle.GroupAction) se
 // held (minCount one more than their pods: kube-scheduler gates them, with
 // every pod it is given), releases a held gang (minCount lowered to its
 // size: kube-scheduler attempts it at once, with all its pods) once the
-// scheduler is otherwise idle and the gang may fit, and holds a released
-// gang again (deleted, created held) when a change may let it fit since
-// its last release: room freed, or an attempt that ended in an error
-// before the fit was known.
+// scheduler is otherwise idle and the gang may fit, and renews a released
+// gang (deleted, created held, released) when a change may let it fit
+// since its last release: room freed, or an attempt that ended in an
+// error before the fit was known.
 func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 	fm := &fakeMetrics{}
 	srv := httptest.NewTLSServer(fm)
@@ -445,15 +447,11 @@ func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 	g.observe(watch.Modified, podsGR, withCPU(pod("r", "n0", corev1.PodRunning), "8"), withCPU(pod("r", "n0", corev1.PodSucceeded), "8"))
 	g.handled[eventAssignedPodDelete] = 1
 	g.scheduler(map[string]float64{"backoff": 4}, 2, 0)
-	g.want("room freed", false, holds("g1", "g2"))
-	g.rearm("g1")
-	g.rearm("g2")
-	g.scheduler(map[string]float64{"backoff": 2, "gated": 2}, 1, 0)
-	g.want("one held again, not gated yet", false, nil)
-	g.scheduler(map[string]float64{"gated": 4}, 0, 0)
-	g.want("both held again", false, releases("g1", "g2"))
-	g.setGroup("g1", 2, "", "")
-	g.setGroup("g2", 2, "", "")
+	g.want("room freed", false, renewals("g1", "g2"))
+	g.renew("g1")
+	g.renew("g2")
+	g.scheduler(map[string]float64{"backoff": 2, "active": 2}, 1, 0)
+	g.want("one renewed and attempted, the other not yet", false, nil)
 	g.scheduler(map[string]float64{"backoff": 4}, 2, 0)
 	g.want("both attempted again", true, nil)
 
@@ -473,8 +471,8 @@ func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 	g.handled[eventAssignedPodDelete] = 2
 	g.scheduler(map[string]float64{"backoff": 2}, 1, 0)
 	g.want("room freed that g2 cannot fit in", true, nil)
-	if got := g.p.want.actions(false); !slices.Equal(got, holds("g2")) {
-		t.Errorf("without the requests' bound: actions %v, want g2 held again", got)
+	if got := g.p.want.actions(false); !slices.Equal(got, renewals("g2")) {
+		t.Errorf("without the requests' bound: actions %v, want g2 renewed", got)
 	}
 
 	// A pod of no group in the back-off queue is work to do (about to be
@@ -496,11 +494,8 @@ func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 	}
 	g.handled[eventAssignedPodDelete] = 4
 	g.scheduler(map[string]float64{"backoff": 2}, 1, 0)
-	g.want("g1 ended", false, holds("g2"))
-	g.rearm("g2")
-	g.scheduler(map[string]float64{"gated": 2}, 0, 0)
-	g.want("g2 held again", false, releases("g2"))
-	g.setGroup("g2", 2, "", "")
+	g.want("g1 ended", false, renewals("g2"))
+	g.renew("g2")
 
 	// An error in a PodGroupPostFilter plugin comes after the group was
 	// found not to fit: nothing to do. Another error is retried (held
@@ -518,11 +513,8 @@ func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 			}
 			break
 		}
-		g.want(fmt.Sprintf("error %d", i+1), false, holds("g2"))
-		g.rearm("g2")
-		g.scheduler(map[string]float64{"gated": 2}, 0, 0)
-		g.want(fmt.Sprintf("error %d, held again", i+1), false, releases("g2"))
-		g.setGroup("g2", 2, "", "")
+		g.want(fmt.Sprintf("error %d", i+1), false, renewals("g2"))
+		g.renew("g2")
 	}
 }
 
