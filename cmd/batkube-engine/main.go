@@ -4,10 +4,11 @@
 // _schedule.csv and _machine_states.csv.
 //
 // The engine computes job durations as flops / host speed (or a delay's
-// seconds), shares a host's cores between the jobs that run on it with
-// --enable-compute-sharing, and has no network, I/O or energy model: see
-// package github.com/batkube/batkube/pkg/engine, and use real Batsim when
-// those matter.
+// seconds) on SimGrid's clock, shares a host's cores between the jobs that
+// run on it with --enable-compute-sharing, simulates machines becoming
+// unavailable and available again (--events), and has no network, I/O or
+// energy model: see package github.com/batkube/batkube/pkg/engine, and use
+// real Batsim when those matter.
 //
 // Exit codes: 0 on success; 1 when the run fails, including a reply that
 // breaks the protocol or asks what real Batsim would abort on (the error,
@@ -34,6 +35,9 @@ import (
 type options struct {
 	Platform        string        `short:"p" long:"platform" value-name:"FILE" required:"true" description:"The SimGrid platform to simulate"`
 	Workloads       []string      `short:"w" long:"workload" value-name:"FILE" description:"A workload JSON file to simulate (repeatable)"`
+	Events          []string      `long:"events" value-name:"FILE" description:"An external events file to simulate (repeatable): machines becoming unavailable and available again"`
+	ForwardUnknown  bool          `long:"forward-unknown-events" description:"Forward the events of unknown types of the events files to the decision process"`
+	MasterHost      string        `short:"m" long:"master-host" value-name:"NAME" default:"master_host" description:"The host of the platform that manages the simulation, and is no resource (a host with the property role=master may be it instead)"`
 	Export          string        `short:"e" long:"export" value-name:"PREFIX" default:"out/" description:"The prefix of the output files: PREFIX_jobs.csv, PREFIX_schedule.csv and PREFIX_machine_states.csv (its directory is created if missing)"`
 	NoMachineStates bool          `long:"disable-machine-state-tracing" description:"Do not write PREFIX_machine_states.csv"`
 	Endpoint        string        `short:"s" long:"socket-endpoint" value-name:"ENDPOINT" default:"tcp://localhost:28000" description:"The decision process's socket endpoint (localhost means 127.0.0.1)"`
@@ -86,7 +90,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	cfg := enginerun.Config{
 		Platform:               opts.Platform,
+		MasterHost:             opts.MasterHost,
 		Workloads:              opts.Workloads,
+		Events:                 opts.Events,
+		ForwardUnknownEvents:   opts.ForwardUnknown,
 		WorkloadNaming:         naming,
 		Endpoint:               opts.Endpoint,
 		ExportPrefix:           opts.Export,
@@ -122,19 +129,19 @@ func usageError(stderr io.Writer, msg string) int {
 
 func printProgress(w io.Writer, p enginerun.Progress) {
 	fmt.Fprintf(w, "batkube-engine: t=%.1fs simulated, %d/%d jobs finished, %s elapsed\n",
-		p.Now.Seconds(), p.Finished, p.Total, p.Wall.Round(time.Millisecond))
+		p.Now, p.Finished, p.Total, p.Wall.Round(time.Millisecond))
 }
 
 func printSummary(w io.Writer, s enginerun.Summary, prefix string, machineStates bool) {
 	fmt.Fprintf(w, "jobs: %d (%d succeeded, %d failed, %d reached their walltime, %d killed, %d rejected)\n",
 		s.Jobs, s.Succeeded, s.Failed, s.WalltimeReached, s.Killed, s.Rejected)
-	fmt.Fprintf(w, "makespan: %.6fs, mean waiting time: %.6fs\n", s.Makespan.Seconds(), s.MeanWaitingTime.Seconds())
+	fmt.Fprintf(w, "makespan: %.6fs, mean waiting time: %.6fs\n", s.Makespan, s.MeanWaitingTime)
 	waiting := 0.0
 	if s.WallTime > 0 {
 		waiting = 100 * s.SchedulingTime.Seconds() / s.WallTime.Seconds()
 	}
 	fmt.Fprintf(w, "simulated %.3fs in %s (%.0fx real time), %d messages, %.0f%% of the time waiting for the decision process\n",
-		s.SimulatedTime.Seconds(), s.WallTime.Round(time.Millisecond), s.SpeedUp(), s.Messages, waiting)
+		s.SimulatedTime, s.WallTime.Round(time.Millisecond), s.SpeedUp(), s.Messages, waiting)
 	fmt.Fprintf(w, "outputs: %s_jobs.csv, %s_schedule.csv", prefix, prefix)
 	if machineStates {
 		fmt.Fprintf(w, ", %s_machine_states.csv", prefix)

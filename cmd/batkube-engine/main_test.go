@@ -31,6 +31,12 @@ func TestUsage(t *testing.T) {
 		{name: "bad naming", args: []string{"-p", "x.xml", "--workload-names", "w"}, wantCode: 2, wantStderr: "workload-names"},
 		{name: "bad timeout", args: []string{"-p", "x.xml", "--timeout", "soon"}, wantCode: 2, wantStderr: "soon"},
 		{name: "missing platform file", args: []string{"-q", "-p", "nope.xml", "-e", "PREFIX"}, wantCode: 1, wantStderr: "nope.xml"},
+		{name: "help lists the master host", args: []string{"--help"}, wantCode: 0, wantStdout: "--master-host=NAME"},
+		{name: "help lists the events", args: []string{"--help"}, wantCode: 0, wantStdout: "--forward-unknown-events"},
+		{name: "missing events file", args: []string{"-q", "-p", examples + "platforms/platform_4.xml", "--events", "nope.txt", "-e", "PREFIX"},
+			wantCode: 1, wantStderr: "nope.txt"},
+		{name: "no master host", args: []string{"-q", "-p", "../../pkg/engine/testdata/platforms/cabinets.xml", "-e", "PREFIX"},
+			wantCode: 1, wantStderr: "no master host: Batsim needs a host named master_host (its --master-host, -m)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +105,43 @@ func TestRunAgainstFirstFit(t *testing.T) {
 		!strings.HasSuffix(lines[len(lines)-1], ",0,0,0,4,0") {
 		t.Errorf("_machine_states.csv: got %d lines, first %q, last %q; want 81, the header first, all 4 hosts idle last",
 			len(lines), lines[0], lines[len(lines)-1])
+	}
+}
+
+// TestMasterHostAndEvents runs a platform whose master is named by -m and
+// an events file with an event of an unknown type, forwarded
+// (--forward-unknown-events): the simulation goes on until the last event.
+func TestMasterHostAndEvents(t *testing.T) {
+	conn, err := batsim.Listen("tcp://127.0.0.1:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	served := make(chan error, 1)
+	go func() { served <- enginetest.Serve(context.Background(), conn, &enginetest.FirstFit{}) }()
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events.txt")
+	if err := os.WriteFile(events, []byte(`{"timestamp": 250, "type": "machine_unavailable", "resources": "6"}
+{"timestamp": 260, "type": "machine_available", "resources": "6"}
+{"timestamp": 300, "type": "audit"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prefix := filepath.Join(dir, "out") + "/"
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-q",
+		"-p", "../../pkg/engine/testdata/platforms/cabinets.xml", "-m", "ctl0",
+		"-w", examples + "workloads/delay_10.json", "--events", events, "--forward-unknown-events",
+		"-e", prefix, "-s", conn.Endpoint(), "--timeout", "1m",
+	}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code: got %d, want 0 (stderr %q)", code, stderr.String())
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("decision process: %v", err)
+	}
+	if want := "simulated 300.000s"; !strings.Contains(stdout.String(), want) { // the jobs end before 250
+		t.Errorf("stdout: got %q, want it to contain %q", stdout.String(), want)
 	}
 }
 

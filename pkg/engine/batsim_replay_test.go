@@ -48,15 +48,22 @@ func replayRecording(t *testing.T, r recording) (jobs, states string, sched Sche
 	}
 	next := 0
 	err = loop(e, func(msg Message) (float64, []Decision) {
+		// Batsim writes the dates of its messages with six decimals:
+		// the decision process answered the message with that now,
+		// and Batsim applied its decisions at those dates (sleeping
+		// until one after its clock).
+		now := msg.Now
+		sent := batsimDecimals(msg.Now)
 		var ds []Decision
-		for next < len(decisions) && decisions[next].Time() <= msg.Now {
-			if d := decisions[next]; d.Time() != msg.Now {
+		for next < len(decisions) && decisions[next].Time() <= sent {
+			if d := decisions[next]; d.Time() != sent {
 				t.Errorf("recorded %s at %g replayed at %g: the engine sent no message then", d.Type(), d.Time(), msg.Now)
 			}
 			ds = append(ds, decisions[next])
+			now = max(now, decisions[next].Time())
 			next++
 		}
-		return msg.Now, ds
+		return now, ds
 	})
 	if err != nil {
 		t.Fatalf("replay: %v", err)
@@ -65,6 +72,16 @@ func replayRecording(t *testing.T, r recording) (jobs, states string, sched Sche
 		t.Fatalf("replay: %d of %d recorded decisions left when the simulation ended", len(decisions)-next, len(decisions))
 	}
 	return jobsOut.String(), statesOut.String(), e.Schedule(0, 0)
+}
+
+// batsimDecimals is x as a decision process reads it from Batsim, which
+// writes the dates of its messages with printf("%6f").
+func batsimDecimals(x float64) float64 {
+	v, err := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 6, 64), 64)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // readReplies reads the decisions of the replies recorded in path, one

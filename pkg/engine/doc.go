@@ -22,13 +22,33 @@
 // happens first and is reported, with its own timestamp, in the next message,
 // as Batsim does. A decision stamped before the request's now is applied at
 // the request's now. Events of one instant come in one message: completions
-// and requested calls (in the order they were scheduled), then submissions,
-// then the no_more_static_job_to_submit notification after the last static
-// submission. The cost of a simulation grows with its events, not with the
-// simulated time: the engine jumps from one event to the next.
+// and requested calls (in the order their SimGrid actions were created),
+// then submissions, then the no_more_static_job_to_submit notification
+// after the last static submission, then external events (with
+// no_more_external_event_to_occur after the last). The cost of a simulation
+// grows with its events, not with the simulated time: the engine jumps from
+// one event to the next.
 //
-// Time is kept internally as integer nanoseconds since the start (so that
-// 0.1 + 0.2 == 0.3) and shown as float seconds at the edges.
+// # Time
+//
+// Simulated time is SimGrid's clock, a double number of seconds (any
+// finite date >= 0: 1e17 s as well as 0.1), and dates are computed as
+// SimGrid and Batsim compute them (see clock.go): the clock advances by
+// steps, each the least time left over the pending actions (sleeps, whose
+// time left is decremented at each step, computations, whose work left is),
+// added with rounding; a sleep with less than 1e-9 s left is over, a
+// computation with less than 1e-14 of its work left is done. So a delay of
+// 20.7 s started at 1e16 s, while three other jobs' steps ended, ends 22 s
+// later (doubles are 2 s apart there), as with Batsim; 0.1 + 0.2 is
+// 0.30000000000000004. Job submitters and events submitters sleep from one
+// date to the next as Batsim's do ((double)(subtime - clock), computed in
+// long double), and submit a job they slept for even if the clock reads an
+// ulp before its subtime. The outputs are computed from those dates in long
+// double (x87's 80 bits, as Batsim computes them on x86-64) and cast to
+// double (internal/ld), so that their last digits are Batsim's. The
+// engine's timers are ordered by a virtual time, the exact sum of the
+// steps (a double-double); the time left of sleeps shorter than 1024 s is
+// not rounded at each step (its rounding is below 1e-12 s).
 //
 // # The computation model, and what it leaves out
 //
@@ -61,8 +81,7 @@
 // nothing. There is no I/O model (disks are ignored; the profile types
 // parallel_homogeneous_pfs and data_staging are refused, as are send, recv,
 // smpi and usage_trace), no energy model (no power states to switch:
-// consumed_energy is -1 and consumed_joules 0 in the outputs), and no
-// external events (machines never become unavailable). Use real Batsim
+// consumed_energy is -1 and consumed_joules 0 in the outputs). Use real Batsim
 // (SimGrid) when communications, contention on links, I/O or energy matter:
 // the protocol and the outputs are the same, so the same decision process
 // runs against both.
@@ -70,11 +89,20 @@
 // # What mirrors Batsim 4.2.1
 //
 //   - Compute resources get ids 0..n-1 in the lexicographic order of their
-//     host names (SimGrid's Engine::get_all_hosts sorts them, and Batsim
-//     4.2.1 numbers them in that order: node0, node1, node10, node2...). The
-//     master host (a host named master_host or with the property
-//     role=master) is not a compute resource; hosts with role=storage are
-//     storage resources, with ids after the compute ones. Every resource's
+//     host names, byte by byte (SimGrid's Engine::get_all_hosts sorts them,
+//     and Batsim 4.2.1 numbers them in that order: Bourassa, Jupiter,
+//     alpha, node0, node1, node10, node2...). The master host (the host
+//     named by PlatformOptions.MasterHost, Batsim's -m or --master-host,
+//     master_host by default, or a host with the property role=master;
+//     exactly one) is not a resource; a host named by -m must have no role
+//     property (Batsim makes it "role,master" and aborts). Hosts with
+//     role=storage are storage resources, with ids after the compute
+//     ones. Clusters name their hosts prefix, number, suffix for each
+//     number of their radical ("1-4,6"), with the cluster's speeds (its
+//     first) and cores; cabinets, inside a zone routed as a Cluster, name
+//     theirs the same way, with one speed and one core. Speeds are a
+//     number then a unit right after it (1Gf, 2gigaflops), one per power
+//     state, the host's pstate attribute choosing the one simulated. Every resource's
 //     properties get an empty "role" if they had none; the core attribute
 //     is not a property. Zone properties are merged from the outermost zone
 //     inwards, inner zones winning; a <cluster>'s <prop>s are both its
@@ -92,10 +120,37 @@
 //     runs one job at a time: real Batsim aborts on a second one
 //     ("time-sharing on compute machines is disabled"); the engine ends the
 //     run with a *DecisionError on the EXECUTE_JOB's alloc.
-//   - Walltime: a job still running when walltime seconds have passed since
-//     its start ends COMPLETED_WALLTIME_REACHED (return code -1); a task that
-//     would end exactly at the walltime counts as reaching it. -1 or no
-//     walltime means none.
+//   - Walltime (-1 or none: no walltime), as Batsim's do_delay_task and
+//     execute_parallel_task handle it: the job carries the walltime left
+//     from leaf to leaf (a delay takes its length off it, a computation the
+//     time it ran); a delay runs its whole length only if it is shorter
+//     than the time left, and otherwise sleeps until the walltime and
+//     reaches it (a delay as long as the walltime reaches it, and so does
+//     any delay once no time is left); a computation is waited for until
+//     the walltime, and completes if it ends in the step of its timeout
+//     (SimGrid handles the computation, started first, before the timeout:
+//     a computation as long as the walltime completes). Reaching it ends
+//     the job COMPLETED_WALLTIME_REACHED (return code -1). Where rounding
+//     takes the time left below zero, the rest of the job has no walltime,
+//     as in Batsim.
+//   - External events (Options.Events, Batsim's --events): an events
+//     file's events occur at their timestamps (sorted by timestamp, then
+//     machine_available, machine_unavailable and generic events, then as
+//     written). machine_unavailable makes machines unavailable: the jobs
+//     running on them go on and end as they would (Batsim kills none: what
+//     to do is left to the decision process), the machines stay
+//     unavailable when their jobs end, and starting a job on one is an
+//     error (Batsim aborts); machine_available makes them computing (if a
+//     job still runs on them) or idle. Either is notified with a NOTIFY
+//     event_machine_unavailable or event_machine_available naming the
+//     machines; a generic event (of another type, with
+//     --forward-unknown-events) is forwarded as a NOTIFY whose data is the
+//     event's object. no_more_external_event_to_occur follows the last
+//     event of the last file, and the simulation does not end before.
+//     Unavailable machines count in no column of _machine_states.csv; their
+//     time goes to _schedule.csv's time_unavailable. A machine made
+//     unavailable twice, or available while it is not unavailable, is an
+//     error (Batsim aborts).
 //   - A profile's "ret" (default 0) is its return code: non-zero ends the
 //     job COMPLETED_FAILED with that code (a failing step ends a composed
 //     job).
@@ -136,22 +191,34 @@
 //
 // # What differs from Batsim 4.2.1
 //
-//   - Times are exact: a job starts at its EXECUTE_JOB's timestamp and ends
-//     flops / speed or delay seconds later. Real Batsim adds the latency of
-//     its internal messages over the platform's links: none on the example
-//     platforms with SimGrid 3.32 (times match exactly), a few microseconds
-//     with a loopback or link latency (e.g. --sg-cfg
-//     network/loopback-lat:0.000001).
+//   - A job starts at its EXECUTE_JOB's timestamp and ends flops / speed or
+//     delay seconds later (on SimGrid's clock). Real Batsim adds the
+//     latency of its internal messages: tenths of nanoseconds on the
+//     example platforms with SimGrid 3.32 (1 byte over the loopback of
+//     10 GBps: 1e-10 s a message), microseconds with link latencies, which
+//     may order things differently in one step (a computation timed out
+//     by a sleep ending a tenth of a nanosecond before it). With the
+//     latency taken away (--sg-cfg network/loopback-bw:1e300), real Batsim's
+//     outputs equal the engine's (checked on Batsim's workloads, the
+//     engine's testdata and dates up to 1e17 s), but where Batsim reads a
+//     decision process's date a double off (RapidJSON's fast parsing).
+//   - Batsim writes the dates of its messages with six decimals; package
+//     enginerun does too, so that a decision process answering with the
+//     now it read gets its decisions applied at that date (possibly up to
+//     5e-7 s after the engine's clock: the engine then advances to it, as
+//     Batsim sleeps until it). The engine itself takes any date.
 //   - Events of one instant: the engine reports them in one message,
 //     completions first. Real Batsim reports the completion of a computing
 //     job (not of a delay one) that ends at the instant of a submission in
 //     a second message, after the decision about the submission, and sends
-//     no_more_static_job_to_submit in a message of its own. With the same
+//     no_more_static_job_to_submit (and no_more_external_event_to_occur)
+//     in a message of its own. With the same
 //     decisions the outputs are identical (checked by replaying real runs'
 //     decisions); a live scheduler may decide differently with real Batsim,
 //     since it sees the hosts still busy.
-//   - No external events (--events), energy, power states, storage or MPI
-//     profiles; _schedule.trace is not written.
+//   - No energy, power states, storage or MPI profiles;
+//     _schedule.trace is not written. Batsim's -r (--add-role-to-hosts) is
+//     not supported.
 //   - _machine_states.csv (Options.MachineStatesOutput; written by default,
 //     as by Batsim, unless --disable-machine-state-tracing) has Batsim's
 //     header and a row after each job start and each job end, with no host
@@ -159,16 +226,20 @@
 //     same file byte for byte for delay jobs (testdata/batsim-4.2.1), but
 //     for jobs started at 0, which Batsim writes at 4e-10 or 5e-10 (the
 //     latency of its internal messages, which %g shows only near 0). Ties
-//     of %g's six digits are rounded up, as Batsim's slightly late clock
-//     rounds them. Where computing jobs end at the instant others start,
+//     of %g's six digits to the nanosecond are rounded up, as Batsim's
+//     slightly late clock rounds them. _jobs.csv writes 0.000000, never
+//     -0.000000, for a value that rounds to zero (a waiting time of an ulp
+//     below zero where the clock reads an ulp before a subtime: Batsim's
+//     latencies, or its decision's six decimals, start such jobs after it). Where computing jobs end at the instant others start,
 //     Batsim's order of the rows follows those sub-nanosecond latencies (a
 //     computation started a few tenths of a nanosecond late ends after
 //     jobs started at its nominal end): the engine writes the ends first,
 //     so rows within the instant differ, but not their number nor the last
 //     one. The same latencies order Batsim's _jobs.csv rows of jobs ending
 //     at one instant (a walltime may come before a computation's end).
-//   - time_idle and time_computing are Batsim's accounting (each host's
-//     time in each state up to its last change), and equal Batsim's for
+//   - time_idle, time_computing and time_unavailable are Batsim's
+//     accounting (each host's time in each state up to its last change,
+//     summed in long double), and equal Batsim's for
 //     the same decisions. They depend on placement: with compute sharing,
 //     jobs overlapping on one host count once in time_computing, and a
 //     host's idle time stops at its last job's end, so runs of one trace

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strings"
-	"time"
 
-	"github.com/batkube/batkube/pkg/timerq"
+	"github.com/batkube/batkube/pkg/engine/internal/ld"
+	"github.com/batkube/batkube/pkg/engine/internal/timeq"
 )
 
 // Options are the Batsim options the simulation mirrors.
@@ -30,6 +29,10 @@ type Options struct {
 	// then one row per job when it finishes or is rejected (one Write each:
 	// wrap a file in a bufio.Writer, and flush it at the end).
 	JobsOutput io.Writer
+	// Events are the external events files to simulate (Batsim's
+	// --events, in order): machines becoming unavailable or available
+	// again, generic events forwarded to the decision process.
+	Events []*EventList
 	// MachineStatesOutput, if not nil, receives Batsim's
 	// _machine_states.csv: the header at New, then one row each time a job
 	// starts and each time one ends, after its hosts changed state (see
@@ -99,9 +102,9 @@ func statusOf(state JobState) jobStatus {
 	return statusRejected
 }
 
-// minWait is the shortest wait of a CALL_ME_LATER: Batsim's waiter sleeps
-// at least 10 µs.
-const minWait = 10 * time.Microsecond
+// minWait is the shortest wait of a CALL_ME_LATER, in seconds: Batsim's
+// waiter sleeps at least 10 µs.
+const minWait = 1e-5
 
 // phase is where the request/reply cycle stands.
 type phase int
@@ -114,14 +117,25 @@ const (
 	phaseOver
 )
 
-// host is the state of a compute resource.
+// machineState is the state of a machine, as Batsim tracks it (no power
+// states: a machine is never sleeping nor switching).
+type machineState uint8
+
+const (
+	machineIdle machineState = iota
+	machineComputing
+	machineUnavailable
+)
+
+// host is the state of a machine (a compute resource, or a storage one past
+// them, which runs no job).
 type host struct {
 	jobs []int32 // the jobs running on it
-	// Batsim's machine-state accounting: the time spent idle or computing,
-	// up to the last change of state.
-	computing     bool
-	last          time.Duration
-	idle, working time.Duration
+	// Batsim's machine-state accounting: the time spent in each state, up
+	// to the last change of state, summed in long double as Batsim does.
+	state                      machineState
+	last                       float64
+	idle, working, unavailable ld.Sum
 }
 
 // workloadState is a workload as the simulation knows it (dynamic profiles
@@ -145,30 +159,44 @@ type Engine struct {
 	index  map[string]int32
 	meta   map[int32]string // metadata of unfinished jobs
 
-	order        []int32 // static jobs by submission
-	nextSubmit   int
-	nextSubAt    time.Duration // date of order[nextSubmit]
-	noMoreStatic bool
+	submitters          []*submitter // one per static workload
+	submittersDone      int
+	noMoreStatic        bool
+	eventSubmitters     []*eventSubmitter // one per events list
+	eventSubmittersDone int
 
-	now       time.Duration
-	timers    timerq.Queue[*run] // a nil run is a CALL_ME_LATER
-	calls     int                // pending CALL_ME_LATERs
-	hosts     []host
-	sharer    *sharer
-	freeRuns  []*run
-	freeActs  []*activity
-	scratch   []float64
-	outbox    []Event
-	ended     []int32 // jobs finished or rejected since the last message
-	phase     phase
-	regDone   bool
-	err       error
-	nbRunning int
-	computing int // hosts running at least one job
-	nbSubmit  int // submitted (static and dynamic)
-	nbDone    int // finished or rejected
+	// now is the simulated time in seconds, SimGrid's clock; vt is the
+	// virtual time the timers are due at (see clock.go).
+	now           float64
+	vt            timeq.Time
+	timers        timeq.Queue[*timer] // due at a virtual time
+	stepped       []*timer            // long sleeps, decremented at each step
+	few           []*timer            // the submitters' other sleeps
+	born          uint64              // timers created so far
+	due, notDue   []*timer            // scratch of step
+	target        timer               // Batsim's request-reply actor sleeping until a decision's date
+	targetReached bool
+	calls         int // pending CALL_ME_LATERs
+	hosts         []host
+	sharer        *sharer
+	freeRuns      []*run
+	freeActs      []*activity
+	scratch       []float64
+	outbox        []Event
+	ended         []int32 // jobs finished or rejected since the last message
+	phase         phase
+	regDone       bool
+	err           error
+	nbRunning     int
+	// The machines in each state, as Batsim counts them for
+	// _machine_states.csv: all compute resources idle at first, storage
+	// resources in no state until they change.
+	nbIdle, nbComputing int
+	nbSubmit            int // submitted (static and dynamic)
+	nbDone              int // finished or rejected
 
 	stats  stats
+	times  jobTimes // scratch of record
 	rowBuf []byte
 }
 
@@ -187,14 +215,9 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 		platform: p,
 		wstate:   map[string]*workloadState{},
 		meta:     map[int32]string{},
-		hosts:    make([]host, len(p.Resources)),
+		hosts:    make([]host, len(p.Resources)+len(p.Storage)),
+		nbIdle:   len(p.Resources),
 		sharer:   newSharer(p.Resources, opts.Sharing),
-	}
-	type key struct {
-		at  time.Duration
-		wl  int
-		id  string
-		idx int32
 	}
 	total := 0
 	for _, w := range workloads {
@@ -204,12 +227,13 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 	}
 	e.index = make(map[string]int32, total)
 	e.jobs = make([]*Job, 0, total)
-	keys := make([]key, 0, total)
+	e.target.kind = timerTarget
 	for wi, w := range workloads {
 		if err := e.addWorkload(w); err != nil {
 			return nil, err
 		}
 		ws := e.wstate[w.Name]
+		first := int32(len(e.jobs))
 		for _, j := range w.Jobs {
 			if err := checkJob(j, w.Name, ws.profiles); err != nil {
 				return nil, fmt.Errorf("engine: workload %q: %w", w.Name, err)
@@ -220,28 +244,21 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 			if len(e.jobs) >= math.MaxInt32 {
 				return nil, errors.New("engine: too many jobs")
 			}
-			idx := int32(len(e.jobs))
-			e.index[j.ID] = idx
+			e.index[j.ID] = int32(len(e.jobs))
 			e.jobs = append(e.jobs, j)
-			at, _ := toDuration(j.Subtime)
-			keys = append(keys, key{at, wi, j.ID, idx})
 		}
+		s := newSubmitter(wi, e.jobs[first:], first)
+		e.submitters = append(e.submitters, s)
+		e.sleep(&s.timer, 0) // it starts at 0
 	}
-	sort.Slice(keys, func(a, b int) bool {
-		ka, kb := keys[a], keys[b]
-		if ka.at != kb.at {
-			return ka.at < kb.at
-		}
-		if ka.wl != kb.wl {
-			return ka.wl < kb.wl
-		}
-		return ka.id < kb.id
-	})
-	e.order = make([]int32, len(keys))
-	for i, k := range keys {
-		e.order[i] = k.idx
+	if err := e.checkEvents(opts.Events); err != nil {
+		return nil, err
 	}
-	e.updateNextSubmission()
+	for i, l := range opts.Events {
+		s := &eventSubmitter{list: l, timer: timer{kind: timerEvents, index: i}}
+		e.eventSubmitters = append(e.eventSubmitters, s)
+		e.sleep(&s.timer, 0)
+	}
 	// Batsim notifies no_more_static_job_to_submit when the last of its
 	// workloads' submitters is done: never, when it has no workload.
 	e.noMoreStatic = len(workloads) == 0
@@ -285,6 +302,9 @@ func (e *Engine) addWorkload(w *Workload) error {
 		if p == nil || p.Name != name {
 			return fmt.Errorf("engine: workload %q: profile %q is nil or misnamed", w.Name, name)
 		}
+		if err := checkProfile(p); err != nil {
+			return fmt.Errorf("engine: workload %q: %w", w.Name, err)
+		}
 		profiles[name] = p
 	}
 	if err := checkComposed(profiles); err != nil {
@@ -303,40 +323,40 @@ func checkJob(j *Job, workload string, profiles map[string]*Profile) error {
 		len(j.ID) != len(workload)+1+len(j.Name) || j.ID[:len(workload)] != workload || j.ID[len(workload)+1:] != j.Name {
 		return fmt.Errorf("job %q: want Workload %q and ID %q", j.ID, workload, workload+"!"+j.Name)
 	}
-	if !(j.Subtime >= 0 && j.Subtime <= maxSeconds) {
-		return fmt.Errorf("job %q: subtime is %g, want a date >= 0", j.Name, j.Subtime)
+	if err := checkDate("subtime", j.Subtime); err != nil {
+		return fmt.Errorf("job %q: %w", j.Name, err)
 	}
 	if j.Res < 0 {
 		return fmt.Errorf("job %q: res is %d, want >= 0", j.Name, j.Res)
 	}
-	if j.Walltime != -1 && !(j.Walltime > 0 && j.Walltime <= maxSeconds) {
-		return fmt.Errorf("job %q: walltime is %g, want -1 (none) or a positive number of seconds", j.Name, j.Walltime)
+	if err := checkWalltime(j.Walltime); err != nil {
+		return fmt.Errorf("job %q: %w", j.Name, err)
 	}
 	return checkJobProfile(j, profiles)
 }
 
-// toDuration turns simulated seconds into the engine's nanoseconds.
-func toDuration(s float64) (time.Duration, error) {
-	if math.IsNaN(s) || math.Abs(s) > maxSeconds {
-		return 0, fmt.Errorf("%g is not a date the engine can represent", s)
+// checkDate checks a date given in seconds: finite and >= 0.
+func checkDate(field string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return inField(field, "%s is %g, want a date >= 0 seconds", field, v)
 	}
-	return time.Duration(math.Round(s * 1e9)), nil
+	return nil
 }
 
-// durationOf is toDuration for computed durations: never negative, and
-// saturating instead of overflowing.
-func durationOf(s float64) time.Duration {
-	switch {
-	case !(s > 0):
-		return 0
-	case s >= maxSeconds:
-		return time.Duration(maxSeconds * 1e9)
+// checkWalltime checks a walltime: -1 (none) or a finite positive number
+// of seconds.
+func checkWalltime(v float64) error {
+	if v != -1 && (!(v > 0) || math.IsInf(v, 0)) {
+		return inField("walltime", "walltime is %g, want -1 (none) or a positive number of seconds", v)
 	}
-	return time.Duration(math.Round(s * 1e9))
+	return nil
 }
+
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // Now returns the current simulated time, in seconds.
-func (e *Engine) Now() float64 { return e.now.Seconds() }
+func (e *Engine) Now() float64 { return e.now }
 
 // Over reports whether the simulation has ended and its SIMULATION_ENDS has
 // been answered.
@@ -368,20 +388,20 @@ func (e *Engine) Next() (Message, error) {
 	}
 	for len(e.outbox) == 0 {
 		if e.finished() {
-			e.outbox = append(e.outbox, SimulationEnds{Timestamp: e.now.Seconds()})
+			e.outbox = append(e.outbox, SimulationEnds{Timestamp: e.now})
 			e.phase = phaseEnding
 			break
 		}
-		at, ok := e.nextInstant()
+		d, ok := e.nextStep()
 		if !ok {
 			return Message{}, e.fail(e.stuck())
 		}
-		e.advanceTo(at)
+		e.step(d)
 		if e.err != nil {
 			return Message{}, e.err
 		}
 	}
-	msg := Message{Now: e.now.Seconds(), Events: e.outbox}
+	msg := Message{Now: e.now, Events: e.outbox}
 	e.outbox = nil
 	for _, idx := range e.ended {
 		e.status[idx] |= forgotten
@@ -414,37 +434,35 @@ func (e *Engine) Apply(now float64, decisions []Decision) error {
 		e.phase = phaseOver
 		return nil
 	}
-	reply, err := toDuration(now)
-	if err != nil {
-		return e.fail(fmt.Errorf("engine: reply now: %w", err))
+	if !finite(now) {
+		return e.fail(fmt.Errorf("engine: the reply's now is %g, want a finite date", now))
 	}
-	if reply < e.now {
-		return e.fail(fmt.Errorf("engine: the reply's now (%g) is before the request's (%g)", now, e.now.Seconds()))
+	if now < e.now {
+		return e.fail(fmt.Errorf("engine: the reply's now (%g) is before the request's (%g)", now, e.now))
 	}
 	for i, d := range decisions {
 		if d == nil {
-			return e.fail(decisionError(e.now.Seconds(), i, nil, errors.New("the decision is nil")))
+			return e.fail(decisionError(e.now, i, nil, errors.New("the decision is nil")))
 		}
 		ts := d.Time()
-		at, err := toDuration(ts)
-		if err != nil {
-			return e.fail(decisionError(e.now.Seconds(), i, d, fmt.Errorf("its timestamp: %w", err)))
+		if !finite(ts) {
+			return e.fail(decisionError(e.now, i, d, fmt.Errorf("its timestamp is %g, want a finite date", ts)))
 		}
 		if ts > now {
-			return e.fail(decisionError(e.now.Seconds(), i, d, fmt.Errorf("it is stamped %g, after the reply's now (%g)", ts, now)))
+			return e.fail(decisionError(e.now, i, d, fmt.Errorf("it is stamped %g, after the reply's now (%g)", ts, now)))
 		}
-		e.advanceTo(at)
+		e.advanceUntil(ts)
 		if e.err != nil {
 			return e.err
 		}
 		if err := e.apply(d); err != nil {
-			return e.fail(decisionError(e.now.Seconds(), i, d, err))
+			return e.fail(decisionError(e.now, i, d, err))
 		}
 		if e.err != nil {
 			return e.err
 		}
 	}
-	e.advanceTo(reply)
+	e.advanceUntil(now)
 	if e.err != nil {
 		return e.err
 	}
@@ -461,7 +479,7 @@ func (e *Engine) fail(err error) error {
 
 func (e *Engine) finished() bool {
 	return e.noMoreStatic && e.nbDone == e.nbSubmit && e.nbRunning == 0 && e.calls == 0 &&
-		(!e.opts.DynamicJobs || e.regDone)
+		e.eventSubmittersDone == len(e.eventSubmitters) && (!e.opts.DynamicJobs || e.regDone)
 }
 
 func (e *Engine) stuck() error {
@@ -471,67 +489,7 @@ func (e *Engine) stuck() error {
 		reg = ", and NOTIFY registration_finished was not received"
 	}
 	return fmt.Errorf("engine: the simulation is stuck at t=%g: %d job(s) wait for EXECUTE_JOB or REJECT_JOB, no job runs, no job is left to submit and no CALL_ME_LATER is pending%s",
-		e.now.Seconds(), waiting, reg)
-}
-
-// nextSubmission returns the instant of the next static submission (or of
-// the no_more_static_job_to_submit notification, for workloads without jobs).
-func (e *Engine) nextSubmission() (time.Duration, bool) {
-	if e.nextSubmit < len(e.order) {
-		return e.nextSubAt, true
-	}
-	return e.now, !e.noMoreStatic
-}
-
-// updateNextSubmission caches the date of the next static submission.
-func (e *Engine) updateNextSubmission() {
-	if e.nextSubmit < len(e.order) {
-		e.nextSubAt, _ = toDuration(e.jobs[e.order[e.nextSubmit]].Subtime)
-	}
-}
-
-// nextInstant returns the instant of the next thing that will happen.
-func (e *Engine) nextInstant() (time.Duration, bool) {
-	at, ok := e.nextSubmission()
-	if t := e.timers.Peek(); t != nil && (!ok || t.At() <= at) {
-		return t.At(), true
-	}
-	return at, ok
-}
-
-// advanceTo runs everything that happens up to t, in order, then sets the
-// clock to t (if it was earlier).
-func (e *Engine) advanceTo(t time.Duration) {
-	for e.err == nil {
-		sub, hasSub := e.nextSubmission()
-		tm := e.timers.Peek()
-		switch {
-		case tm != nil && tm.At() <= t && (!hasSub || tm.At() <= sub):
-			e.now = max(e.now, tm.At())
-			e.timers.Pop()
-			e.fire(tm.Value)
-		case hasSub && sub <= t:
-			e.now = max(e.now, sub)
-			e.submitNext()
-		default:
-			e.now = max(e.now, t)
-			return
-		}
-	}
-}
-
-// submitNext submits the next static job.
-func (e *Engine) submitNext() {
-	if e.nextSubmit < len(e.order) {
-		idx := e.order[e.nextSubmit]
-		e.nextSubmit++
-		e.updateNextSubmission()
-		e.submit(idx)
-	}
-	if e.nextSubmit == len(e.order) && !e.noMoreStatic {
-		e.noMoreStatic = true
-		e.outbox = append(e.outbox, Notification{Timestamp: e.now.Seconds(), Kind: NoMoreStaticJobToSubmit})
-	}
+		e.now, waiting, reg)
 }
 
 func (e *Engine) submit(idx int32) {
@@ -539,22 +497,10 @@ func (e *Engine) submit(idx int32) {
 	e.status[idx] = statusSubmitted
 	e.nbSubmit++
 	e.outbox = append(e.outbox, JobSubmitted{
-		Timestamp: e.now.Seconds(),
+		Timestamp: e.now,
 		Job:       j,
 		Profile:   e.wstate[j.Workload].profiles[j.Profile],
 	})
-}
-
-// fire handles a timer that fell due.
-// fire handles a timer that fell due: a run's (r), or a CALL_ME_LATER's
-// (r == nil).
-func (e *Engine) fire(r *run) {
-	if r == nil {
-		e.calls--
-		e.outbox = append(e.outbox, RequestedCall{Timestamp: e.now.Seconds()})
-		return
-	}
-	e.onRunTimer(r)
 }
 
 // apply applies one decision at the current time.
@@ -609,16 +555,16 @@ func (e *Engine) reject(d RejectJob) error {
 }
 
 func (e *Engine) callMeLater(d CallMeLater) error {
-	if !(d.When > e.now.Seconds()) {
-		return inField("timestamp", "asked to be called at %g, which is not after now (%g)", d.When, e.now.Seconds())
+	if !(d.When > e.now) {
+		return inField("timestamp", "asked to be called at %g, which is not after now (%g)", d.When, e.now)
 	}
-	at, err := toDuration(d.When)
-	if err != nil {
-		return &fieldError{field: "timestamp", err: err}
+	if math.IsInf(d.When, 0) {
+		return inField("timestamp", "asked to be called at %g, want a finite date", d.When)
 	}
-	// Batsim's waiter sleeps at least 10 µs (a shorter sleep may not move
-	// SimGrid's clock).
-	e.timers.Schedule(&timerq.Item[*run]{}, max(at, e.now+minWait))
+	// Batsim's waiter sleeps When - now, but at least 10 µs (a shorter
+	// sleep may not move SimGrid's clock), and SimGrid's clock then reads
+	// now plus that.
+	e.sleep(&timer{kind: timerCall}, max(d.When-e.now, minWait))
 	e.calls++
 	return nil
 }

@@ -1,5 +1,7 @@
 package engine
 
+import "encoding/json"
+
 // Message is one request of the engine to the decision process, as Batsim's
 // {"now", "events"}: every event's timestamp is <= Now.
 type Message struct {
@@ -38,6 +40,15 @@ type NotifyKind string
 const (
 	// NoMoreStaticJobToSubmit: every job of the workloads has been submitted.
 	NoMoreStaticJobToSubmit NotifyKind = "no_more_static_job_to_submit"
+	// NoMoreExternalEventToOccur: every event of the events files has
+	// occurred.
+	NoMoreExternalEventToOccur NotifyKind = "no_more_external_event_to_occur"
+	// EventMachineUnavailable: the machines of Resources became unavailable
+	// (an external event); the jobs running on them go on.
+	EventMachineUnavailable NotifyKind = "event_machine_unavailable"
+	// EventMachineAvailable: the machines of Resources became available
+	// again (an external event).
+	EventMachineAvailable NotifyKind = "event_machine_available"
 	// RegistrationFinished: the decision process will register no more jobs.
 	RegistrationFinished NotifyKind = "registration_finished"
 	// ContinueRegistration: it will register jobs again after all.
@@ -111,10 +122,19 @@ type RequestedCall struct {
 	Timestamp float64
 }
 
-// Notification is a NOTIFY from the engine (no_more_static_job_to_submit).
+// Notification is a NOTIFY from the engine: no_more_static_job_to_submit,
+// no_more_external_event_to_occur, event_machine_unavailable and
+// event_machine_available, or a generic external event, whose Kind is its
+// type.
 type Notification struct {
 	Timestamp float64
 	Kind      NotifyKind
+	// Resources are the machines of EventMachineUnavailable and
+	// EventMachineAvailable (resource ids, sorted).
+	Resources []int
+	// Event is a generic external event's JSON object, as written in its
+	// file (its type is Kind): the NOTIFY's data.
+	Event json.RawMessage
 }
 
 // SimulationEnds closes the simulation: SIMULATION_ENDS. Answer it with an

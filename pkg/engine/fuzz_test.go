@@ -63,3 +63,38 @@ func FuzzParseWorkload(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseEvents checks that any input gives events or an error, never a
+// panic, that the events are sorted as Batsim sorts them, and that events
+// naming existing machines are accepted by New and simulated.
+func FuzzParseEvents(f *testing.F) {
+	f.Add([]byte(`{"timestamp": 1, "type": "machine_unavailable", "resources": "0-1 3"}
+{"timestamp": 0.5, "type": "machine_available", "resources": "2"}`))
+	f.Add([]byte(`{"type": "x", "timestamp": 1e17, "y": [1]}` + "\n\n" + `{"type": "machine_unavailable", "timestamp": 1e17, "resources": "0"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := ParseEvents(bytes.NewReader(data), "we0", true)
+		if err != nil {
+			return
+		}
+		for i, ev := range l.Events {
+			if !(ev.Timestamp >= 0) || (i > 0 && l.Events[i-1].Timestamp > ev.Timestamp) {
+				t.Fatalf("event %d: timestamp %g out of order", i, ev.Timestamp)
+			}
+			if ev.generic() != (len(ev.Resources) == 0) {
+				t.Fatalf("event %d: type %q with resources %v", i, ev.Type, ev.Resources)
+			}
+			for _, id := range ev.Resources {
+				if id > 3 {
+					return
+				}
+			}
+		}
+		e, err := New(hostsPlatform([]float64{1, 1, 1, 1}), nil, Options{Events: []*EventList{l}})
+		if err != nil {
+			t.Fatalf("New on parsed events: %v", err)
+		}
+		// A machine made unavailable twice or available while idle ends
+		// the run with an error; anything else runs to the end.
+		_, _ = drive(e, nil)
+	})
+}

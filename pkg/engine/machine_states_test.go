@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestAppendSeconds6FormatsAsCg checks the time column against C's %g
@@ -15,48 +14,58 @@ import (
 // decimal ties rounded up as Batsim's slightly late clock rounds them.
 func TestAppendSeconds6FormatsAsCg(t *testing.T) {
 	for _, c := range []struct {
-		d    time.Duration
+		t    float64
 		want string
 	}{
 		{0, "0"},
-		{time.Second, "1"},
-		{10 * time.Second, "10"},
-		{100000 * time.Second, "100000"},
-		{1000000 * time.Second, "1e+06"},
-		{1234567 * time.Second, "1.23457e+06"},
-		{35815672 * time.Millisecond, "35815.7"},
-		{519576 * time.Millisecond, "519.576"},
-		{100 * time.Microsecond, "0.0001"},
-		{15 * time.Microsecond, "1.5e-05"},
-		{time.Nanosecond, "1e-09"},
-		{999999500 * time.Millisecond, "1e+06"},
-		{1006795 * time.Millisecond, "1006.8"}, // a tie: %g on the double says 1006.79
-		{2548185 * time.Millisecond, "2548.19"},
-		{-2 * time.Second, "-2"},
+		{1, "1"},
+		{10, "10"},
+		{100000, "100000"},
+		{1000000, "1e+06"},
+		{1234567, "1.23457e+06"},
+		{35815.672, "35815.7"},
+		{519.576, "519.576"},
+		{0.0001, "0.0001"},
+		{1.5e-5, "1.5e-05"},
+		{1e-9, "1e-09"},
+		{999999.5, "1e+06"},
+		{1006.795, "1006.8"}, // a tie: %g on the double says 1006.79
+		{2548.185, "2548.19"},
+		{-2, "-2"},
+		{0.1 + 0.2, "0.3"},
+		{1e17, "1e+17"},
+		{1e17 + 16, "1e+17"},
+		{1.234565e17, "1.23456e+17"},    // an exact tie: %g rounds it to even
+		{1867.8549999999998, "1867.86"}, // a tie to the nanosecond
+		{1867.8549999, "1867.85"},
+		{math.MaxFloat64, "1.79769e+308"},
+		{5e-324, "4.94066e-324"},
 	} {
-		if got := string(appendSeconds6(nil, c.d)); got != c.want {
-			t.Errorf("appendSeconds6(%v): got %q, want %q", c.d, got, c.want)
+		if got := string(appendSeconds6(nil, c.t)); got != c.want {
+			t.Errorf("appendSeconds6(%v): got %q, want %q", c.t, got, c.want)
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 100000 {
-		d := time.Duration(rng.Int64N(int64(1e18)) >> rng.IntN(60))
-		v := d.Seconds()
+		v := math.Ldexp(rng.Float64(), rng.IntN(140)-80)
+		if rng.IntN(2) == 0 {
+			v = float64(rng.Int64N(int64(1e18))>>rng.IntN(60)) / 1e9
+		}
 		want := strconv.FormatFloat(v, 'g', 6, 64)
 		// Away from ties both agree; near one the double may fall on
 		// either side.
-		if got := string(appendSeconds6(nil, d)); got != want && !nearTie(v) {
-			t.Fatalf("appendSeconds6(%d ns): got %q, %%g says %q", int64(d), got, want)
+		if got := string(appendSeconds6(nil, v)); got != want && !nearTie(v) {
+			t.Fatalf("appendSeconds6(%v): got %q, %%g says %q", v, got, want)
 		}
 	}
 }
 
-// nearTie reports whether v is within a few ulps of a rounding tie at six
-// significant digits.
+// nearTie reports whether v is within a nanosecond (or a few ulps) of a
+// rounding tie at six significant digits.
 func nearTie(v float64) bool {
 	scale := math.Pow(10, 5-math.Floor(math.Log10(v)))
 	frac := v*scale - math.Floor(v*scale)
-	return math.Abs(frac-0.5) < 1e-6
+	return math.Abs(frac-0.5) < 1e-6 || math.Abs(frac-0.5)/scale <= 1.5e-9
 }
 
 // TestMachineStatesRows checks the rows Batsim 4.2.1 writes: one after each

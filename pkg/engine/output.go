@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/batkube/batkube/pkg/engine/internal/ld"
 )
 
 // Version is what the engine writes as batsim_version in _schedule.csv.
@@ -20,20 +22,87 @@ const jobsHeader = "job_id,workload_name,profile,submission_time,requested_numbe
 // (unavailable machines are counted nowhere in it).
 const machineStatesHeader = "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing\n"
 
-// nullRuntime is the execution time Batsim writes for a job that took none.
-const nullRuntime = 1e-5
-
-// stats are the running sums behind _schedule.csv (Batsim's JobsTracer).
+// stats are the running sums behind _schedule.csv (Batsim's JobsTracer),
+// in long double as Batsim keeps them.
 type stats struct {
 	jobs, finished, success, killed, rejected int
 
-	makespan, sumWaiting, sumTurnaround, sumSlowdown float64
-	maxWaiting, maxTurnaround, maxSlowdown           float64
+	sumWaiting, sumTurnaround, sumSlowdown           ld.Sum
+	makespan, maxWaiting, maxTurnaround, maxSlowdown ld.Max
 }
 
-// record accounts for a job that finished (or was rejected) and writes its
-// row in the jobs output.
-func (e *Engine) record(idx int32, state JobState, start, runtime time.Duration, alloc []int) {
+// jobTimes are a finished job's times as Batsim computes them, in long
+// double from its starting time and runtime (its end less its start, or
+// 1e-5 s if it took no time), cast to double for the outputs. Usually all
+// but the slowdown are doubles exactly (exact is true, and f holds them);
+// x holds them otherwise. slowdown is the slowdown, in either case.
+type jobTimes struct {
+	exact    bool
+	f        [tSlowdown]float64
+	x        [tSlowdown]ld.Float
+	slowdown ld.Float
+}
+
+// The times of jobTimes, in the order of _jobs.csv.
+const (
+	tStart = iota
+	tRuntime
+	tCompletion
+	tWaiting
+	tTurnaround
+	tSlowdown
+	nbTimes
+)
+
+var ldOne = ld.FromFloat64(1)
+
+func timesOf(t *jobTimes, subtime, start, end float64) {
+	run, runExact := ld.ExactDiff(end, start)
+	wait, waitExact := ld.ExactDiff(start, subtime)
+	turn, turnExact := ld.ExactDiff(end, subtime)
+	if runExact && waitExact && turnExact && run != 0 && start+run == end {
+		// the usual case: every difference is a double, and start +
+		// (end - start) is end, exactly
+		t.f = [tSlowdown]float64{start, run, end, wait, turn}
+		t.exact = true
+		if turn == run {
+			t.slowdown = ldOne
+		} else {
+			t.slowdown = ld.Div(ld.FromFloat64(turn), ld.FromFloat64(run))
+		}
+		return
+	}
+	x := &t.x
+	x[tStart] = ld.FromFloat64(start)
+	x[tRuntime] = ld.Diff(end, start)
+	if x[tRuntime].IsZero() {
+		x[tRuntime] = ld.Epsilon
+	}
+	x[tCompletion] = ld.Add(x[tStart], x[tRuntime])
+	x[tWaiting] = ld.Diff(start, subtime)
+	if c, ok := x[tCompletion].Exact(); ok {
+		x[tTurnaround] = ld.Diff(c, subtime)
+	} else {
+		x[tTurnaround] = ld.Sub(x[tCompletion], ld.FromFloat64(subtime))
+	}
+	t.slowdown = ld.Div(x[tTurnaround], x[tRuntime])
+	t.exact = false
+}
+
+// value returns time i as a double.
+func (t *jobTimes) value(i int) float64 {
+	switch {
+	case i == tSlowdown:
+		return t.slowdown.Float64()
+	case t.exact:
+		return t.f[i]
+	}
+	return t.x[i].Float64()
+}
+
+// record accounts for a job that finished (at end, having started at
+// start) or was rejected, and writes its row in the jobs output.
+func (e *Engine) record(idx int32, state JobState, start, end float64, alloc []int) {
 	job := e.jobs[idx]
 	meta, hasMeta := e.meta[idx]
 	if hasMeta {
@@ -41,11 +110,8 @@ func (e *Engine) record(idx int32, state JobState, start, runtime time.Duration,
 	}
 	s := &e.stats
 	s.jobs++
-	startS, runS := start.Seconds(), runtime.Seconds()
-	if runS == 0 {
-		runS = nullRuntime
-	}
 	rejected := state == Rejected
+	t := &e.times
 	if rejected {
 		s.rejected++
 	} else {
@@ -55,17 +121,22 @@ func (e *Engine) record(idx int32, state JobState, start, runtime time.Duration,
 		} else {
 			s.killed++
 		}
-		waiting := startS - job.Subtime
-		completion := startS + runS
-		turnaround := completion - job.Subtime
-		slowdown := turnaround / runS
-		s.sumWaiting += waiting
-		s.sumTurnaround += turnaround
-		s.sumSlowdown += slowdown
-		s.makespan = math.Max(s.makespan, completion)
-		s.maxWaiting = math.Max(s.maxWaiting, waiting)
-		s.maxTurnaround = math.Max(s.maxTurnaround, turnaround)
-		s.maxSlowdown = math.Max(s.maxSlowdown, slowdown)
+		timesOf(t, job.Subtime, start, end)
+		if t.exact {
+			s.sumWaiting.AddFloat64(t.f[tWaiting])
+			s.sumTurnaround.AddFloat64(t.f[tTurnaround])
+			s.makespan.UpdateFloat64(t.f[tCompletion])
+			s.maxWaiting.UpdateFloat64(t.f[tWaiting])
+			s.maxTurnaround.UpdateFloat64(t.f[tTurnaround])
+		} else {
+			s.sumWaiting.Add(t.x[tWaiting])
+			s.sumTurnaround.Add(t.x[tTurnaround])
+			s.makespan.Update(t.x[tCompletion])
+			s.maxWaiting.Update(t.x[tWaiting])
+			s.maxTurnaround.Update(t.x[tTurnaround])
+		}
+		s.sumSlowdown.Add(t.slowdown)
+		s.maxSlowdown.Update(t.slowdown)
 	}
 	if e.opts.JobsOutput == nil {
 		return
@@ -93,10 +164,9 @@ func (e *Engine) record(idx int32, state JobState, start, runtime time.Duration,
 	if rejected {
 		b = append(b, ",,,,,,,"...)
 	} else {
-		for _, v := range []float64{startS, runS, startS + runS, startS - job.Subtime, startS + runS - job.Subtime,
-			(startS + runS - job.Subtime) / runS} {
+		for i := range nbTimes {
 			b = append(b, ',')
-			b = appendFloat(b, v)
+			b = appendFloat(b, t.value(i))
 		}
 		b = append(b, ',')
 	}
@@ -125,7 +195,7 @@ func (e *Engine) traceMachineStates() {
 	if w == nil {
 		return
 	}
-	b := appendMachineStates(e.rowBuf[:0], e.now, len(e.hosts)-e.computing, e.computing)
+	b := appendMachineStates(e.rowBuf[:0], e.now, e.nbIdle, e.nbComputing)
 	e.rowBuf = b
 	if _, err := w.Write(b); err != nil {
 		e.fail(fmt.Errorf("engine: machine states output: %w", err))
@@ -135,7 +205,7 @@ func (e *Engine) traceMachineStates() {
 // appendMachineStates appends a row of _machine_states.csv as Batsim writes
 // it with printf("%g,%d,%d,%d,%d,%d\n"): the time, then the numbers of
 // sleeping, switching on, switching off, idle and computing machines.
-func appendMachineStates(b []byte, now time.Duration, idle, computing int) []byte {
+func appendMachineStates(b []byte, now float64, idle, computing int) []byte {
 	b = appendSeconds6(b, now)
 	b = append(b, ",0,0,0,"...)
 	b = appendInt(b, idle)
@@ -144,26 +214,51 @@ func appendMachineStates(b []byte, now time.Duration, idle, computing int) []byt
 	return append(b, '\n')
 }
 
-// appendSeconds6 appends d in seconds as C's printf("%g") writes a double:
-// six significant digits, trailing zeros dropped, in exponent form below
-// 1e-4 or from 1e6 on. The exact decimal value of d is rounded half up,
-// where %g would round the nearest double, often just below an exact tie
-// (1006.795 is 1006.79499999999996 as a double): Batsim's clock is a few
+// appendSeconds6 appends t as C's printf("%g") writes a double: six
+// significant digits, trailing zeros dropped, in exponent form below 1e-4
+// or from 1e6 on. A date that is a tie at six digits to the nanosecond
+// (1867.855, which is 1867.85499999999979 after some steps, or
+// 1006.79499999999996 as the nearest double to 1006.795, both of which %g
+// writes 1867.85 and 1006.79) is rounded up: Batsim's clock is a few
 // tenths of nanoseconds late on the engine's, after the latency of its
-// internal messages, and so rounds such ties up.
-func appendSeconds6(b []byte, d time.Duration) []byte {
-	if d < 0 {
-		b = append(b, '-')
-		d = -d
+// internal messages (or up to 5e-7 s late after a decision stamped with
+// the six decimals its messages carry), and so rounds such ties up.
+func appendSeconds6(b []byte, t float64) []byte {
+	switch {
+	case math.IsNaN(t):
+		return append(b, "-nan"...)
+	case math.IsInf(t, 1):
+		return append(b, "inf"...)
+	case math.IsInf(t, -1):
+		return append(b, "-inf"...)
 	}
-	if d == 0 {
+	if t < 0 {
+		b = append(b, '-')
+		t = -t
+	}
+	if t == 0 {
 		return append(b, '0')
 	}
-	digits := []byte(strconv.FormatInt(int64(d), 10)) // d = 0.digits × 10^(exp+1) s
-	exp := len(digits) - 1 - 9                        // decimal exponent of the first digit
-	if len(digits) > 6 {
-		up := digits[6] >= '5'
+	var buf [48]byte
+	// d.ddddde±XX: t rounded to six digits, or its tie to the nanosecond
+	e := strconv.AppendFloat(buf[:0], t, 'e', 5, 64)
+	if t < 1e15 {
+		if tie, ok := nanosecondTie(buf[16:16], t); ok {
+			e = tie
+		}
+	}
+	mant, expPart, _ := bytesCut(e, 'e')
+	exp, _ := strconv.Atoi(string(expPart))
+	var dbuf [24]byte
+	digits := dbuf[:0]
+	for _, c := range mant {
+		if c != '.' {
+			digits = append(digits, c)
+		}
+	}
+	if len(digits) > 6 { // a tie: round it up
 		digits = digits[:6]
+		up := true
 		for i := 5; up && i >= 0; i-- {
 			if digits[i] == '9' {
 				digits[i] = '0'
@@ -173,7 +268,7 @@ func appendSeconds6(b []byte, d time.Duration) []byte {
 			up = false
 		}
 		if up { // 999999.5 -> 1000000
-			digits = append([]byte{'1'}, digits[:5]...)
+			digits = append(digits[:0], '1', '0', '0', '0', '0', '0')
 			exp++
 		}
 	}
@@ -217,8 +312,79 @@ func appendSeconds6(b []byte, d time.Duration) []byte {
 	return append(b, digits[exp+1:]...)
 }
 
+// nanosecondTie returns t to the nanosecond in the form d.dddddde±XX (seven
+// significant digits) if that is a tie at six digits (its seventh digit a
+// 5, nothing after it), appended to b.
+func nanosecondTie(b []byte, t float64) ([]byte, bool) {
+	var buf [40]byte
+	f := strconv.AppendFloat(buf[:0], t, 'f', 9, 64)
+	var sig [32]byte
+	n, exp := 0, -1 // exp: the decimal exponent of the first significant digit
+	point := bytesIndex(f, '.')
+	for i, c := range f {
+		if c == '.' || n == 0 && c == '0' {
+			continue
+		}
+		if n == 0 {
+			exp = point - i - 1
+			if i > point {
+				exp = point - i
+			}
+		}
+		if n < len(sig) {
+			sig[n] = c
+		}
+		n++
+	}
+	if n < 7 || sig[6] != '5' {
+		return nil, false
+	}
+	for _, c := range sig[7:min(n, len(sig))] {
+		if c != '0' {
+			return nil, false
+		}
+	}
+	b = append(b, sig[0], '.')
+	b = append(b, sig[1:7]...)
+	b = append(b, 'e')
+	if exp < 0 {
+		b = append(b, '-')
+		exp = -exp
+	} else {
+		b = append(b, '+')
+	}
+	if exp < 10 {
+		b = append(b, '0')
+	}
+	return appendInt(b, exp), true
+}
+
+func bytesIndex(s []byte, c byte) int {
+	for i := range s {
+		if s[i] == c {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// bytesCut is bytes.Cut on one byte.
+func bytesCut(s []byte, sep byte) (before, after []byte, found bool) {
+	for i, c := range s {
+		if c == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, nil, false
+}
+
 // appendFloat formats like C's printf("%f"), which Batsim's std::to_string
-// uses: six decimals; glibc writes the NaN of 0/0 as "-nan".
+// uses: six decimals; glibc writes the NaN of 0/0 as "-nan". A value that
+// rounds to zero is written 0.000000, never -0.000000: where the engine's
+// clock reads an ulp less than a job's subtime at its submission (SimGrid's
+// rounded steps), Batsim's own is later (its internal messages take tenths
+// of nanoseconds, and a decision stamped with the six decimals of its
+// messages may wait until that date), and it writes 0.000000.
 func appendFloat(b []byte, v float64) []byte {
 	switch {
 	case math.IsNaN(v):
@@ -228,7 +394,12 @@ func appendFloat(b []byte, v float64) []byte {
 	case math.IsInf(v, -1):
 		return append(b, "-inf"...)
 	}
-	return strconv.AppendFloat(b, v, 'f', 6, 64)
+	n := len(b)
+	b = strconv.AppendFloat(b, v, 'f', 6, 64)
+	if string(b[n:]) == "-0.000000" {
+		b = append(b[:n], "0.000000"...)
+	}
+	return b
 }
 
 func appendInt(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) }
@@ -275,13 +446,13 @@ func (e *Engine) Schedule(schedulingTime, simulationTime time.Duration) Schedule
 	n := float64(s.jobs)
 	out := Schedule{
 		BatsimVersion:       Version,
-		Makespan:            s.makespan,
-		MaxSlowdown:         s.maxSlowdown,
-		MaxTurnaroundTime:   s.maxTurnaround,
-		MaxWaitingTime:      s.maxWaiting,
-		MeanSlowdown:        s.sumSlowdown / n,
-		MeanTurnaroundTime:  s.sumTurnaround / n,
-		MeanWaitingTime:     s.sumWaiting / n,
+		Makespan:            s.makespan.Value().Float64(),
+		MaxSlowdown:         s.maxSlowdown.Value().Float64(),
+		MaxTurnaroundTime:   s.maxTurnaround.Value().Float64(),
+		MaxWaitingTime:      s.maxWaiting.Value().Float64(),
+		MeanSlowdown:        s.sumSlowdown.Float64() / n,
+		MeanTurnaroundTime:  s.sumTurnaround.Float64() / n,
+		MeanWaitingTime:     s.sumWaiting.Float64() / n,
 		NbComputingMachines: len(e.platform.Resources) + len(e.platform.Storage),
 		NbJobs:              s.jobs,
 		NbJobsFinished:      s.finished,
@@ -292,10 +463,13 @@ func (e *Engine) Schedule(schedulingTime, simulationTime time.Duration) Schedule
 		SimulationTime:      simulationTime.Seconds(),
 		SuccessRate:         float64(s.success) / n,
 	}
+	var computing, idle, unavailable ld.Sum
 	for i := range e.hosts {
-		out.TimeComputing += e.hosts[i].working.Seconds()
-		out.TimeIdle += e.hosts[i].idle.Seconds()
+		computing.Add(e.hosts[i].working.Value())
+		idle.Add(e.hosts[i].idle.Value())
+		unavailable.Add(e.hosts[i].unavailable.Value())
 	}
+	out.TimeComputing, out.TimeIdle, out.TimeUnavailable = computing.Float64(), idle.Float64(), unavailable.Float64()
 	return out
 }
 

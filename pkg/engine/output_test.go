@@ -211,3 +211,75 @@ func TestWalltimeCountsFromTheStart(t *testing.T) {
 		t.Errorf("got jobs output\n%s\nwant\n%s", got, wantJobs)
 	}
 }
+
+// TestNoNegativeZero checks that no output writes -0.000000: Batsim writes
+// 0.000000 where its value is zero or rounds to it (its clock is never
+// before a job's subtime when the job starts, being late by the latency of
+// its internal messages). The old engine wrote -0.000000 for a subtime with
+// more than nine decimals (its nanoseconds rounded the start below it);
+// the engine's clock, SimGrid's, can read an ulp before a subtime at the
+// submission (its steps are rounded).
+func TestNoNegativeZero(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{math.Copysign(0, -1), "0.000000"}, {-1e-10, "0.000000"}, {-4.9e-7, "0.000000"},
+		{-5.1e-7, "-0.000001"}, {-2, "-2.000000"}, {0, "0.000000"}, {1e-7, "0.000000"},
+	} {
+		if got := string(appendFloat(nil, c.v)); got != c.want {
+			t.Errorf("appendFloat(%g) = %q, want %q", c.v, got, c.want)
+		}
+	}
+	// a: a subtime finer than a microsecond. b, c, d: the submitter sleeps
+	// 9e5 s from 1e5 to submit c; b (1 s) and c (20.7 s) end meanwhile,
+	// its time left is rounded twice, and it wakes at 999999.9999999999:
+	// d, started at once, waits -1.2e-10 s.
+	profiles := `"profiles": {"d": {"type": "delay", "delay": 20.7}, "e": {"type": "delay", "delay": 0.003}}`
+	v := mustWorkload(t, "v", `{"nb_res": 1, `+profiles+`, "jobs": [{"id": "a", "subtime": 2000000.1234567891, "res": 1, "profile": "e"}]}`)
+	w := mustWorkload(t, "w", `{"nb_res": 1, `+profiles+`, "jobs": [
+			{"id": "b", "subtime": 1e5, "res": 1, "profile": "e"}, {"id": "c", "subtime": 1e5, "res": 1, "profile": "d"},
+			{"id": "d", "subtime": 1e6, "res": 1, "profile": "d"}]}`)
+	var jobs bytes.Buffer
+	e, err := New(hostsPlatform([]float64{1e9, 1e9}), []*Workload{v, w}, Options{JobsOutput: &jobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var startD float64
+	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
+		var ds []Decision
+		for _, ev := range msg.Events {
+			if s, ok := ev.(JobSubmitted); ok {
+				h := 0
+				if s.Job.ID == "w!c" || s.Job.ID == "v!a" {
+					h = 1
+				}
+				if s.Job.ID == "w!d" {
+					startD = msg.Now
+				}
+				ds = append(ds, ExecuteJob{Timestamp: msg.Now, JobID: s.Job.ID, Alloc: []int{h}})
+			}
+		}
+		return msg.Now, ds
+	})
+	if err != nil {
+		t.Fatalf("drive: %v\n%s", err, trace(msgs))
+	}
+	if !(startD < 1e6) {
+		t.Errorf("d started at %v, want the clock an ulp before its subtime, 1e6 (the steps' rounding)", startD)
+	}
+	var sched bytes.Buffer
+	if err := e.Schedule(0, 0).WriteCSV(&sched); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"_jobs.csv": jobs.String(), "_schedule.csv": sched.String()} {
+		if strings.Contains(out, "-0.000000") {
+			t.Errorf("%s writes -0.000000:\n%s", name, out)
+		}
+	}
+	for _, row := range strings.Split(jobs.String(), "\n")[1:] {
+		if f := strings.Split(row, ","); len(f) > 11 && f[11] != "0.000000" {
+			t.Errorf("job %s waited %s, want 0.000000", f[0], f[11])
+		}
+	}
+}

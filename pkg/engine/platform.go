@@ -16,6 +16,24 @@ import (
 // no host has the property role=master (Batsim's --master-host default).
 const DefaultMasterHost = "master_host"
 
+// PlatformOptions are the Batsim options that shape what it sees of a
+// platform.
+type PlatformOptions struct {
+	// MasterHost is the name of the host Batsim makes its master (its -m,
+	// --master-host; DefaultMasterHost if empty). Batsim gives that host
+	// the role master, if it exists: it is then no resource. The platform
+	// may name no such host if one has the property role=master instead;
+	// it needs one master, and only one.
+	MasterHost string
+}
+
+func (o PlatformOptions) master() string {
+	if o.MasterHost == "" {
+		return DefaultMasterHost
+	}
+	return o.MasterHost
+}
+
 // maxHosts bounds the hosts a platform may declare (clusters expand ranges).
 const maxHosts = 1 << 20
 
@@ -49,14 +67,21 @@ type Resource struct {
 	ZoneProperties map[string]string
 }
 
-// ReadPlatformFile reads a SimGrid platform file.
+// ReadPlatformFile reads a SimGrid platform file, with Batsim's default
+// options.
 func ReadPlatformFile(path string) (*Platform, error) {
+	return ReadPlatformFileWith(path, PlatformOptions{})
+}
+
+// ReadPlatformFileWith reads a SimGrid platform file as Batsim does with
+// the options given.
+func ReadPlatformFileWith(path string, opts PlatformOptions) (*Platform, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("engine: platform: %w", err)
 	}
 	defer f.Close()
-	p, err := ParsePlatform(f)
+	p, err := ParsePlatformWith(f, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, path)
 	}
@@ -65,9 +90,10 @@ func ReadPlatformFile(path string) (*Platform, error) {
 
 // zoneNode is a zone (or a cluster, which is a zone) of the platform.
 type zoneNode struct {
-	id     string
-	parent *zoneNode
-	props  map[string]string
+	id      string
+	routing string
+	parent  *zoneNode
+	props   map[string]string
 	// SimGrid's DTD lets a zone hold hosts or zones (clusters are zones),
 	// not both.
 	hasHosts, hasZones bool
@@ -118,19 +144,27 @@ type frame struct {
 }
 
 // ParsePlatform reads a SimGrid platform (XML, version 4.1 as Batsim uses
-// it): zones (and the older AS) with their properties, hosts, clusters and
-// cabinets. As in SimGrid, a <cluster> is a zone of its own whose <prop>s
-// are both the zone's properties and each of its hosts' properties. Links,
-// routes and everything about the network are ignored.
+// it) with Batsim's default options: zones (and the older AS) with their
+// properties, hosts, clusters and cabinets. As in SimGrid, a <cluster> is a
+// zone of its own whose <prop>s are both the zone's properties and each of
+// its hosts' properties; a <cabinet> adds hosts named prefix, number and
+// suffix (one per number of its radical), of one core at its speed, to its
+// zone (which must be routed as a cluster). Links, routes and everything
+// about the network are ignored.
 func ParsePlatform(r io.Reader) (*Platform, error) {
-	p, err := parsePlatform(r)
+	return ParsePlatformWith(r, PlatformOptions{})
+}
+
+// ParsePlatformWith is ParsePlatform with Batsim's options.
+func ParsePlatformWith(r io.Reader, opts PlatformOptions) (*Platform, error) {
+	p, err := parsePlatform(r, opts)
 	if err != nil {
 		return nil, fmt.Errorf("engine: platform: %w", err)
 	}
 	return p, nil
 }
 
-func parsePlatform(r io.Reader) (*Platform, error) {
+func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 	d := xml.NewDecoder(r)
 	var (
 		stack []frame
@@ -178,7 +212,7 @@ func parsePlatform(r io.Reader) (*Platform, error) {
 				if err := top.zone.holds(false, "zone "+strconv.Quote(id)); err != nil {
 					return nil, err
 				}
-				f = frame{kind: frameZone, zone: &zoneNode{id: id, parent: top.zone, props: map[string]string{}}}
+				f = frame{kind: frameZone, zone: &zoneNode{id: id, routing: attr(t, "routing"), parent: top.zone, props: map[string]string{}}}
 			case "host":
 				h, err := parseHost(t, top.zone)
 				if err != nil {
@@ -193,14 +227,23 @@ func parsePlatform(r io.Reader) (*Platform, error) {
 				f = frame{kind: frameHost, zone: top.zone, host: h}
 			case "cluster", "cabinet":
 				zone := top.zone
+				id := attr(t, "id")
 				if t.Name.Local == "cluster" {
 					// A cluster is a zone of its own; its <prop>s are the zone's.
-					id := attr(t, "id")
 					if err := top.zone.holds(false, "cluster "+strconv.Quote(id)); err != nil {
 						return nil, err
 					}
-					zone = &zoneNode{id: id, parent: top.zone, props: map[string]string{}}
+					zone = &zoneNode{id: id, routing: "Cluster", parent: top.zone, props: map[string]string{}}
 					f = frame{kind: frameZone, zone: zone}
+				} else {
+					// SimGrid creates a cabinet's hosts when it seals a
+					// zone routed as a cluster, and only then.
+					if zone != nil && !strings.EqualFold(zone.routing, "Cluster") {
+						return nil, fmt.Errorf("<cabinet> %q is in zone %q, routed %q: SimGrid only builds the cabinets of zones routed as a Cluster", id, zone.id, zone.routing)
+					}
+					if err := zone.holds(true, "cabinet "+strconv.Quote(id)); err != nil {
+						return nil, err
+					}
 				}
 				expanded, err := expandCluster(t, zone, len(hosts))
 				if err != nil {
@@ -239,7 +282,7 @@ func parsePlatform(r io.Reader) (*Platform, error) {
 	if !root {
 		return nil, errors.New("no <platform> element")
 	}
-	return buildPlatform(hosts)
+	return buildPlatform(hosts, opts.master())
 }
 
 func attr(e xml.StartElement, name string) string {
@@ -318,7 +361,18 @@ func expandCluster(e xml.StartElement, zone *zoneNode, already int) ([]*hostNode
 	if zone == nil {
 		return nil, fmt.Errorf("<%s> %q is outside of any zone", e.Name.Local, id)
 	}
-	speed, err := hostSpeed(e)
+	var speed float64
+	var err error
+	if e.Name.Local == "cabinet" {
+		// one speed: SimGrid reads no power states for a cabinet
+		if !hasAttr(e, "speed") {
+			err = errors.New("no speed attribute")
+		} else {
+			speed, err = parseSpeed(attr(e, "speed"))
+		}
+	} else {
+		speed, err = hostSpeed(e)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("<%s> %q: %w", e.Name.Local, id, err)
 	}
@@ -375,9 +429,15 @@ func parseRadical(s string, limit int) ([]int, error) {
 	return out, nil
 }
 
-// buildPlatform sorts the hosts into compute, storage and master, and numbers
-// the resources as Batsim does: by host name.
-func buildPlatform(hosts []*hostNode) (*Platform, error) {
+// buildPlatform sorts the hosts into compute, storage and master, as
+// Batsim's Machines::create_machines does: the host named master (its
+// --master-host) gets the role master, appended to its role property if it
+// has one (which no role then matches: Batsim aborts); a role is master,
+// compute_node (or empty) or storage. The resources are numbered in the
+// order of SimGrid's Engine::get_all_hosts, by name (byte order: capitals
+// first, node10 before node2), compute resources first (Batsim's sort of
+// them by name has no effect: it sorts a copy).
+func buildPlatform(hosts []*hostNode, master string) (*Platform, error) {
 	p := &Platform{}
 	var compute, storage []*hostNode
 	for _, h := range hosts {
@@ -385,17 +445,14 @@ func buildPlatform(hosts []*hostNode) (*Platform, error) {
 		if !hasRole {
 			h.props["role"] = ""
 		}
-		if h.name == DefaultMasterHost && hasRole {
-			// Batsim appends ",master" to the role property of the host
-			// named like its --master-host, when it has one (even empty):
-			// "master,master" or ",master" is no role it knows.
-			return nil, fmt.Errorf("host %q has the role %q: Batsim would make it %q and abort; drop the role property (the name makes it the master)",
+		if h.name == master && hasRole {
+			return nil, fmt.Errorf("host %q has the role %q: Batsim would make it %q as its master host (--master-host) and abort; drop the role property (the name makes it the master)",
 				h.name, role, role+",master")
 		}
 		switch {
-		case role == "master" || h.name == DefaultMasterHost:
+		case role == "master" || h.name == master:
 			if p.Master != "" {
-				return nil, fmt.Errorf("two master hosts: %q and %q", p.Master, h.name)
+				return nil, fmt.Errorf("two master hosts: %q and %q (Batsim needs one: a host with the property role=master, or the one named by --master-host, %s)", p.Master, h.name, master)
 			}
 			p.Master = h.name
 		case role == "" || role == "compute_node":
@@ -410,7 +467,7 @@ func buildPlatform(hosts []*hostNode) (*Platform, error) {
 		}
 	}
 	if p.Master == "" {
-		return nil, fmt.Errorf("no master host: Batsim needs a host named %s or with <prop id=\"role\" value=\"master\"/>", DefaultMasterHost)
+		return nil, fmt.Errorf("no master host: Batsim needs a host named %s (its --master-host, -m) or with <prop id=\"role\" value=\"master\"/>", master)
 	}
 	byName := func(hs []*hostNode) {
 		sort.Slice(hs, func(i, j int) bool { return hs[i].name < hs[j].name })

@@ -27,7 +27,7 @@ const testPlatform = `<?xml version='1.0'?>
     </zone>
     <zone id="gpu" routing="Full">
       <prop id="rack" value="r1"/>
-      <host id="gpu0" speed="3 gigaflops">
+      <host id="gpu0" speed="3gigaflops">
         <prop id="nvidia.com/gpu" value="2"/>
       </host>
     </zone>
@@ -161,7 +161,8 @@ func TestParseSpeeds(t *testing.T) {
 		{"1.5e9f", []float64{1.5e9}},
 		{"16.673E9f", []float64{16.673e9}},
 		{"1Gf, 0.5Gf", []float64{1e9, 0.5e9}},
-		{"2 kiloflops", []float64{2e3}},
+		{"2kiloflops", []float64{2e3}},
+		{" 1Gf ,2Mf ", []float64{1e9, 2e6}},
 		{"1exaflops", []float64{1e18}},
 		{"1Ef", []float64{1e18}},
 		{"42", []float64{42}},
@@ -183,7 +184,9 @@ func TestParseSpeeds(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"", "f", "1Gb", "-1f", "1e999f", "Gf1"} {
+	// SimGrid wants the unit right after the number: "unknown unit:
+	// kiloflops".
+	for _, bad := range []string{"", "f", "1Gb", "-1f", "1e999f", "Gf1", "2 kiloflops", "1 Gf"} {
 		if _, err := parseSpeeds(bad); err == nil {
 			t.Errorf("parseSpeeds(%q): got no error", bad)
 		}

@@ -87,7 +87,7 @@ func parseProfile(name string, raw json.RawMessage) (*Profile, error) {
 		if p.Delay, err = numberField(fields, "delay"); err != nil {
 			return nil, err
 		}
-		if !(p.Delay > 0) || p.Delay > maxSeconds {
+		if !(p.Delay > 0) || math.IsInf(p.Delay, 0) {
 			return nil, inField("delay", "delay is %g, want a positive number of seconds", p.Delay)
 		}
 	case ProfileParallelHomogeneous, ProfileParallelHomogeneousTotal:
@@ -146,6 +146,43 @@ func parseProfile(name string, raw json.RawMessage) (*Profile, error) {
 		return nil, inField("type", "unknown type %q (want delay, parallel, parallel_homogeneous, parallel_homogeneous_total or composed)", typ)
 	}
 	return p, nil
+}
+
+// checkProfile checks the values of a profile built in Go as ParseProfile
+// would have.
+func checkProfile(p *Profile) error {
+	bad := func(field, format string, v any) error {
+		return fmt.Errorf("profile %q: %w", p.Name, inField(field, format, v))
+	}
+	switch p.Type {
+	case ProfileDelay:
+		if !(p.Delay > 0) || math.IsInf(p.Delay, 0) {
+			return bad("delay", "delay is %g, want a positive number of seconds", p.Delay)
+		}
+	case ProfileParallelHomogeneous, ProfileParallelHomogeneousTotal:
+		if !(p.CPU >= 0) || math.IsInf(p.CPU, 0) {
+			return bad("cpu", "cpu is %g, want flops >= 0", p.CPU)
+		}
+	case ProfileParallel:
+		if len(p.CPUs) == 0 {
+			return bad("cpu", "cpu is %v, want a non-empty array of flops", p.CPUs)
+		}
+		for _, c := range p.CPUs {
+			if !(c >= 0) || math.IsInf(c, 0) {
+				return bad("cpu", "cpu holds %g, want flops >= 0", c)
+			}
+		}
+	case ProfileComposed:
+		if len(p.Seq) == 0 {
+			return bad("seq", "seq is %v, want a non-empty array of profile names", p.Seq)
+		}
+		if p.Repeat < 1 {
+			return bad("repeat", "repeat is %d, want > 0", p.Repeat)
+		}
+	default:
+		return bad("type", "type %q is not simulated by the embedded engine", string(p.Type))
+	}
+	return nil
 }
 
 // checkComMatrix checks the com field of a parallel profile with n

@@ -4,27 +4,36 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"time"
 
-	"github.com/batkube/batkube/pkg/timerq"
+	"github.com/batkube/batkube/pkg/engine/internal/ld"
 )
 
 // run is a running job.
 type run struct {
-	job       int32
-	start     time.Duration
-	deadline  time.Duration // start + walltime, or -1
-	alloc     []int         // sorted resource ids
-	executors []int         // the resource of each executor
+	job   int32
+	start float64
+	// wall is the walltime left, Batsim's remaining_time: the job's
+	// walltime at its start, less the time each leaf took (a delay
+	// subtracts its length, a computation the time it ran); negative when
+	// there is none (and then for the rest of the job, as in Batsim when
+	// rounding takes it below zero).
+	wall      float64
+	alloc     []int // sorted resource ids
+	executors []int // the resource of each executor
 	profiles  map[string]*Profile
-	timer     timerq.Item[*run]
+	// timer is the leaf's: a delay's sleep, or a computation's end;
+	// wallTimer is the walltime's timeout while a computation runs.
+	timer, wallTimer timer
 
 	// where the job is in its profile: the composed profiles it is inside
 	// (outermost first) and the running leaf
 	steps     []step
 	leaf      *Profile
-	leafStart time.Duration
-	act       *activity // the leaf's computation, if it computes
+	leafStart float64
+	// atWall says that a delay leaf sleeps until the walltime (it is not
+	// shorter than the time left).
+	atWall bool
+	act    *activity // the leaf's computation, if it computes
 }
 
 // step is a composed profile being run: pos counts the sub-profiles started
@@ -41,7 +50,8 @@ func (e *Engine) newRun() *run {
 		return r
 	}
 	r := &run{}
-	r.timer.Value = r
+	r.timer = timer{kind: timerRun, run: r}
+	r.wallTimer = timer{kind: timerWall, run: r}
 	return r
 }
 
@@ -100,14 +110,15 @@ func (e *Engine) execute(d ExecuteJob) error {
 			}
 		}
 	}
+	for _, h := range alloc {
+		if e.hosts[h].state == machineUnavailable {
+			return inField("alloc", "job %q: resource %d (%s) is unavailable (an external event made it so): it cannot compute jobs now", d.JobID, h, e.platform.Resources[h].Name)
+		}
+	}
 
 	r := e.newRun()
 	r.job, r.start, r.alloc, r.profiles = idx, e.now, alloc, profiles
-	r.deadline = -1
-	if job.Walltime > 0 {
-		wall, _ := toDuration(job.Walltime)
-		r.deadline = e.now + wall
-	}
+	r.wall = job.Walltime // -1: none
 	if len(d.Mapping) > 0 {
 		for _, m := range d.Mapping {
 			r.executors = append(r.executors, alloc[m])
@@ -146,37 +157,53 @@ func (e *Engine) checkAlloc(d ExecuteJob) ([]int, error) {
 	return alloc, nil
 }
 
+// hostJobStart puts a job on a machine: it is computing (Batsim's
+// update_machines_on_job_run, which changes the state even when it was
+// computing already).
 func (e *Engine) hostJobStart(h int, job int32) {
-	hs := &e.hosts[h]
-	hs.account(e.now)
-	if !hs.computing {
-		e.computing++
-	}
-	hs.computing = true
-	hs.jobs = append(hs.jobs, job)
+	e.setState(h, machineComputing)
+	e.hosts[h].jobs = append(e.hosts[h].jobs, job)
 }
 
+// hostJobEnd takes a job off a machine: idle if it runs no other, unless it
+// is unavailable (Batsim's update_machines_on_job_end).
 func (e *Engine) hostJobEnd(h int, job int32) {
 	hs := &e.hosts[h]
 	if i := slices.Index(hs.jobs, job); i >= 0 {
 		hs.jobs = slices.Delete(hs.jobs, i, i+1)
 	}
-	if len(hs.jobs) == 0 {
-		hs.account(e.now)
-		hs.computing = false
-		e.computing--
+	if len(hs.jobs) == 0 && hs.state != machineUnavailable {
+		e.setState(h, machineIdle)
 	}
 }
 
-// account adds the time since the last change of state to that state, as
-// Batsim's Machine::update_machine_state does.
-func (h *host) account(now time.Duration) {
-	if h.computing {
-		h.working += now - h.last
-	} else {
-		h.idle += now - h.last
+// setState changes the state of machine h, as Batsim's
+// Machine::update_machine_state does: the time since its last change goes
+// to the state it leaves, and the counts of machines in each state follow.
+func (e *Engine) setState(h int, s machineState) {
+	hs := &e.hosts[h]
+	acc := &hs.idle
+	switch hs.state {
+	case machineIdle:
+		e.nbIdle--
+	case machineComputing:
+		acc = &hs.working
+		e.nbComputing--
+	case machineUnavailable:
+		acc = &hs.unavailable
 	}
-	h.last = now
+	if d, exact := ld.ExactDiff(e.now, hs.last); exact {
+		acc.AddFloat64(d)
+	} else {
+		acc.Add(ld.Diff(e.now, hs.last))
+	}
+	switch s {
+	case machineIdle:
+		e.nbIdle++
+	case machineComputing:
+		e.nbComputing++
+	}
+	hs.state, hs.last = s, e.now
 }
 
 // enter runs the job from profile p on: it descends into composed profiles
@@ -229,23 +256,38 @@ func (r *run) afterLeaf(leaf *Profile) (next *Profile, ret int, done bool) {
 }
 
 // startLeaf starts a delay or a computation, and reports whether it takes
-// time (if not, it is already done).
+// time (if not, it is already done). As Batsim's do_delay_task, a delay
+// runs its whole length only if it is shorter than the walltime left, and
+// otherwise sleeps until the walltime, which it then reaches (a delay as
+// long as the time left reaches it). A computation is waited for until the
+// walltime (the timeout of wait_for, a sleep started after it): one that
+// ends at that step completes, as SimGrid handles the computation before
+// its timeout.
 func (e *Engine) startLeaf(r *run, p *Profile) bool {
 	r.leaf, r.leafStart = p, e.now
 	if p.Type == ProfileDelay {
-		d := durationOf(p.Delay)
-		if d == 0 {
-			return false
+		r.atWall = r.wall >= 0 && !(p.Delay < r.wall)
+		if r.atWall {
+			e.sleep(&r.timer, r.wall)
+		} else {
+			e.sleep(&r.timer, p.Delay)
 		}
-		e.scheduleRun(r, e.now+d)
 		return true
 	}
+	r.atWall = false
 	a := e.newActivity(r, p)
 	if a == nil {
+		// Nothing to compute: SimGrid completes the empty computation
+		// at once, before a timeout of the same date.
 		return false
 	}
 	r.act = a
-	e.reschedule(e.sharer.add(a, e.now))
+	e.born++
+	r.timer.born, r.timer.armed = e.born, true // created before the timeout
+	if r.wall >= 0 {
+		e.sleep(&r.wallTimer, r.wall)
+	}
+	e.reschedule(e.sharer.add(a, e.vt))
 	return true
 }
 
@@ -303,38 +345,41 @@ func (e *Engine) reschedule(changed []*activity) {
 		if a.rate > 0 {
 			left = a.remaining / a.rate
 		}
-		e.scheduleRun(a.run, e.now+durationOf(left))
+		e.computeEnds(&a.run.timer, left)
 	}
-}
-
-// scheduleRun sets the run's timer to the end of its leaf, or to its
-// walltime if that comes first.
-func (e *Engine) scheduleRun(r *run, leafEnd time.Duration) {
-	at := leafEnd
-	if r.deadline >= 0 && r.deadline < at {
-		at = r.deadline
-	}
-	e.timers.Schedule(&r.timer, at)
 }
 
 // stopActivity ends the run's computation and lets the others speed up.
 func (e *Engine) stopActivity(r *run) {
 	a := r.act
 	r.act = nil
-	e.reschedule(e.sharer.remove(a, e.now))
+	e.reschedule(e.sharer.remove(a, e.vt))
 	a.run = nil
 	e.freeActs = append(e.freeActs, a)
 }
 
-// onRunTimer handles the end of a run's leaf, or its walltime.
+// onRunTimer handles the end of a run's leaf: a delay's sleep (which may
+// be the walltime's), or a computation done.
 func (e *Engine) onRunTimer(r *run) {
-	if r.deadline >= 0 && e.now >= r.deadline {
-		e.finishRun(r, CompletedWalltimeReached, -1)
-		return
-	}
 	leaf := r.leaf
-	if r.act != nil {
+	if r.act == nil {
+		if r.atWall {
+			e.finishRun(r, CompletedWalltimeReached, -1)
+			return
+		}
+		// Batsim's remaining_time: a delay subtracts its length (if
+		// time is left).
+		if r.wall > 0 {
+			r.wall -= leaf.Delay
+		}
+	} else {
 		e.stopActivity(r)
+		// A computation subtracts the time it took (if there is a
+		// walltime).
+		if r.wall >= 0 {
+			e.disarm(&r.wallTimer)
+			r.wall -= e.now - r.leafStart
+		}
 	}
 	next, ret, done := r.afterLeaf(leaf)
 	if done {
@@ -344,9 +389,24 @@ func (e *Engine) onRunTimer(r *run) {
 	e.enter(r, next)
 }
 
+// onWallTimer handles the walltime of a run while it computes: the job
+// reaches it, unless its computation is done in this step too (with less
+// than doneBelow of its work left).
+func (e *Engine) onWallTimer(r *run) {
+	if a := r.act; a != nil && r.timer.armed && r.timer.item.Queued() {
+		if left := r.timer.item.At().Minus(e.vt); left <= 0 || a.rate*left < doneBelow {
+			e.disarm(&r.timer)
+			e.onRunTimer(r)
+			return
+		}
+	}
+	e.finishRun(r, CompletedWalltimeReached, -1)
+}
+
 // finishRun ends a job now: JOB_COMPLETED, and its row in the jobs output.
 func (e *Engine) finishRun(r *run, state JobState, ret int) {
-	e.timers.Cancel(&r.timer)
+	e.disarm(&r.timer)
+	e.disarm(&r.wallTimer)
 	if r.act != nil {
 		e.stopActivity(r)
 	}
@@ -356,7 +416,7 @@ func (e *Engine) finishRun(r *run, state JobState, ret int) {
 	e.traceMachineStates()
 	idx := r.job
 	e.outbox = append(e.outbox, JobCompleted{
-		Timestamp:  e.now.Seconds(),
+		Timestamp:  e.now,
 		JobID:      e.jobs[idx].ID,
 		State:      state,
 		ReturnCode: ret,
@@ -367,7 +427,7 @@ func (e *Engine) finishRun(r *run, state JobState, ret int) {
 	e.runs[idx] = nil
 	e.nbRunning--
 	e.nbDone++
-	e.record(idx, state, r.start, e.now-r.start, r.alloc)
+	e.record(idx, state, r.start, e.now, r.alloc)
 	e.freeRun(r)
 }
 
@@ -403,7 +463,7 @@ func (e *Engine) kill(d KillJob) error {
 		ids = append(ids, id)
 	}
 	if len(ids) > 0 {
-		e.outbox = append(e.outbox, JobKilled{Timestamp: e.now.Seconds(), JobIDs: ids, Progress: progress})
+		e.outbox = append(e.outbox, JobKilled{Timestamp: e.now, JobIDs: ids, Progress: progress})
 	}
 	return nil
 }
@@ -424,10 +484,10 @@ func (e *Engine) progress(r *run) *Progress {
 	leaf := &Progress{Profile: r.leaf.Name}
 	switch {
 	case r.act != nil:
-		r.act.settle(e.now)
+		r.act.settle(e.vt)
 		leaf.Progress = 1 - r.act.remaining
 	case r.leaf.Type == ProfileDelay && r.leaf.Delay > 0:
-		leaf.Progress = (e.now - r.leafStart).Seconds() / r.leaf.Delay
+		leaf.Progress = (e.now - r.leafStart) / r.leaf.Delay
 	}
 	leaf.Progress = math.Min(1, math.Max(0, leaf.Progress))
 	p := leaf

@@ -2,7 +2,8 @@ package engine
 
 import (
 	"math"
-	"time"
+
+	"github.com/batkube/batkube/pkg/engine/internal/timeq"
 )
 
 // SharingModel says how much computing power a host offers to the jobs that
@@ -30,7 +31,7 @@ type activity struct {
 	bound     float64
 	remaining float64
 	rate      float64
-	updated   time.Duration
+	updated   timeq.Time // virtual time
 
 	// solver scratch
 	mark    uint64
@@ -39,9 +40,9 @@ type activity struct {
 }
 
 // settle accounts for the work done since the last update.
-func (a *activity) settle(now time.Duration) {
-	if now > a.updated {
-		a.remaining -= a.rate * (now - a.updated).Seconds()
+func (a *activity) settle(now timeq.Time) {
+	if a.updated.Before(now) {
+		a.remaining -= a.rate * now.Minus(a.updated)
 		if a.remaining < 0 {
 			a.remaining = 0
 		}
@@ -86,7 +87,7 @@ func newSharer(resources []Resource, model SharingModel) *sharer {
 
 // add starts an activity at now and returns the activities whose rate
 // changed (the new one included); the slice is reused by the next call.
-func (s *sharer) add(a *activity, now time.Duration) []*activity {
+func (s *sharer) add(a *activity, now timeq.Time) []*activity {
 	a.remaining, a.rate, a.updated = 1, 0, now
 	for _, h := range a.hosts {
 		s.acts[h] = append(s.acts[h], a)
@@ -96,7 +97,7 @@ func (s *sharer) add(a *activity, now time.Duration) []*activity {
 
 // remove stops an activity at now and returns the activities whose rate
 // changed; the slice is reused by the next call.
-func (s *sharer) remove(a *activity, now time.Duration) []*activity {
+func (s *sharer) remove(a *activity, now timeq.Time) []*activity {
 	for _, h := range a.hosts {
 		list := s.acts[h]
 		for i, other := range list {
@@ -114,7 +115,7 @@ func (s *sharer) remove(a *activity, now time.Duration) []*activity {
 
 // update recomputes the rates of the activities connected to the seed hosts
 // (through hosts they share).
-func (s *sharer) update(seed []int, now time.Duration) []*activity {
+func (s *sharer) update(seed []int, now timeq.Time) []*activity {
 	s.mark++
 	s.compHosts = s.compHosts[:0]
 	s.compActs = s.compActs[:0]

@@ -38,18 +38,22 @@ func parseSpeeds(s string) ([]float64, error) {
 	return speeds, nil
 }
 
+// parseSpeed reads one speed as SimGrid does: a number as strtod reads it
+// (leading spaces skipped), then a unit, exactly (no space before it; none
+// means f).
 func parseSpeed(s string) (float64, error) {
-	n := numberPrefix(s)
+	num := strings.TrimLeft(s, " \t\n\v\f\r")
+	n := numberPrefix(num)
 	if n == 0 {
 		return 0, fmt.Errorf("speed %q: not a number", s)
 	}
-	v, err := strconv.ParseFloat(s[:n], 64)
+	v, err := strconv.ParseFloat(num[:n], 64)
 	if err != nil {
 		return 0, fmt.Errorf("speed %q: %w", s, err)
 	}
-	scale, ok := speedUnits[strings.TrimSpace(s[n:])]
+	scale, ok := speedUnits[num[n:]]
 	if !ok {
-		return 0, fmt.Errorf("speed %q: unknown unit %q (want f, kf, Mf, Gf, ... or flops, kiloflops, ...)", s, s[n:])
+		return 0, fmt.Errorf("speed %q: unknown unit %q (want f, kf, Mf, Gf, ... or flops, kiloflops, ..., right after the number)", s, num[n:])
 	}
 	v *= scale
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {

@@ -14,10 +14,6 @@ import (
 	"strings"
 )
 
-// maxSeconds bounds every duration and date (about 285 years, so that
-// nanoseconds fit an int64).
-const maxSeconds = 9e9
-
 // Workload is a Batsim workload: jobs and the profiles they run.
 type Workload struct {
 	// Name prefixes the job ids: "name!id".
@@ -202,8 +198,8 @@ func ParseJob(workload string, raw json.RawMessage) (*Job, error) {
 	if j.Subtime, err = numberField(fields, "subtime"); err != nil {
 		return fail(err)
 	}
-	if j.Subtime < 0 || j.Subtime > maxSeconds {
-		return fail(inField("subtime", "subtime is %g, want a date >= 0", j.Subtime))
+	if err := checkDate("subtime", j.Subtime); err != nil {
+		return fail(err)
 	}
 	if j.Res, err = intField(fields, "res"); err != nil {
 		return fail(err)
@@ -218,8 +214,8 @@ func ParseJob(workload string, raw json.RawMessage) (*Job, error) {
 		if j.Walltime, err = numberField(fields, "walltime"); err != nil {
 			return fail(err)
 		}
-		if j.Walltime != -1 && !(j.Walltime > 0 && j.Walltime <= maxSeconds) {
-			return fail(inField("walltime", "walltime is %g, want -1 (none) or a positive number of seconds", j.Walltime))
+		if err := checkWalltime(j.Walltime); err != nil {
+			return fail(err)
 		}
 	}
 	return j, nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -74,14 +75,16 @@ func TestParseWorkloadErrors(t *testing.T) {
 		{"zero nb_res", `{"nb_res": 0, "jobs": [], "profiles": {}}`, "nb_res is 0"},
 		{"unknown profile type", wl("", `"weird": {"type": "quantum"}`), `workload "w": profile "weird": unknown type "quantum"`},
 		{"unsupported profile type", wl("", `"m": {"type": "smpi", "trace": "x"}`), `profile "m": type "smpi" is not simulated by the embedded engine`},
-		{"delay not positive", wl("", `"d": {"type": "delay", "delay": 0}`), "delay is 0"},
+		{"delay not positive", wl("", `"d": {"type": "delay", "delay": 0}`), "delay is 0, want a positive number of seconds"},
 		{"missing step", wl("", `"c": {"type": "composed", "seq": ["nope"]}`), `step "nope" does not exist`},
 		{"cycle", wl("", `"a": {"type": "composed", "seq": ["b"]}, "b": {"type": "composed", "seq": ["a"]}`), "cycle"},
 		{"negative ret", wl("", `"d": {"type": "delay", "delay": 1, "ret": -1}`), "ret is -1"},
 		{"float id", wl(`{"id": 1.5, "subtime": 0, "res": 1, "profile": "d"}`, delay), "job id 1.5: want a string or an integer"},
 		{"foreign workload id", wl(`{"id": "x!1", "subtime": 0, "res": 1, "profile": "d"}`, delay), `job id "x!1"`},
 		{"no subtime", wl(`{"id": 1, "res": 1, "profile": "d"}`, delay), `job "1": no subtime field`},
-		{"negative subtime", wl(`{"id": 1, "subtime": -1, "res": 1, "profile": "d"}`, delay), "subtime is -1"},
+		{"negative subtime", wl(`{"id": 1, "subtime": -1, "res": 1, "profile": "d"}`, delay), `job "1": subtime is -1, want a date >= 0 seconds`},
+		{"subtime too big for a double", wl(`{"id": 1, "subtime": 1e400, "res": 1, "profile": "d"}`, delay), `job "1": subtime is 1e400, want a number`},
+		{"negative walltime", wl(`{"id": 1, "subtime": 0, "res": 1, "profile": "d", "walltime": -2}`, delay), "walltime is -2, want -1 (none) or a positive number of seconds"},
 		{"res not an integer", wl(`{"id": 1, "subtime": 0, "res": "2", "profile": "d"}`, delay), `res is "2"`},
 		{"bad walltime", wl(`{"id": 1, "subtime": 0, "res": 1, "profile": "d", "walltime": 0}`, delay), "walltime is 0"},
 		{"unknown profile", wl(`{"id": 1, "subtime": 0, "res": 1, "profile": "x"}`, delay), `profile "x" does not exist`},
@@ -209,5 +212,42 @@ func TestExamplesRun(t *testing.T) {
 				t.Errorf("got %d jobs completed, want %d", done, len(w.Jobs))
 			}
 		})
+	}
+}
+
+// TestDatesUpToBatsimsLimits checks that any finite date >= 0 is a subtime,
+// a walltime or a delay, as Batsim reads them (doubles, however large),
+// and that NaN, infinities and negative dates of jobs built in Go are
+// refused with the message ParseJob gives.
+func TestDatesUpToBatsimsLimits(t *testing.T) {
+	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"d": {"type": "delay", "delay": 1e300}},
+		"jobs": [{"id": 1, "subtime": 1e17, "res": 1, "profile": "d", "walltime": 1e300},
+			{"id": 2, "subtime": 1.7976931348623157e308, "res": 1, "profile": "d"},
+			{"id": 3, "subtime": 5e-324, "res": 1, "profile": "d"}]}`)
+	if _, err := New(hostsPlatform([]float64{1}), []*Workload{w}, Options{}); err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	for _, c := range []struct {
+		subtime, walltime float64
+		want              string
+	}{
+		{-1, -1, `job "1": subtime is -1, want a date >= 0 seconds`},
+		{math.NaN(), -1, `job "1": subtime is NaN, want a date >= 0 seconds`},
+		{math.Inf(1), -1, `job "1": subtime is +Inf, want a date >= 0 seconds`},
+		{0, math.Inf(1), `job "1": walltime is +Inf, want -1 (none) or a positive number of seconds`},
+		{0, math.NaN(), `job "1": walltime is NaN, want -1 (none) or a positive number of seconds`},
+		{0, -0.5, `job "1": walltime is -0.5, want -1 (none) or a positive number of seconds`},
+	} {
+		j := &Job{ID: "w!1", Name: "1", Workload: "w", Subtime: c.subtime, Res: 1, Profile: "d", Walltime: c.walltime}
+		bad := &Workload{Name: "w", NbRes: 1, Profiles: w.Profiles, Jobs: []*Job{j}}
+		if _, err := New(hostsPlatform([]float64{1}), []*Workload{bad}, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("subtime %g, walltime %g: got error %v, want one containing %q", c.subtime, c.walltime, err, c.want)
+		}
+	}
+	for _, delay := range []float64{0, -1, math.Inf(1), math.NaN()} {
+		bad := &Workload{Name: "w", NbRes: 1, Profiles: map[string]*Profile{"d": {Name: "d", Type: ProfileDelay, Delay: delay}}}
+		if _, err := New(hostsPlatform([]float64{1}), []*Workload{bad}, Options{}); err == nil || !strings.Contains(err.Error(), "want a positive number of seconds") {
+			t.Errorf("delay %g: got error %v, want one saying it wants a positive number of seconds", delay, err)
+		}
 	}
 }

@@ -55,8 +55,21 @@ func ParseWorkloadNaming(s string) (WorkloadNaming, error) {
 type Config struct {
 	// Platform is the SimGrid platform file (Batsim's -p).
 	Platform string
+	// MasterHost is the name of the host Batsim makes its master (Batsim's
+	// -m, --master-host; default engine.DefaultMasterHost): that host, if
+	// the platform has it, computes nothing and is no resource. A platform
+	// naming none such needs a host with the property role=master.
+	MasterHost string
 	// Workloads are the workload files (Batsim's -w, repeatable), in order.
 	Workloads []string
+	// Events are the external events files (Batsim's --events,
+	// repeatable), in order: machines becoming unavailable and available
+	// again, notified to the decision process.
+	Events []string
+	// ForwardUnknownEvents forwards the events of unknown types as generic
+	// NOTIFYs (Batsim's --forward-unknown-events); without it, such an event
+	// is an error.
+	ForwardUnknownEvents bool
 	// WorkloadNaming is how workloads are named (default BatsimNames).
 	WorkloadNaming WorkloadNaming
 	// Endpoint is the decision process's REP endpoint (Batsim's -s; default
@@ -96,8 +109,8 @@ type Config struct {
 
 // Progress is where a run stands.
 type Progress struct {
-	// Now is the simulated time.
-	Now time.Duration
+	// Now is the simulated time, in seconds.
+	Now float64
 	// Finished counts the jobs finished or rejected, Total the jobs known
 	// (static ones and dynamic ones registered so far).
 	Finished, Total int

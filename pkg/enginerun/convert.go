@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/engine"
@@ -20,29 +22,32 @@ const (
 // converter translates the engine's events into protocol events and the
 // decision process's events into engine decisions.
 type converter struct {
-	forwardProfiles bool
-	schedConfig     string
+	forwardProfiles      bool
+	schedConfig          string
+	forwardUnknownEvents bool
 	// profiles caches the protocol form of the engine's profiles.
 	profiles map[*engine.Profile]batsim.Profile
 }
 
-func newConverter(forwardProfiles bool, schedConfig string) *converter {
+func newConverter(forwardProfiles bool, schedConfig string, forwardUnknownEvents bool) *converter {
 	return &converter{
-		forwardProfiles: forwardProfiles,
-		schedConfig:     schedConfig,
-		profiles:        map[*engine.Profile]batsim.Profile{},
+		forwardProfiles:      forwardProfiles,
+		schedConfig:          schedConfig,
+		forwardUnknownEvents: forwardUnknownEvents,
+		profiles:             map[*engine.Profile]batsim.Profile{},
 	}
 }
 
-// request turns a message of the engine into the message Batsim would send.
+// request turns a message of the engine into the message Batsim would send,
+// its dates written with six decimals as Batsim writes them.
 func (c *converter) request(m engine.Message) (batsim.Message, error) {
-	out := batsim.Message{Now: m.Now, Events: make([]batsim.Event, 0, len(m.Events))}
+	out := batsim.Message{Now: batsimDate(m.Now), Events: make([]batsim.Event, 0, len(m.Events))}
 	for i, ev := range m.Events {
 		data, err := c.event(ev)
 		if err != nil {
 			return batsim.Message{}, fmt.Errorf("enginerun: t=%g: event %d (%s): %w", m.Now, i, ev.Type(), err)
 		}
-		out.Events = append(out.Events, batsim.Event{Timestamp: ev.Time(), Data: data})
+		out.Events = append(out.Events, batsim.Event{Timestamp: batsimDate(ev.Time()), Data: data})
 	}
 	return out, nil
 }
@@ -81,11 +86,35 @@ func (c *converter) event(ev engine.Event) (batsim.EventData, error) {
 	case engine.RequestedCall:
 		return batsim.RequestedCall{}, nil
 	case engine.Notification:
-		return batsim.Notify{Type: batsim.NotifyType(ev.Kind)}, nil
+		return notify(ev)
 	case engine.SimulationEnds:
 		return batsim.SimulationEnds{}, nil
 	}
 	return nil, fmt.Errorf("unknown engine event %T", ev)
+}
+
+// notify builds a NOTIFY: a machine event's resources, or a generic
+// event's object (its type, then its other members as written).
+func notify(ev engine.Notification) (batsim.Notify, error) {
+	n := batsim.Notify{Type: batsim.NotifyType(ev.Kind)}
+	if len(ev.Resources) > 0 {
+		set, err := batsim.IntervalSetFromIDs(ev.Resources)
+		if err != nil {
+			return batsim.Notify{}, err
+		}
+		n.Resources = set
+	}
+	if len(ev.Event) > 0 {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(ev.Event, &fields); err != nil {
+			return batsim.Notify{}, fmt.Errorf("generic event %q: %w", ev.Kind, err)
+		}
+		delete(fields, "type")
+		if len(fields) > 0 {
+			n.Extra = fields
+		}
+	}
+	return n, nil
 }
 
 func jobProgress(p *engine.Progress) batsim.JobProgress {
@@ -119,6 +148,7 @@ func (c *converter) simulationBegins(ev engine.SimulationBegins) (batsim.Simulat
 			DynamicJobsEnabled:            ev.DynamicJobs,
 			DynamicJobsAcknowledged:       ev.AcknowledgeDynamicJobs,
 			SchedConfig:                   c.schedConfig,
+			ForwardUnknownEvents:          c.forwardUnknownEvents,
 		},
 		ComputeResources: resources(p.Resources),
 		StorageResources: resources(p.Storage),
@@ -219,6 +249,22 @@ func (c *converter) jobSubmitted(ev engine.JobSubmitted) (batsim.JobSubmitted, e
 		d.Profile = &p
 	}
 	return d, nil
+}
+
+// batsimDate is a date as a decision process reads it from Batsim 4.2.1,
+// whose messages write every double with printf("%6f"): six decimals.
+// Decision processes answer with those dates, and Batsim applies decisions
+// stamped after its clock at their dates (a job may start up to 5e-7 s
+// after its submission): the engine does the same.
+func batsimDate(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	v, err := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 6, 64), 64)
+	if err != nil {
+		return x
+	}
+	return v
 }
 
 // fieldError is an error about one field of an event's data.

@@ -144,7 +144,7 @@ func TestUsedProfilesAreThoseOfTheJobs(t *testing.T) {
 }
 
 func TestJobKilledProgress(t *testing.T) {
-	c := newConverter(false, "")
+	c := newConverter(false, "", false)
 	data, err := c.event(engine.JobKilled{Timestamp: 2, JobIDs: []string{"w0!1", "w0!2"}, Progress: map[string]*engine.Progress{
 		"w0!1": {Profile: "seq", CurrentTaskIndex: 3, CurrentTask: &engine.Progress{Profile: "d", Progress: 0.25}},
 	}})

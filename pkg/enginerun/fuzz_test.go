@@ -40,7 +40,7 @@ func FuzzReply(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conv := newConverter(true, "")
+		conv := newConverter(true, "", false)
 		// SIMULATION_BEGINS, answered without decisions, then the first
 		// submissions, answered by the fuzzed reply.
 		for range 2 {

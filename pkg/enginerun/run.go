@@ -17,8 +17,8 @@ import (
 	"github.com/batkube/batkube/pkg/engine"
 )
 
-// Summary is the outcome of a run. Simulated durations are time.Durations
-// of simulated time.
+// Summary is the outcome of a run. Simulated times are float64 seconds (as
+// Batsim's, up to 1e17 s and beyond); wall-clock times are time.Durations.
 type Summary struct {
 	// Jobs counts the jobs of the simulation: static ones and the dynamic
 	// ones registered.
@@ -27,12 +27,12 @@ type Summary struct {
 	// WalltimeReached, Killed and Rejected count the jobs by final state.
 	Succeeded, Failed, WalltimeReached, Killed, Rejected int
 	// Makespan is the completion time of the last job.
-	Makespan time.Duration
+	Makespan float64
 	// MeanWaitingTime is _schedule.csv's mean_waiting_time: the waiting
 	// times of the finished jobs summed, over all finished or rejected jobs.
-	MeanWaitingTime time.Duration
+	MeanWaitingTime float64
 	// SimulatedTime is the simulated time when the run ended.
-	SimulatedTime time.Duration
+	SimulatedTime float64
 	// Messages counts the request/reply exchanges with the decision process.
 	Messages int
 	// SchedulingTime is the wall-clock time spent waiting for the decision
@@ -45,7 +45,7 @@ func (s Summary) SpeedUp() float64 {
 	if s.WallTime <= 0 {
 		return 0
 	}
-	return s.SimulatedTime.Seconds() / s.WallTime.Seconds()
+	return s.SimulatedTime / s.WallTime.Seconds()
 }
 
 // Finished counts the jobs that finished or were rejected.
@@ -80,13 +80,19 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	platform, err := engine.ReadPlatformFile(cfg.Platform)
+	platform, err := engine.ReadPlatformFileWith(cfg.Platform, engine.PlatformOptions{MasterHost: cfg.MasterHost})
 	if err != nil {
 		return Summary{}, fmt.Errorf("enginerun: %w", err)
 	}
 	workloads, err := readWorkloads(cfg.Workloads, cfg.WorkloadNaming)
 	if err != nil {
 		return Summary{}, err
+	}
+	events := make([]*engine.EventList, len(cfg.Events))
+	for i, path := range cfg.Events {
+		if events[i], err = engine.ReadEventsFile(path, engine.BatsimEventListName(i), cfg.ForwardUnknownEvents); err != nil {
+			return Summary{}, fmt.Errorf("enginerun: %w", err)
+		}
 	}
 	out, err := createOutputs(cfg.ExportPrefix, !cfg.DisableMachineStates)
 	if err != nil {
@@ -96,6 +102,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		ComputeSharing:         cfg.ComputeSharing,
 		DynamicJobs:            cfg.DynamicJobs,
 		AcknowledgeDynamicJobs: cfg.AcknowledgeDynamicJobs,
+		Events:                 events,
 		JobsOutput:             out.jobs,
 		MachineStatesOutput:    out.machineStatesWriter(),
 	})
@@ -105,7 +112,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	r := &runner{
 		cfg:          cfg,
 		eng:          eng,
-		conv:         newConverter(cfg.ForwardProfiles, cfg.SchedConfig),
+		conv:         newConverter(cfg.ForwardProfiles, cfg.SchedConfig, cfg.ForwardUnknownEvents),
 		nres:         len(platform.Resources) + len(platform.Storage),
 		start:        start,
 		lastProgress: start,
@@ -329,7 +336,7 @@ func (r *runner) progress() {
 	}
 	r.lastProgress = now
 	r.cfg.Progress(Progress{
-		Now:      seconds(r.eng.Now()),
+		Now:      r.eng.Now(),
 		Finished: r.sum.Finished(),
 		Total:    r.sum.Jobs,
 		Wall:     now.Sub(r.start),
@@ -340,21 +347,13 @@ func (r *runner) progress() {
 func (r *runner) summary() Summary {
 	s := r.sum
 	sched := r.eng.Schedule(0, 0)
-	s.Makespan = seconds(sched.Makespan)
+	s.Makespan = sched.Makespan
 	if sched.NbJobs > 0 {
-		s.MeanWaitingTime = seconds(sched.MeanWaitingTime)
+		s.MeanWaitingTime = sched.MeanWaitingTime
 	}
-	s.SimulatedTime = seconds(r.eng.Now())
+	s.SimulatedTime = r.eng.Now()
 	s.WallTime = time.Since(r.start)
 	return s
-}
-
-// seconds turns simulated seconds into a Duration.
-func seconds(s float64) time.Duration {
-	if math.IsNaN(s) {
-		return 0
-	}
-	return time.Duration(math.Round(s * float64(time.Second)))
 }
 
 // outputs are the files of a run: _jobs.csv and _machine_states.csv,
