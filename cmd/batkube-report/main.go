@@ -30,6 +30,7 @@ type options struct {
 	DPI           int      `long:"png-dpi" default:"150" description:"resolution of the PNG files of the charts (0: SVG only)"`
 	Title         string   `long:"title" default:"Batkube simulation report" description:"title of the report"`
 	Platform      string   `short:"p" long:"platform" value-name:"FILE" description:"SimGrid platform of the runs (default: the one summary.json names): nodes' names and allocatable resources, for utilisation"`
+	MasterHost    string   `short:"m" long:"master-host" value-name:"NAME" description:"the platform's master host, if neither master_host nor a host whose role is master (the run's -m; default: the one summary.json names)"`
 	Workloads     []string `short:"w" long:"workload" value-name:"FILE" description:"Batsim workload of the runs, in the runs' order (default: those summary.json names): the jobs' requests, for utilisation"`
 	DefaultCPU    string   `long:"node-default-cpu" default:"1" description:"cores of a host that has no cpu/core property (as kubernetes-server's flag of the same name)"`
 	DefaultMemory string   `long:"node-default-memory" default:"16Gi" description:"memory of a host that has no memory property (as kubernetes-server's flag of the same name)"`
@@ -61,7 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "batkube-report: no run folder given\nRun 'batkube-report --help' for usage.\n")
 		return 2
 	}
-	in := report.Inputs{Platform: opts.Platform, Workloads: opts.Workloads}
+	in := report.Inputs{Platform: opts.Platform, MasterHost: opts.MasterHost, Workloads: opts.Workloads}
 	if in.Nodes.DefaultCPU, err = resource.ParseQuantity(opts.DefaultCPU); err != nil {
 		fmt.Fprintf(stderr, "batkube-report: --node-default-cpu %q: %v\n", opts.DefaultCPU, err)
 		return 2

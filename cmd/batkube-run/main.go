@@ -42,6 +42,8 @@ type options struct {
 	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
 	Gangs            bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all, as Batsim places a job; on by default with the bundled kube-scheduler (1.37+, run with --feature-gates=GenericWorkload=true; Batkube creates each gang's PodGroup once kube-scheduler holds all its pods, and creates a waiting one again when room is freed, since kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
 	NoGangs          bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
+	MasterHost       string        `short:"m" long:"master-host" value-name:"NAME" description:"the platform's host Batsim makes its master (Batsim's -m; default master_host, or the host whose role property is master): needed by platforms with neither, such as Batsim's cluster_locality_*.xml"`
+	Events           []string      `long:"events" value-name:"FILE" description:"a Batsim external-events file (machines becoming unavailable and available again), for Batsim or the embedded engine (repeatable): an unavailable machine's node goes NotReady with the unreachable taints and the jobs on it are killed"`
 	SWFCoresPerHost  int           `long:"swf-cores-per-host" value-name:"C" description:"a workload FILE.swf (or .swf.gz) is a Parallel Workloads Archive trace, converted into OUT/FILE.json: 0 (the default) is Batsim's convention, one processor is one host held alone; with C > 0 a job of P processors asks for ceil(P/C) hosts whose pods request the cores (and memory) of their share"`
 	SWFFrom          float64       `long:"swf-from" value-name:"SECONDS" description:"of a trace, keep the jobs submitted from this time on (the trace's own submit times)"`
 	SWFTo            float64       `long:"swf-to" value-name:"SECONDS" description:"of a trace, keep the jobs submitted before this time (0: to the end)"`
@@ -104,6 +106,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		DynamicJobs:       opts.DynamicJobs,
 		Gangs:             opts.Gangs,
 		NoGangs:           opts.NoGangs,
+		MasterHost:        opts.MasterHost,
+		Events:            opts.Events,
 		SWF: swf.Options{CoresPerHost: opts.SWFCoresPerHost, From: opts.SWFFrom, To: opts.SWFTo, MaxJobs: opts.SWFMaxJobs,
 			Walltime: swf.WalltimePolicy(opts.SWFWalltime)},
 		Objects:          opts.Objects,

@@ -36,6 +36,12 @@ type Config struct {
 	Platform  string
 	Workloads []string
 	SWF       swf.Options
+	// MasterHost names the platform's host Batsim makes its master (its
+	// -m; "": master_host, or the host whose role is master).
+	MasterHost string
+	// Events are Batsim external-event files (machines becoming
+	// unavailable and available again: --events), for Batsim or the engine.
+	Events []string
 	// OutDir receives the outputs: _jobs.csv and _schedule.csv (Batsim's
 	// prefix OutDir/), the processes' logs, the kubeconfig and the summary.
 	OutDir string
@@ -144,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	r.stopAll()
 	r.pool.Release(r.held...)
 	sum := Summary{OutDir: r.cfg.OutDir, Engine: r.engineName(), Wall: time.Since(start),
-		Platform: absPath(r.cfg.Platform), Workloads: make([]string, len(r.cfg.Workloads))}
+		Platform: absPath(r.cfg.Platform), MasterHost: r.cfg.MasterHost, Workloads: make([]string, len(r.cfg.Workloads))}
 	for i, w := range r.cfg.Workloads {
 		sum.Workloads[i] = absPath(w)
 	}
@@ -226,7 +232,7 @@ func newRun(cfg Config) (*run, error) {
 	if cfg.Platform == "" || len(cfg.Workloads) == 0 {
 		return nil, errors.New("launch: a platform and at least one workload are required")
 	}
-	for _, f := range append([]string{cfg.Platform}, cfg.Workloads...) {
+	for _, f := range slices.Concat([]string{cfg.Platform}, cfg.Workloads, cfg.Events) {
 		if _, err := os.Stat(f); err != nil {
 			return nil, fmt.Errorf("launch: %w", err)
 		}
@@ -499,6 +505,12 @@ func (r *run) startBatsim() error {
 		args = append(args, "-w", w)
 	}
 	args = append(args, "-e", r.prefix(), "-s", r.endpoint, "--enable-compute-sharing")
+	if r.cfg.MasterHost != "" {
+		args = append(args, "-m", r.cfg.MasterHost)
+	}
+	for _, e := range r.cfg.Events {
+		args = append(args, "--events", absPath(e))
+	}
 	if r.cfg.DynamicJobs {
 		args = append(args, "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs")
 	}

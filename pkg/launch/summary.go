@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -28,8 +29,9 @@ type Summary struct {
 	Error  string `json:"error,omitempty"`
 	// Platform and Workloads are the run's inputs (absolute paths), so
 	// that a report of the folder finds them.
-	Platform  string   `json:"platform"`
-	Workloads []string `json:"workloads"`
+	Platform   string   `json:"platform"`
+	MasterHost string   `json:"masterHost,omitempty"`
+	Workloads  []string `json:"workloads"`
 	// Jobs counts the rows of _jobs.csv; the others count them by final state.
 	Jobs            int `json:"jobs"`
 	Succeeded       int `json:"succeeded"`
@@ -105,7 +107,7 @@ func (s Summary) Usage(name string) ProcessUsage {
 func (s Summary) Write(w io.Writer) {
 	fmt.Fprintf(w, "jobs:          %d (%d succeeded, %d failed, %d reached their walltime, %d killed, %d rejected)\n",
 		s.Jobs, s.Succeeded, s.Failed, s.WalltimeReached, s.Killed, s.Rejected)
-	fmt.Fprintf(w, "makespan:      %.3f s simulated (%s)\n", s.Makespan, (time.Duration(s.Makespan * float64(time.Second))).Round(time.Second))
+	fmt.Fprintf(w, "makespan:      %.3f s simulated (%s)\n", s.Makespan, humanSeconds(s.Makespan))
 	fmt.Fprintf(w, "mean waiting:  %.3f s simulated\n", s.MeanWaitingTime)
 	fmt.Fprintf(w, "wall time:     %s (%.0fx real time); the simulation proper %s (%.0fx)\n", s.Wall.Round(time.Millisecond), s.SpeedUp,
 		s.SimulationWall.Round(time.Millisecond), s.SimulationSpeedUp())
@@ -253,4 +255,15 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(tmp.Name())
 	}
 	return err
+}
+
+// humanSeconds says a number of simulated seconds in hours, minutes and
+// seconds, or in years beyond what a Duration holds (Batsim's dates reach
+// 1e17 s).
+func humanSeconds(secs float64) string {
+	const year = 365.25 * 24 * 3600
+	if math.Abs(secs) >= 100*year {
+		return fmt.Sprintf("%.3g years", secs/year)
+	}
+	return time.Duration(secs * float64(time.Second)).Round(time.Second).String()
 }

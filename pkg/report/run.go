@@ -27,8 +27,11 @@ import (
 // out what needs them (utilisation) and names nodes after their resource
 // ids when _pods.csv is missing.
 type Inputs struct {
-	Platform  string
-	Workloads []string // in the run's order: Batsim names them w0, w1...
+	Platform string
+	// MasterHost is the platform's master host, if not master_host (the
+	// run's -m).
+	MasterHost string
+	Workloads  []string // in the run's order: Batsim names them w0, w1...
 	// Nodes are the defaults of hosts that do not give their cpu or memory
 	// (kubernetes-server's --node-default-cpu and --node-default-memory).
 	Nodes translate.NodeOptions
@@ -107,8 +110,9 @@ type Node struct {
 // runInputs is what summary.json may say of the run's inputs beyond
 // launch.Summary (see Load).
 type runInputs struct {
-	Platform  string   `json:"platform"`
-	Workloads []string `json:"workloads"`
+	Platform   string   `json:"platform"`
+	MasterHost string   `json:"masterHost"`
+	Workloads  []string `json:"workloads"`
 }
 
 // Load reads a run's output folder. The platform and workloads are those of
@@ -133,7 +137,7 @@ func Load(dir string, in Inputs) (*Run, error) {
 	}
 	if in.Platform == "" {
 		r.Notes = append(r.Notes, "no platform given (-p, or \"platform\" in summary.json): no utilisation, nodes named from _pods.csv")
-	} else if err := r.readPlatform(in.Platform, in.Nodes); err != nil {
+	} else if err := r.readPlatform(in.Platform, in.MasterHost, in.Nodes); err != nil {
 		return nil, err
 	}
 	if len(in.Workloads) == 0 {
@@ -165,7 +169,7 @@ func (r *Run) readSummary(in *Inputs) error {
 	}
 	r.Summary = &s
 	if in.Platform == "" {
-		in.Platform = inputs.Platform
+		in.Platform, in.MasterHost = inputs.Platform, inputs.MasterHost
 	}
 	if len(in.Workloads) == 0 {
 		in.Workloads = inputs.Workloads
@@ -283,8 +287,8 @@ func (r *Run) readPods() error {
 	return nil
 }
 
-func (r *Run) readPlatform(path string, opts translate.NodeOptions) error {
-	p, err := engine.ReadPlatformFile(path)
+func (r *Run) readPlatform(path, masterHost string, opts translate.NodeOptions) error {
+	p, err := engine.ReadPlatformFileWith(path, engine.PlatformOptions{MasterHost: masterHost})
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

@@ -23,8 +23,12 @@ var DefaultEpoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 type Clock struct {
 	epoch time.Time
 
-	mu     sync.RWMutex
-	now    time.Duration        // since epoch
+	mu  sync.RWMutex
+	now time.Duration // since epoch, saturated (at some 292 years)
+	// secs is simulated time in seconds as Batsim gives it (a double):
+	// Batsim's dates go far beyond what a Duration holds (1e17 s).
+	secs float64
+
 	timers timerq.Queue[*Timer] // pending timers, earliest first, in registration order at one instant
 	// activity counts timer registrations and cancellations; changed, when
 	// not nil, is closed at the next one.
@@ -58,14 +62,26 @@ func (c *Clock) Elapsed() time.Duration {
 	return c.now
 }
 
-// Seconds returns the simulated time in seconds, as Batsim writes it.
-func (c *Clock) Seconds() float64 { return c.Elapsed().Seconds() }
+// Seconds returns the simulated time in seconds, as Batsim writes it
+// (beyond what a Duration holds: object timestamps, Now, saturate at some
+// 292 years from the epoch, Seconds does not).
+func (c *Clock) Seconds() float64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.secs
+}
 
 // Set moves the clock to simulated second s and fires the timers that are
 // then due, earliest first. Time never goes back: a smaller s (rounding
 // noise) is ignored. Set returns how many timers fired: a positive count
 // means a time-virtualised scheduler was woken by this step.
-func (c *Clock) Set(s float64) int { return c.SetElapsed(FromSeconds(s)) }
+func (c *Clock) Set(s float64) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(FromSeconds(s))
+	c.secs = max(c.secs, s)
+	return c.fireLocked()
+}
 
 // SetElapsed is Set with an exact duration since the start of the simulation.
 func (c *Clock) SetElapsed(d time.Duration) int {
@@ -82,6 +98,7 @@ func (c *Clock) Advance(s float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.advanceLocked(FromSeconds(s))
+	c.secs = max(c.secs, s)
 }
 
 // Fire fires the timers due at the current simulated time, earliest first,
@@ -95,6 +112,7 @@ func (c *Clock) Fire() int {
 func (c *Clock) advanceLocked(d time.Duration) {
 	if d > c.now {
 		c.now = d
+		c.secs = max(c.secs, d.Seconds())
 	}
 }
 
