@@ -10,7 +10,7 @@ PKGS  := . ./cmd/... ./pkg/... ./examples/timed-scheduler ./examples/schedulers/
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
 
-.PHONY: help build run run-batsim compare test test-unit vet fuzz bench bench-scale generate check-generated serve clean
+.PHONY: help check-zmq build run run-batsim compare test test-unit vet fuzz bench bench-scale generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -26,8 +26,14 @@ EXAMPLE_SCHEDULERS := $(sort $(filter-out $(patsubst examples/schedulers/%/go.mo
 
 build: $(addprefix $(BIN)/,$(COMMANDS)) $(BIN)/timed-scheduler $(addprefix $(BIN)/,$(EXAMPLE_SCHEDULERS)) ## build kubernetes-server, batkube-engine, batkube-run and the example schedulers (timed-scheduler, examples/schedulers/*) into bin/
 
-$(addprefix $(BIN)/,$(COMMANDS)): $(BIN)/%: $(GO_SOURCES)
+$(addprefix $(BIN)/,$(COMMANDS)): $(BIN)/%: $(GO_SOURCES) | check-zmq
 	$(GO) build -o $@ ./cmd/$*
+
+# The server and the engine link ZeroMQ (cgo): say what to install before
+# a build fails in pkg-config.
+check-zmq:
+	@command -v pkg-config >/dev/null && pkg-config --exists libzmq || { \
+	  echo "Batkube needs ZeroMQ's C library and pkg-config to build: apt-get install -y libzmq3-dev pkg-config (Debian/Ubuntu), dnf install zeromq-devel pkgconf (Fedora), brew install zeromq pkg-config (macOS)" >&2; exit 1; }
 
 $(BIN)/timed-scheduler: examples/timed-scheduler/main.go $(GO_SOURCES)
 	$(GO) build -o $@ ./examples/timed-scheduler

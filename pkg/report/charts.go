@@ -230,7 +230,7 @@ func ganttChart(r *Run, prefix string, a axes) *Chart {
 	if len(nodes) > 0 && len(nodes) <= 64 {
 		p.NominalY(nodes...)
 	} else {
-		p.Y.Label.Text = "node (resource id)"
+		p.Y.Label.Text = "nodes (names in natural order)"
 	}
 	p.X.Min, p.X.Max = 0, a.end
 	h := max(chartHeight, min(vg.Length(len(nodes))*0.5*vg.Centimeter+2.5*vg.Centimeter, 24*vg.Centimeter))

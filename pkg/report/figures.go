@@ -1,9 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Figures are a run's headline numbers, from _jobs.csv (and the workloads
@@ -271,8 +274,62 @@ func (r *Run) Gantt() (nodes []string, bars []Bar) {
 			}
 		}
 	}
+	nodes, bars = naturalOrder(nodes, bars)
 	assignLanes(bars, len(nodes))
 	return nodes, bars
+}
+
+// naturalOrder sorts the nodes in natural order (node-2 before node-10:
+// runs of digits compare as numbers) and renumbers the bars' nodes.
+func naturalOrder(nodes []string, bars []Bar) ([]string, []Bar) {
+	order := make([]int, len(nodes))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return compareNatural(nodes[a], nodes[b]) })
+	sorted := make([]string, len(nodes))
+	renumber := make([]int, len(nodes))
+	for to, from := range order {
+		sorted[to] = nodes[from]
+		renumber[from] = to
+	}
+	for i := range bars {
+		bars[i].Node = renumber[bars[i].Node]
+	}
+	return sorted, bars
+}
+
+// compareNatural compares two names with their runs of decimal digits
+// compared as numbers.
+func compareNatural(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitPrefix(a), digitPrefix(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitPrefix is the length of the run of decimal digits s starts with.
+func digitPrefix(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // assignLanes gives each bar the lowest lane of its node free at its start;

@@ -47,7 +47,10 @@ func New(title string, runs []*Run) (*Report, error) {
 	rep := &Report{Title: title}
 	a := sharedAxes(runs)
 	for _, r := range runs {
-		charts, err := runCharts(r, fileName(r.Name)+"-", a)
+		// Each run's charts on its own axes: a short run beside a long
+		// one is not squashed into the start of the long one's; the
+		// comparison charts share the axes.
+		charts, err := runCharts(r, fileName(r.Name)+"-", sharedAxes([]*Run{r}))
 		if err != nil {
 			return nil, err
 		}

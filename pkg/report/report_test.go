@@ -281,3 +281,17 @@ func TestGroups(t *testing.T) {
 		t.Errorf("report.html: %v", err)
 	}
 }
+
+func TestGanttNodesInNaturalOrder(t *testing.T) {
+	r := &Run{Nodes: []Node{{Name: "node-10"}, {Name: "node-2"}, {Name: "node-1"}, {Name: "gpu-01"}},
+		Pods: []Pod{{Node: "node-2", Started: 0, Finished: 5, JobID: "a"}, {Node: "node-10", Started: 1, Finished: 2, JobID: "b"}}}
+	nodes, bars := r.Gantt()
+	if got, want := strings.Join(nodes, " "), "gpu-01 node-1 node-2 node-10"; got != want {
+		t.Fatalf("nodes %q, want %q", got, want)
+	}
+	for _, b := range bars {
+		if want := map[string]string{"a": "node-2", "b": "node-10"}[b.Job]; nodes[b.Node] != want {
+			t.Errorf("job %s's bar on %s, want %s", b.Job, nodes[b.Node], want)
+		}
+	}
+}
