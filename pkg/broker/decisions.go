@@ -53,8 +53,12 @@ func (r *run) reject(ctx context.Context, j *job) {
 	r.removeJobPods(ctx, j)
 }
 
-// finishLater keeps a finished pod visible for FinishedPodTTL.
+// finishLater keeps a finished pod visible for FinishedPodTTL; the pod of
+// an owned job stays until a client deletes it.
 func (r *run) finishLater(ref podRef) {
+	if j := r.jobs.byPod[ref]; j != nil && j.owned {
+		return
+	}
 	r.jobs.finished = append(r.jobs.finished, finishedPod{ref: ref, at: r.opts.Clock.Seconds() + r.opts.FinishedPodTTL.Seconds()})
 }
 
@@ -84,6 +88,11 @@ func (r *run) remove(ctx context.Context, ref podRef) {
 		return
 	}
 	r.deletePod(ctx, ref)
+	r.markGone(ctx, j, ref)
+}
+
+// markGone records that a pod of job j (nil: of no job) is gone.
+func (r *run) markGone(ctx context.Context, j *job, ref podRef) {
 	if j == nil {
 		return
 	}

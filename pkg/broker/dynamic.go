@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -42,7 +43,8 @@ func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
 	}
 	r.step.decisions = append(r.step.decisions, batsim.RegisterJob{JobID: id, Job: batsim.Job{ID: id, Subtime: now, Res: 1, Profile: profileName, Walltime: batsim.NoWalltime}})
 	ref := podRef{pod.Namespace, pod.Name}
-	j := &job{id: id, pods: []podRef{ref}, pendingSince: now, dynamic: true}
+	j := &job{id: id, pods: []podRef{ref}, pendingSince: now, dynamic: true,
+		owned: metav1.GetControllerOf(pod) != nil || len(pod.Finalizers) > 0}
 	r.jobs.add(j)
 	r.pods.created(j)
 	if pod.Spec.NodeName != "" { // created already bound

@@ -78,6 +78,8 @@ func (r *run) podChanged(ctx context.Context, c *store.Change) error {
 			r.reject(ctx, j)
 		case jobRunning:
 			r.kill(j)
+		case jobFinished: // an owned job's pod, deleted by its controller
+			r.markGone(ctx, j, ref)
 		}
 	}
 	return nil

@@ -37,6 +37,10 @@ type job struct {
 	killSent bool
 	rejected bool
 	dynamic  bool
+	// owned: its pod has a controller (a Job, a ReplicaSet...) or
+	// finalizers; finished, it stays for its controller or the garbage
+	// collector to delete, as in a real cluster.
+	owned bool
 	// spec is the job as submitted (for a resubmission after preemption);
 	// origin and attempt name the first job of resubmitted work and which
 	// resubmission this is (0: the first job).

@@ -3,6 +3,8 @@ package registry
 import (
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,6 +31,12 @@ func ApplyDefaults(obj runtime.Object) {
 		if o.Status.Capacity != nil && o.Status.Allocatable == nil {
 			o.Status.Allocatable = o.Status.Capacity.DeepCopy()
 		}
+	case *batchv1.Job:
+		defaultJob(o)
+	case *appsv1.ReplicaSet:
+		defaultReplicaSet(o)
+	case *appsv1.Deployment:
+		defaultDeployment(o)
 	}
 }
 

@@ -16,9 +16,9 @@ const maxIndexedParallelism = 100000
 // validateJob checks what makes a Job that a real API server refuses and
 // that a manifest writer gets wrong: the counts, the completion mode and
 // what it needs, the pod template (containers, volumes) and its restart
-// policy. It leaves out the generated selector and its labels (Batkube
-// runs no Job controller), the failure and success policies' rules, and
-// updates' immutability.
+// policy. It leaves out the check of the selector against the template's
+// labels (defaultJob generates both), the failure and success policies'
+// rules, and updates' immutability.
 func validateJob(job *batchv1.Job) field.ErrorList {
 	spec := &job.Spec
 	path := field.NewPath("spec")
