@@ -33,13 +33,16 @@ QOS_MOD := examples/schedulers/qos/go.mod examples/schedulers/qos/go.sum example
 QOS_SOURCES := $(shell find examples/schedulers/qos -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
 .PHONY: upstream
-upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37 and kube-scheduler 1.37 with the QoS-driven plugin into bin/
+upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-controller-manager $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37, kube-controller-manager 1.37 and kube-scheduler 1.37 with the QoS-driven plugin into bin/
 
 $(BIN)/kube-scheduler: $(KUBE_137_MOD) examples/kube-1.37/kube-scheduler/main.go
 	$(call upstream_build,examples/kube-1.37) -o $@ ./kube-scheduler
 
 $(BIN)/kubectl: $(KUBE_137_MOD) examples/kube-1.37/kubectl/main.go
 	$(call upstream_build,examples/kube-1.37) -o $@ ./kubectl
+
+$(BIN)/kube-controller-manager: $(KUBE_137_MOD) examples/kube-1.37/kube-controller-manager/main.go
+	$(call upstream_build,examples/kube-1.37) -o $@ ./kube-controller-manager
 
 $(BIN)/kube-scheduler-1.18: $(KUBE_118_MOD) examples/kube-1.18/kube-scheduler/main.go
 	$(call upstream_build,examples/kube-1.18) -o $@ ./kube-scheduler

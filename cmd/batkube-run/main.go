@@ -40,6 +40,8 @@ type options struct {
 	SidecarCmd       []string      `long:"sidecar-cmd" value-name:"COMMAND" description:"start this shell command beside the scheduler, e.g. a scheduler extender (repeatable); {kubeconfig} is the run's kubeconfig and {port:NAME} a free loopback port, the same here and in --scheduler-config; the scheduler starts once the ports it names accept connections"`
 	NoScheduler      bool          `long:"no-scheduler" description:"start no scheduler: bring your own, pointed at the kubeconfig printed at start"`
 	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
+	ControllerMgr    bool          `long:"controller-manager" description:"start kube-controller-manager 1.37 (bin/kube-controller-manager, built by make upstream), unmodified, with the job, replicaset, deployment, garbage-collector, ttl-after-finished, resourceclaim and taint-eviction controllers: the pods of Jobs and Deployments created during the run (kubectl, --objects) become Batsim jobs (implies --dynamic-jobs); each step waits until its process is idle"`
+	ControllerMgrArg []string      `long:"controller-manager-arg" value-name:"ARG" description:"pass ARG to kube-controller-manager, e.g. --controller-manager-arg=--concurrent-job-syncs=10 (repeatable)"`
 	Gangs            bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all, as Batsim places a job; on by default with the bundled kube-scheduler (1.37+, run with --feature-gates=GenericWorkload=true; Batkube creates each gang's PodGroup once kube-scheduler holds all its pods, and creates a waiting one again when room is freed, since kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
 	NoGangs          bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
 	MasterHost       string        `short:"m" long:"master-host" value-name:"NAME" description:"the platform's host Batsim makes its master (Batsim's -m; default master_host, or the host whose role property is master): needed by platforms with neither, such as Batsim's cluster_locality_*.xml"`
@@ -92,22 +94,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	show := newProgressPrinter(stderr)
 	cfg := launch.Config{
-		Platform:          opts.Platform,
-		Workloads:         opts.Workloads,
-		OutDir:            opts.Out,
-		BinDir:            opts.BinDir,
-		Batsim:            opts.Batsim,
-		SchedulerCommand:  opts.SchedulerCommand,
-		SchedulerConfig:   opts.SchedulerConfig,
-		KubeScheduler:     opts.KubeScheduler,
-		KubeSchedulerArgs: opts.KubeSchedulerArg,
-		Sidecars:          opts.SidecarCmd,
-		NoScheduler:       opts.NoScheduler,
-		DynamicJobs:       opts.DynamicJobs,
-		Gangs:             opts.Gangs,
-		NoGangs:           opts.NoGangs,
-		MasterHost:        opts.MasterHost,
-		Events:            opts.Events,
+		Platform:              opts.Platform,
+		Workloads:             opts.Workloads,
+		OutDir:                opts.Out,
+		BinDir:                opts.BinDir,
+		Batsim:                opts.Batsim,
+		SchedulerCommand:      opts.SchedulerCommand,
+		SchedulerConfig:       opts.SchedulerConfig,
+		KubeScheduler:         opts.KubeScheduler,
+		KubeSchedulerArgs:     opts.KubeSchedulerArg,
+		Sidecars:              opts.SidecarCmd,
+		ControllerManager:     opts.ControllerMgr,
+		ControllerManagerArgs: opts.ControllerMgrArg,
+		NoScheduler:           opts.NoScheduler,
+		DynamicJobs:           opts.DynamicJobs,
+		Gangs:                 opts.Gangs,
+		NoGangs:               opts.NoGangs,
+		MasterHost:            opts.MasterHost,
+		Events:                opts.Events,
 		SWF: swf.Options{CoresPerHost: opts.SWFCoresPerHost, From: opts.SWFFrom, To: opts.SWFTo, MaxJobs: opts.SWFMaxJobs,
 			Walltime: swf.WalltimePolicy(opts.SWFWalltime)},
 		Objects:          opts.Objects,

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	flags "github.com/jessevdk/go-flags"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/gcpace"
 	"github.com/batkube/batkube/pkg/server"
@@ -39,7 +41,7 @@ type options struct {
 	CPUProfile       string            `long:"cpu-profile" value-name:"FILE" description:"write a CPU profile of the whole run to FILE (go tool pprof)"`
 	GCHeadroom       string            `long:"gc-headroom" value-name:"QUANTITY" default:"64Mi" description:"keep the next garbage collection at least this far above the live heap (and never closer than GOGC): a server holding little collects less often; 0 leaves Go's pacing (GOGC) alone"`
 	GoMaxProcs       int               `long:"gomaxprocs" value-name:"N" default:"1" description:"at most N threads run the server's Go code at once (GOMAXPROCS): beside a scheduler that keeps the cores busy, one thread costs the server less CPU than one per core (fewer wake-ups and handovers between threads) for the same throughput; 0 leaves Go's default (the GOMAXPROCS variable, or one per core)"`
-	Objects          []string          `long:"objects" value-name:"FILE" description:"create the objects of this YAML or JSON manifest at start, e.g. PriorityClasses, namespaces (repeatable)"`
+	Objects          []string          `long:"objects" value-name:"FILE" description:"create the objects of this YAML or JSON manifest at start, e.g. PriorityClasses, namespaces (repeatable); in a simulation, objects annotated batkube.io/create-at (simulated seconds) are created at that instant, and Jobs, Deployments and other pod-creating objects at 0 unless annotated"`
 	Simulation       simulationOptions `group:"Simulation" namespace:"" description:"Run a Batsim simulation (the server stays a plain API server without --simulate)"`
 }
 
@@ -57,6 +59,7 @@ type simulationOptions struct {
 	KubeSchedulerURL   string        `long:"kube-scheduler-metrics" value-name:"URL" description:"metrics endpoint of the kube-scheduler under test (e.g. https://127.0.0.1:10259/metrics), run with --authentication-kubeconfig and --authorization-kubeconfig pointing at this server: each step then ends exactly when the scheduler has nothing left to do"`
 	SchedulerNames     []string      `long:"kube-scheduler-name" value-name:"NAME" description:"schedulerName of one of that kube-scheduler's profiles (repeatable; default default-scheduler)"`
 	KubeSchedulerVer   string        `long:"kube-scheduler-version" value-name:"VERSION" description:"that kube-scheduler's version, e.g. v1.37.1 (default: read from the User-Agent of its requests)"`
+	ControllerMgrPID   string        `long:"controller-manager-pid-file" value-name:"FILE" description:"file holding the PID of a kube-controller-manager on this machine, written by whoever starts it (batkube-run --controller-manager does): every step then waits until its process is idle (it has handled every change and sent every request that followed), pods pending or not"`
 	KubeSchedulerPID   string        `long:"kube-scheduler-pid-file" value-name:"FILE" description:"file holding that kube-scheduler's PID, written by whoever starts it (batkube-run does): its process is watched for quiescence without scanning /proc for the process listening on the metrics address"`
 	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"last resort, for schedulers that neither expose their state nor signal: the scheduler is deemed done when the API is quiet this long while pods are pending"`
 	ReleaseAllGroups   bool          `long:"release-all-groups" description:"with kube-scheduler 1.37 and pod groups: once room is freed, create again every waiting pod group (so that kube-scheduler attempts it at once rather than on its real-time back-off), not only those whose pods may fit by their requests on the nodes' free room (the bound NodeResourcesFit checks; use this flag with a profile that disables that plugin)"`
@@ -157,12 +160,26 @@ func run(opts options) error {
 	if err != nil {
 		return err
 	}
+	docs, err := readManifests(opts.Objects)
+	if err != nil {
+		return err
+	}
+	timed, now, err := broker.SplitTimedObjects(docs)
+	if err != nil {
+		return fmt.Errorf("--objects: %w", err)
+	}
+	cfg.Broker.Objects = timed
 	sim, err := simulation.New(cfg)
 	if err != nil {
 		return err
 	}
-	if err := createObjects(ctx, sim.Server(), opts.Objects, logger); err != nil {
-		return err
+	for _, doc := range now {
+		if _, err := sim.Server().API.CreateDocument(ctx, doc); err != nil {
+			return fmt.Errorf("--objects: %w", err)
+		}
+	}
+	if len(timed) > 0 {
+		logger.Info("objects to create during the simulation", "objects", len(timed), "first", timed[0].Name, "at", timed[0].At)
 	}
 	l, err := listen(addr, logger)
 	if err != nil {
@@ -185,6 +202,23 @@ func createObjects(ctx context.Context, srv *server.Server, files []string, logg
 		logger.Info("created the objects of a manifest", "file", f, "objects", created)
 	}
 	return nil
+}
+
+// readManifests reads the objects of the manifests, in order.
+func readManifests(files []string) ([]json.RawMessage, error) {
+	var docs []json.RawMessage
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--objects: %w", err)
+		}
+		d, err := apiserver.ManifestDocuments(data)
+		if err != nil {
+			return nil, fmt.Errorf("--objects %s: %w", f, err)
+		}
+		docs = append(docs, d...)
+	}
+	return docs, nil
 }
 
 func listen(addr string, logger *slog.Logger) (net.Listener, error) {
@@ -230,7 +264,8 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		Logger:                   logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,
 			SchedulerNames: sim.SchedulerNames, KubeSchedulerVersion: sim.KubeSchedulerVer, KubeSchedulerPIDFile: sim.KubeSchedulerPID,
-			ReleaseAllGroups: sim.ReleaseAllGroups},
+			ControllerManagerPIDFile: sim.ControllerMgrPID,
+			ReleaseAllGroups:         sim.ReleaseAllGroups},
 		Broker: broker.Options{
 			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},
 			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName, Gangs: gangs, ExclusiveHosts: !sim.SharedHosts},

@@ -103,14 +103,18 @@ type Admitter interface {
 
 // Server implements endpoint.Handler.
 type Server struct {
-	opts     Options
-	store    *store.Store
-	catalog  *catalog
-	scheme   *k8sruntime.Scheme
-	protobuf *protobuf.Serializer
-	params   k8sruntime.ParameterCodec
-	clock    clock.PassiveClock
-	log      *slog.Logger
+	opts Options
+	// requestsInFlight and requestsFinished count the requests other
+	// than watches (RequestCounts).
+	requestsInFlight atomic.Int64
+	requestsFinished atomic.Uint64
+	store            *store.Store
+	catalog          *catalog
+	scheme           *k8sruntime.Scheme
+	protobuf         *protobuf.Serializer
+	params           k8sruntime.ParameterCodec
+	clock            clock.PassiveClock
+	log              *slog.Logger
 
 	// Liveness of the clients, for a simulation that must know whether its
 	// scheduler still runs: open watches per storage and per client

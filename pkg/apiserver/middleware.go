@@ -64,7 +64,44 @@ func (s *Server) Wrap(router http.Handler) http.Handler {
 	if s.opts.Metrics != nil {
 		h = s.opts.Metrics.Instrument(h)
 	}
-	return h
+	return s.countRequests(h)
+}
+
+// countRequests counts the requests other than watches that are in
+// progress and those finished (RequestCounts).
+func (s *Server) countRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isWatchRequest(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.requestsInFlight.Add(1)
+		defer func() {
+			s.requestsFinished.Add(1)
+			s.requestsInFlight.Add(-1)
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isWatchRequest: ?watch=true (or 1), or a legacy /watch/ path.
+func isWatchRequest(r *http.Request) bool {
+	if v := r.URL.Query().Get("watch"); v == "true" || v == "1" {
+		return true
+	}
+	return strings.Contains(r.URL.Path, "/watch/")
+}
+
+// RequestCounts returns the number of requests other than watches in
+// progress and the number finished since the server started: a client
+// that waits for none of its requests, and whose requests have all been
+// answered, has nothing in flight here (see package settle/controllers).
+func (s *Server) RequestCounts() (inFlight int64, finished uint64) {
+	// In flight first: a request that finishes between the two reads
+	// (finished counted, then in flight decremented) is then seen in
+	// flight, never as neither.
+	inFlight = s.requestsInFlight.Load()
+	return inFlight, s.requestsFinished.Load()
 }
 
 func (s *Server) authenticate(next http.Handler) http.Handler {

@@ -36,6 +36,14 @@ import (
 type Options struct {
 	// Clock is the simulated clock the API server stamps objects with.
 	Clock *simclock.Clock
+	// Controllers, if set, is a process every step waits for, pods
+	// pending or not (kube-controller-manager; package
+	// settle/controllers).
+	Controllers settle.Barrier
+	// Objects are created at their instants once the simulation has begun
+	// (SplitTimedObjects); objects whose controllers create pods need
+	// Batsim's dynamic jobs.
+	Objects []TimedObject
 	// Nodes and Pods are the translation defaults.
 	Nodes translate.NodeOptions
 	Pods  translate.PodOptions
@@ -186,6 +194,11 @@ func (b *Broker) PodTerminating(pod *corev1.Pod) { b.terminating.push(pod) }
 // Run answers the Batsim peer on conn until the simulation ends (nil), ctx
 // is cancelled, or something goes wrong: the error says what, and the peer
 // has been answered whenever possible so that it can write its outputs.
+// SetControllers sets Options.Controllers, for a barrier built after the
+// broker (it watches the API server, which is built with the broker as its
+// admitter). Call it before Run.
+func (b *Broker) SetControllers(c settle.Barrier) { b.opts.Controllers = c }
+
 func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Server, st *store.Store) error {
 	r := newRun(b, api, st)
 	defer r.intake.Close()

@@ -18,6 +18,10 @@ import (
 // Dynamic jobs: a pod created through the API during a simulation becomes
 // a Batsim job (REGISTER_JOB), when Batsim runs with dynamic jobs.
 
+// serviceDelay is the length of the Batsim job of a pod that runs until it
+// is deleted (a service): longer than any simulation.
+const serviceDelay = 1e12
+
 // registerDynamic turns a pod created through the API into a Batsim job.
 func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
 	if !r.dynamicEnabled.Load() || r.registrationOK.Load() {
@@ -25,7 +29,15 @@ func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
 	}
 	now := r.opts.Clock.Seconds()
 	delay := r.opts.DynamicJobDelay.Seconds()
-	if v, ok := pod.Annotations[DelayAnnotation]; ok {
+	v, annotated := pod.Annotations[DelayAnnotation]
+	service := !annotated && metav1.GetControllerOf(pod) != nil && pod.Spec.RestartPolicy == corev1.RestartPolicyAlways
+	if service {
+		// A controller's pod that restarts its containers for ever (a
+		// Deployment's): it runs until deleted, or until the rest of the
+		// simulation is over (endServices).
+		delay = serviceDelay
+	}
+	if annotated {
 		d, err := strconv.ParseFloat(v, 64)
 		if err != nil || d < 0 {
 			r.log.Warn("ignoring a malformed annotation", "pod", pod.Name, "annotation", DelayAnnotation, "value", v)
@@ -41,10 +53,16 @@ func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
 			Profile: batsim.Profile{Type: "delay", Fields: map[string]json.RawMessage{"delay": delayJSON}}})
 		r.profilesSent[profileName] = true
 	}
-	r.step.decisions = append(r.step.decisions, batsim.RegisterJob{JobID: id, Job: batsim.Job{ID: id, Subtime: now, Res: 1, Profile: profileName, Walltime: batsim.NoWalltime}})
+	walltime := float64(batsim.NoWalltime)
+	if d := pod.Spec.ActiveDeadlineSeconds; d != nil && *d > 0 {
+		// The kubelet fails a pod that outlives its deadline
+		// (DeadlineExceeded): Batsim's walltime.
+		walltime = float64(*d)
+	}
+	r.step.decisions = append(r.step.decisions, batsim.RegisterJob{JobID: id, Job: batsim.Job{ID: id, Subtime: now, Res: 1, Profile: profileName, Walltime: walltime}})
 	ref := podRef{pod.Namespace, pod.Name}
 	j := &job{id: id, pods: []podRef{ref}, pendingSince: now, dynamic: true,
-		owned: metav1.GetControllerOf(pod) != nil || len(pod.Finalizers) > 0}
+		owned: metav1.GetControllerOf(pod) != nil || len(pod.Finalizers) > 0, service: service}
 	r.jobs.add(j)
 	r.pods.created(j)
 	if pod.Spec.NodeName != "" { // created already bound
@@ -71,4 +89,27 @@ func (b *Broker) AdmitCreate(gvr schema.GroupVersionResource, _ runtime.Object) 
 			errors.New("the simulation is ending: its workload is over and Batsim was told no more jobs come"))
 	}
 	return nil
+}
+
+// endServices kills the jobs of service pods once nothing else is left to
+// happen (no job to submit, no object to create, nothing pending, nothing
+// else running), so that the simulation ends.
+func (r *run) endServices() {
+	if !r.noMoreJobs || len(r.objects) > 0 || r.jobs.pending > 0 || r.jobs.running == 0 || len(r.awaiting) > 0 {
+		return
+	}
+	var services []*job
+	for _, j := range r.jobs.sortedByID() {
+		if j.phase != jobRunning {
+			continue
+		}
+		if !j.service {
+			return
+		}
+		services = append(services, j)
+	}
+	for _, j := range services {
+		r.log.Info("ending a service pod: the rest of the simulation is over", "job", j.id)
+		r.kill(j)
+	}
 }

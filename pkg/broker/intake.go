@@ -22,6 +22,10 @@ func (r *run) takeIn(ctx context.Context) (int, error) {
 	r.buf = r.intake.Take(r.buf[:0])
 	for i := range r.buf {
 		c := &r.buf[i]
+		if c.GR == jobsGR {
+			r.controlled.jobChanged(c)
+			continue
+		}
 		r.settle.observe(c)
 		if c.GR == podsGVR.GroupResource() {
 			if err := r.podChanged(ctx, c); err != nil {
@@ -54,6 +58,7 @@ func (r *run) podChanged(ctx context.Context, c *store.Change) error {
 	if c.Type != watch.Deleted {
 		r.pods.observe(j, pod, r.opts.Clock.Seconds())
 	}
+	r.controlled.podChanged(ref, pod, c.Type == watch.Deleted)
 	switch c.Type {
 	case watch.Added:
 		if j == nil {

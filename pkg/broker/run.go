@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,6 +58,10 @@ type run struct {
 	// gangs are the PodGroups of the gangs whose attempts the settle
 	// policy decides (settle.GroupReleaser), as translated (released).
 	gangs map[settle.GroupRef]*schedulingv1beta1.PodGroup
+	// objects are the timed objects still to create, by instant.
+	objects []TimedObject
+	// controlled is what the controllers still owe (Jobs).
+	controlled controlled
 
 	step stepState
 }
@@ -77,7 +82,8 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		Broker:       b,
 		api:          api,
 		store:        st,
-		intake:       st.Subscribe(podsGVR.GroupResource(), nodesGVR.GroupResource(), podGroupsGVR.GroupResource()),
+		intake:       st.Subscribe(podsGVR.GroupResource(), nodesGVR.GroupResource(), podGroupsGVR.GroupResource(), jobsGR),
+		controlled:   newControlled(),
 		jobs:         newJobs(),
 		nodes:        newNodes(),
 		profilesSent: map[string]bool{},
@@ -85,6 +91,7 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		awaiting:     map[batsim.JobID]resubmission{},
 		gangs:        map[settle.GroupRef]*schedulingv1beta1.PodGroup{},
 		pods:         newPodLog(b.opts.PodsCSV, st),
+		objects:      slices.Clone(b.opts.Objects),
 	}
 	r.settle = settler{policy: b.opts.Settle, stats: settle.Stats{Policy: b.opts.Settle.Name()}}
 	return r
@@ -94,6 +101,11 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, bool, error) {
 	r.steps++
 	now := msg.Now
+	if r.steps == 1 && r.opts.Controllers != nil {
+		if err := r.awaitControllers(ctx); err != nil {
+			return batsim.Message{}, false, fmt.Errorf("broker: %w", err)
+		}
+	}
 	r.opts.Clock.Advance(now)
 	r.step = stepState{decisions: r.step.decisions[:0], toStart: r.step.toStart[:0]}
 	// Pods that finished in earlier steps go first, so that a pod finished
@@ -108,6 +120,11 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 		}
 		if err := r.apply(ctx, ev, now); err != nil {
 			return batsim.Message{}, false, fmt.Errorf("broker: event %d (%s) at %g: %w", i, ev.Type(), ev.Timestamp, err)
+		}
+	}
+	if r.begun.Load() {
+		if err := r.createDueObjects(ctx, now); err != nil {
+			return batsim.Message{}, false, fmt.Errorf("broker: %w", err)
 		}
 	}
 	// The timers of time-virtualised schedulers due now fire once the
@@ -136,11 +153,12 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 			return batsim.Message{}, false, err
 		}
 	}
+	r.endServices()
 	r.scheduleWakeUps(now, replyNow)
 	// With dynamic jobs, Batsim ends the simulation only once told that no
 	// more jobs will be registered: that is when the workload is over and
 	// nothing is left to run. Pods created later are refused.
-	if r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 && len(r.awaiting) == 0 {
+	if r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 && len(r.awaiting) == 0 && len(r.objects) == 0 {
 		r.step.decisions = append(r.step.decisions, batsim.Notify{Type: batsim.RegistrationFinished})
 		r.registrationOK.Store(true)
 	}

@@ -49,7 +49,8 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 	if _, err := r.takeIn(ctx); err != nil {
 		return err
 	}
-	if r.jobs.pending == 0 && !woken {
+	barrier := r.opts.Controllers
+	if r.jobs.pending == 0 && !woken && barrier == nil {
 		return end(settle.NothingPending)
 	}
 	if g, ok := s.policy.(settle.Gate); ok {
@@ -69,13 +70,56 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 		wake = w.Wake()
 	}
 	_, timers := r.opts.Clock.TimerActivity()
+	// The controllers' barrier holds at barrierRV (proven), with
+	// unproven saying why it could not be shown on this system.
+	var barrierRV uint64
+	proven, unproven := false, ""
+	var barrierBackoff time.Duration
 	for {
 		if _, err := r.takeIn(ctx); err != nil {
 			return err
 		}
 		s.noticeActivity(r.store)
+		if barrier != nil && (!proven || r.store.CurrentRV() != barrierRV) {
+			bv, err := barrier.Check(ctx)
+			if err != nil {
+				return err
+			}
+			s.stats.BarrierChecks++
+			wait := barrierBackoff
+			if owed := r.controlled.owed(); bv.Idle && owed != "" {
+				// Idle on a timer of the controllers' own, which ends
+				// in a write to a pod or a Job (taken in): no need to
+				// look at the process meanwhile.
+				bv, wait = settle.BarrierVerdict{Waiting: owed}, time.Second
+			} else {
+				barrierBackoff = min(max(2*barrierBackoff, 100*time.Microsecond), 10*time.Millisecond)
+				wait = barrierBackoff
+			}
+			if !bv.Idle {
+				proven = false
+				retry.Reset(wait)
+				select {
+				case <-r.intake.Ready():
+				case <-retry.C:
+				case <-deadline.C:
+					r.log.Info("the controllers' time for this step is up (--settle-max): time moves on although they may not be done", "simulatedTime", now, "controllers", barrier.Name(), "waiting", bv.Waiting, "after", time.Since(start))
+					return end(settle.MaxWait)
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				retry.Stop()
+				continue
+			}
+			barrierBackoff, proven, barrierRV, unproven = 0, true, bv.RV, bv.Unproven
+			continue // take in what the controllers did before the proof
+		}
 		pending := r.jobs.pending > 0
 		if !pending && !woken {
+			if unproven != "" {
+				r.log.Debug("step not proven exact", "simulatedTime", now, "why", unproven)
+				return end(settle.Unproven)
+			}
 			return end(settle.NothingPending)
 		}
 		if pending {
@@ -97,7 +141,13 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 			} else if n > 0 {
 				continue
 			}
+			if barrier != nil && r.store.CurrentRV() != barrierRV {
+				continue // the controllers may have something new to do
+			}
 			switch {
+			case v.Exact && unproven != "":
+				r.log.Debug("step not proven exact", "simulatedTime", now, "why", unproven)
+				return end(settle.Unproven)
 			case v.Exact:
 				return end(settle.Idle)
 			case v.Unproven != "":

@@ -41,6 +41,8 @@ type job struct {
 	// finalizers; finished, it stays for its controller or the garbage
 	// collector to delete, as in a real cluster.
 	owned bool
+	// service: a controller's pod that runs until deleted (endServices).
+	service bool
 	// spec is the job as submitted (for a resubmission after preemption);
 	// origin and attempt name the first job of resubmitted work and which
 	// resubmission this is (0: the first job).

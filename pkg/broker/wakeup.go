@@ -49,6 +49,7 @@ func (w *wakeups) called(clock *simclock.Clock, now float64) {
 func (r *run) scheduleWakeUps(now, replyNow float64) {
 	r.pendingWakeUps(now, replyNow)
 	r.timerWakeUp(replyNow)
+	r.objectWakeUp(replyNow)
 }
 
 // callAt asks Batsim for a REQUESTED_CALL at `at`, unless an earlier one is

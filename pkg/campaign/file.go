@@ -48,6 +48,10 @@ type Scheduler struct {
 	// Sidecars are started beside the scheduler (--sidecar-cmd).
 	Sidecars    []string `json:"sidecars,omitempty"`
 	DynamicJobs bool     `json:"dynamicJobs,omitempty"`
+	// ControllerManager starts kube-controller-manager beside the
+	// scheduler (--controller-manager), with ControllerManagerArgs.
+	ControllerManager     bool     `json:"controllerManager,omitempty"`
+	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
 	// Gangs maps multi-host jobs onto pod groups (--gangs; the default
 	// with kube-scheduler 1.37+); NoGangs keeps independent pods
 	// (--no-gangs).

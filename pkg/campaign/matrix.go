@@ -155,5 +155,6 @@ func (r Run) Config(base launch.Config, out string) launch.Config {
 	cfg.SchedulerCommand, cfg.SchedulerConfig, cfg.KubeScheduler = s.SchedulerCmd, s.SchedulerConfig, s.KubeScheduler
 	cfg.KubeSchedulerArgs, cfg.ServerArgs, cfg.Sidecars, cfg.DynamicJobs = s.KubeSchedulerArgs, s.ServerArgs, s.Sidecars, s.DynamicJobs
 	cfg.Gangs, cfg.NoGangs = s.Gangs, s.NoGangs
+	cfg.ControllerManager, cfg.ControllerManagerArgs = s.ControllerManager, s.ControllerManagerArgs
 	return cfg
 }

@@ -80,7 +80,14 @@ func buildBinaries(t testing.TB, race bool) string {
 			b.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 			return
 		}
-		b.err = os.Symlink(scheduler, filepath.Join(b.dir, "kube-scheduler"))
+		if b.err = os.Symlink(scheduler, filepath.Join(b.dir, "kube-scheduler")); b.err != nil {
+			return
+		}
+		// kube-controller-manager, for the tests that start it.
+		kcm := filepath.Join(filepath.Dir(scheduler), "kube-controller-manager")
+		if _, err := os.Stat(kcm); err == nil {
+			b.err = os.Symlink(kcm, filepath.Join(b.dir, "kube-controller-manager"))
+		}
 	})
 	if b.err != nil {
 		t.Fatalf("building the Batkube binaries: %v", b.err)

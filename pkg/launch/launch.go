@@ -87,6 +87,12 @@ type Config struct {
 	// DynamicJobs runs Batsim with dynamic jobs, so that pods created
 	// through the API during the run become jobs.
 	DynamicJobs bool
+	// ControllerManager starts kube-controller-manager (BinDir's, built
+	// by make upstream) with DefaultControllers, and ControllerManagerArgs
+	// after the runner's flags: Jobs, ReplicaSets and Deployments create
+	// their pods, which become Batsim jobs (it implies DynamicJobs).
+	ControllerManager     bool
+	ControllerManagerArgs []string
 	// Gangs maps each job asking for several hosts onto a pod group
 	// (scheduling.k8s.io/v1beta1 PodGroup, gang policy of minCount the
 	// job's hosts) that its pods reference, so that they are bound all at
@@ -338,6 +344,12 @@ func (r *run) run(ctx context.Context) error {
 	if r.cfg.KubeSchedulerArgs, err = r.expandEach(r.cfg.KubeSchedulerArgs); err != nil {
 		return fmt.Errorf("launch: kube-scheduler's arguments: %w", err)
 	}
+	if r.cfg.ControllerManagerArgs, err = r.expandEach(r.cfg.ControllerManagerArgs); err != nil {
+		return fmt.Errorf("launch: kube-controller-manager's arguments: %w", err)
+	}
+	if r.cfg.ControllerManager {
+		r.cfg.DynamicJobs = true // the controllers' pods become jobs
+	}
 	if err := r.planKubeScheduler(); err != nil {
 		return err
 	}
@@ -345,6 +357,9 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	if err := r.startSidecars(ctx); err != nil {
+		return err
+	}
+	if err := r.startControllerManager(); err != nil {
 		return err
 	}
 	if err := r.startScheduler(); err != nil {
@@ -390,6 +405,9 @@ func (r *run) startServer(ctx context.Context) error {
 	}
 	if r.gangs {
 		args = append(args, "--gangs=podgroup")
+	}
+	if r.cfg.ControllerManager {
+		args = append(args, "--controller-manager-pid-file", r.controllerManagerPIDFile())
 	}
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {

@@ -119,6 +119,9 @@ func (s Summary) Write(w io.Writer) {
 	if s.Settle.Releases > 0 {
 		fmt.Fprintf(w, "; %d pod groups released", s.Settle.Releases)
 	}
+	if s.Settle.BarrierChecks > 0 {
+		fmt.Fprintf(w, "; every step waited for the controllers to be idle (%d checks)", s.Settle.BarrierChecks)
+	}
 	fmt.Fprintln(w)
 	if n := s.Settle.Inexact(); n > 0 {
 		fmt.Fprintf(w, "               %d steps ended without knowing the scheduler was done: some jobs may have started later than they could have\n", n)

@@ -73,7 +73,12 @@ func parseTID(name []byte) (int, bool) {
 type tcpSocket struct {
 	local, remote netip.AddrPort // IPv4-mapped IPv6 addresses unmapped
 	inode         uint64         // 0 for sockets without one (TIME_WAIT)
+	state         uint8          // tcpEstablished...
+	rxQueue       uint64         // bytes received and not yet read
 }
+
+// tcpEstablished is the state of a connected socket in /proc/net/tcp.
+const tcpEstablished = 0x01
 
 // parseTCPLine parses one socket line of /proc/net/tcp or /proc/net/tcp6:
 //
@@ -114,6 +119,20 @@ func parseTCPLine(line []byte, order binary.ByteOrder) (tcpSocket, error) {
 	if s.inode, rest, ok = parseUint(f[9]); !ok || len(rest) != 0 {
 		return tcpSocket{}, fmt.Errorf("malformed socket inode %q", f[9])
 	}
+	state, ok := parseHex(f[3])
+	if !ok {
+		return tcpSocket{}, fmt.Errorf("malformed socket state %q", f[3])
+	}
+	s.state = uint8(state)
+	i := bytes.IndexByte(f[4], ':')
+	if i < 0 {
+		return tcpSocket{}, fmt.Errorf("malformed socket queues %q", f[4])
+	}
+	rx, ok := parseHex(f[4][i+1:])
+	if !ok {
+		return tcpSocket{}, fmt.Errorf("malformed socket receive queue %q", f[4])
+	}
+	s.rxQueue = rx
 	return s, nil
 }
 

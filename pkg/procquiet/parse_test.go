@@ -61,7 +61,7 @@ func TestParseTID(t *testing.T) {
 // Lines as a little-endian kernel writes them.
 const (
 	tcpHeader = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
-	tcpLine   = "   3: 0100007F:A2C4 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1000        0 34567 1 0000000000000000 20 4 30 10 -1"
+	tcpLine   = "   3: 0100007F:A2C4 0100007F:1F90 01 00000000:0000012C 00:00000000 00000000  1000        0 34567 1 0000000000000000 20 4 30 10 -1"
 	// ::ffff:127.0.0.1 port 8080 to ::ffff:10.1.2.3 port 41668.
 	tcp6Mapped = "   0: 0000000000000000FFFF00000100007F:1F90 0000000000000000FFFF00000302010A:A2C4 01 00000000:00000000 00:00000000 00000000     0        0 98765 1 0000000000000000 20 4 30 10 -1"
 	// ::1 port 443 to 2001:db8::1 port 50000, TIME_WAIT without inode.
@@ -74,17 +74,19 @@ func TestParseTCPLine(t *testing.T) {
 		line          string
 		local, remote string
 		inode         uint64
+		state         uint8
+		rx            uint64
 	}{
-		{tcpLine, "127.0.0.1:41668", "127.0.0.1:8080", 34567},
-		{tcp6Mapped, "127.0.0.1:8080", "10.1.2.3:41668", 98765},
-		{tcp6Native, "[::1]:443", "[2001:db8::1]:50000", 0},
+		{tcpLine, "127.0.0.1:41668", "127.0.0.1:8080", 34567, tcpEstablished, 300},
+		{tcp6Mapped, "127.0.0.1:8080", "10.1.2.3:41668", 98765, tcpEstablished, 0},
+		{tcp6Native, "[::1]:443", "[2001:db8::1]:50000", 0, 6, 0},
 	} {
 		s, err := parseTCPLine([]byte(tc.line), le)
 		if err != nil {
 			t.Errorf("parseTCPLine(%q): %v", tc.line, err)
 			continue
 		}
-		want := tcpSocket{netip.MustParseAddrPort(tc.local), netip.MustParseAddrPort(tc.remote), tc.inode}
+		want := tcpSocket{netip.MustParseAddrPort(tc.local), netip.MustParseAddrPort(tc.remote), tc.inode, tc.state, tc.rx}
 		if s != want {
 			t.Errorf("parseTCPLine(%q) = %v; want %v", tc.line, s, want)
 		}

@@ -90,39 +90,14 @@ func socketInodeOf(local, remote netip.AddrPort) (uint64, error) {
 // name that are bound to local and connected to remote (any address if
 // remote's is unspecified). A missing file (no IPv6) is no error.
 func findSockets(name string, local, remote netip.AddrPort, found []uint64) ([]uint64, error) {
-	f, err := os.Open(name)
-	if errors.Is(err, os.ErrNotExist) {
-		return found, nil
-	}
-	if err != nil {
-		return found, err
-	}
-	defer f.Close()
 	anyAddr := remote.Addr().IsUnspecified()
-	r := bufio.NewReaderSize(f, 64<<10)
-	for first := true; ; first = false {
-		line, err := r.ReadSlice('\n')
-		if err == io.EOF && len(line) == 0 {
-			return found, nil
-		}
-		if err != nil && err != io.EOF {
-			return found, fmt.Errorf("reading %s: %w", name, err)
-		}
-		if first {
-			continue // header
-		}
-		s, perr := parseTCPLine(bytes.TrimRight(line, "\n"), binary.NativeEndian)
-		if perr != nil {
-			return found, fmt.Errorf("%s: %w", name, perr)
-		}
+	err := eachTCPSocket(name, func(s tcpSocket) {
 		if s.inode != 0 && s.local == local &&
 			(s.remote == remote || anyAddr && s.remote.Port() == remote.Port()) {
 			found = append(found, s.inode)
 		}
-		if err == io.EOF {
-			return found, nil
-		}
-	}
+	})
+	return found, err
 }
 
 // scanCount counts the processes whose fds were read and those skipped
@@ -235,4 +210,60 @@ func ListenerPID(addr netip.AddrPort) (int, error) {
 		unspecified = netip.IPv6Unspecified()
 	}
 	return PeerPID(netip.AddrPortFrom(unspecified, 0), addr)
+}
+
+// ReceiveQueued returns the bytes that connected TCP sockets bound to
+// local (a server's listening address, e.g. 127.0.0.1:8001: the server's
+// ends of its connections) have received and their process has not read
+// yet: requests on their way to a server that has not seen them.
+func ReceiveQueued(local netip.AddrPort) (int, error) {
+	files := []string{"/proc/net/tcp6"}
+	if local.Addr().Is4() {
+		files = []string{"/proc/net/tcp", "/proc/net/tcp6"}
+	}
+	total := 0
+	for _, name := range files {
+		err := eachTCPSocket(name, func(s tcpSocket) {
+			if s.local == local && s.state == tcpEstablished {
+				total += int(s.rxQueue)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
+}
+
+// eachTCPSocket calls f with each socket listed in file name (a missing
+// file, no IPv6, is no error).
+func eachTCPSocket(name string, f func(tcpSocket)) error {
+	file, err := os.Open(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	r := bufio.NewReaderSize(file, 64<<10)
+	for first := true; ; first = false {
+		line, err := r.ReadSlice('\n')
+		if err == io.EOF && len(line) == 0 {
+			return nil
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		if !first {
+			s, perr := parseTCPLine(bytes.TrimRight(line, "\n"), binary.NativeEndian)
+			if perr != nil {
+				return fmt.Errorf("%s: %w", name, perr)
+			}
+			f(s)
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
 }

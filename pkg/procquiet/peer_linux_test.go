@@ -4,6 +4,7 @@ package procquiet
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -194,5 +195,51 @@ func TestListenerPIDFindsTheListeningProcess(t *testing.T) {
 	}
 	if want := os.Getpid(); got != want {
 		t.Fatalf("ListenerPID(%v) = %d, want %d (this process)", addr, got, want)
+	}
+}
+
+// TestReceiveQueued: bytes a client wrote that the server has not read
+// are counted on the server's address, and no longer once read.
+func TestReceiveQueued(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	client, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	addr := netip.MustParseAddrPort(l.Addr().String())
+	if n, err := ReceiveQueued(addr); err != nil || n != 0 {
+		t.Fatalf("before any write: %d, %v; want 0", n, err)
+	}
+	if _, err := client.Write([]byte("GET / HTTP/1.1\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for { // loopback delivers at once; the loop only spares the test a guess
+		n, err := ReceiveQueued(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 16 {
+			break
+		}
+		if n != 0 {
+			t.Fatalf("%d bytes queued, want 16", n)
+		}
+	}
+	buf := make([]byte, 16)
+	if _, err := io.ReadFull(server, buf); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ReceiveQueued(addr); err != nil || n != 0 {
+		t.Fatalf("after the read: %d, %v; want 0", n, err)
 	}
 }

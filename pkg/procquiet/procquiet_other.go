@@ -36,3 +36,6 @@ func PeerPID(local, remote netip.AddrPort) (int, error) { return 0, unsupported(
 
 // ListenerPID is not supported on this system.
 func ListenerPID(addr netip.AddrPort) (int, error) { return 0, unsupported("listener pid") }
+
+// ReceiveQueued is not supported on this system.
+func ReceiveQueued(local netip.AddrPort) (int, error) { return 0, unsupported("receive queue") }

@@ -121,4 +121,3 @@ func defaultDeployment(d *appsv1.Deployment) {
 	}
 	defaultPodSpec(&spec.Template.Spec)
 }
-

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/version"
@@ -87,6 +89,46 @@ type Server struct {
 	Metrics *metrics.Registry
 	handler http.Handler
 	log     *slog.Logger
+	// bytesRead counts the bytes read from clients' connections.
+	bytesRead atomic.Uint64
+	// addr is the address served, once Serve has begun.
+	addr atomic.Pointer[netip.AddrPort]
+}
+
+// BytesRead returns the bytes read from clients so far.
+func (s *Server) BytesRead() uint64 { return s.bytesRead.Load() }
+
+// Addr returns the TCP address served (invalid before Serve).
+func (s *Server) Addr() netip.AddrPort {
+	if a := s.addr.Load(); a != nil {
+		return *a
+	}
+	return netip.AddrPort{}
+}
+
+// countingListener counts the bytes read from the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n *atomic.Uint64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: c, n: l.n}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Uint64
+}
+
+func (c countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.n.Add(uint64(n))
+	return n, err
 }
 
 // New builds a Server.
@@ -165,8 +207,11 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	if ap, err := netip.ParseAddrPort(l.Addr().String()); err == nil {
+		s.addr.Store(&ap)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
+	go func() { errc <- srv.Serve(countingListener{Listener: l, n: &s.bytesRead}) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("server: %w", err)

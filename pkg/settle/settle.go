@@ -80,6 +80,27 @@ type Verdict struct {
 	Waiting string
 }
 
+// Barrier is a process beside the scheduler that a step waits for whether
+// pods are pending or not: controllers, which may create pods at any
+// change (package controllers). A step ends once the barrier and the
+// policy agree at one state of the store.
+type Barrier interface {
+	Name() string
+	Check(ctx context.Context) (BarrierVerdict, error)
+}
+
+// BarrierVerdict is a barrier's answer: Idle, or what the process (or the
+// API) is still doing (Waiting); Unproven, with Idle, says why the barrier
+// cannot tell on this system, and the step is then not exact.
+type BarrierVerdict struct {
+	Idle     bool
+	Waiting  string
+	Unproven string
+	// RV is the store's resourceVersion the verdict holds at: a write
+	// since voids it.
+	RV uint64
+}
+
 // GroupRef names a pod group (scheduling.k8s.io PodGroup).
 type GroupRef struct{ Namespace, Name string }
 
@@ -170,6 +191,9 @@ type Stats struct {
 	// metrics scrapes).
 	Checks int `json:"checks"`
 	Probes int `json:"probes"`
+	// BarrierChecks counts the checks of the controllers' barrier
+	// (Barrier).
+	BarrierChecks int `json:"barrierChecks,omitempty"`
 }
 
 // Prober is implemented by policies that look at the scheduler: Probes

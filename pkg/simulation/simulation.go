@@ -20,6 +20,7 @@ import (
 	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/settle"
+	"github.com/batkube/batkube/pkg/settle/controllers"
 	"github.com/batkube/batkube/pkg/simclock"
 	"github.com/batkube/batkube/pkg/timeservice"
 	"github.com/batkube/batkube/pkg/timeservice/batsky"
@@ -98,6 +99,10 @@ type SettleConfig struct {
 	// starts it), spared a scan of /proc for the process behind the metrics
 	// address.
 	KubeSchedulerPIDFile string
+	// ControllerManagerPIDFile, if set, holds the PID of a
+	// kube-controller-manager on this machine: every step then waits
+	// until its process is idle (package settle/controllers).
+	ControllerManagerPIDFile string
 	// ReleaseAllGroups has every waiting pod group created again once room
 	// was freed since it was last created, not only those whose pods may
 	// fit by their requests (kubescheduler.Options.ReleaseAll).
@@ -205,6 +210,11 @@ func New(cfg Config) (*Simulation, error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	view.api = srv.API
+	if cfg.Settle.ControllerManagerPIDFile != "" {
+		b.SetControllers(controllers.New(controllers.Options{PIDFile: cfg.Settle.ControllerManagerPIDFile,
+			APIAddr: srv.Addr, Delivered: srv.API.WatchesDelivered, Requests: srv.API.RequestCounts,
+			BytesRead: srv.BytesRead, StoreRV: srv.Store.CurrentRV, Logger: cfg.Logger}))
+	}
 	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods, signals: signals, token: token}
 	if cfg.BatskyEndpoint != "" {
 		sim.batsky, err = batsky.New(batsky.Options{Endpoint: cfg.BatskyEndpoint, Clock: clk, Logger: cfg.Logger})

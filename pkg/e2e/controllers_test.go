@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestControllersInSimulatedTime runs the real kube-controller-manager
+// 1.37 (batkube-run --controller-manager) on the objects of
+// testdata/controllers.yaml, created and deleted at their simulated
+// instants, beside kube-scheduler, on platform_4 (room for every pod at
+// once): every pod a controller creates starts at the instant its
+// controller had to create it — the Job's first two at its creation
+// (10 s), the next two when those end (40 s), the last at 70 s; the
+// failing Job's retry when its first pod fails (25 s); the Deployment's
+// two at 5 s, killed at its deletion (200 s) — and every step is exact.
+// The Jobs' statuses are what the Job controller writes on a real
+// cluster for these pod outcomes: Complete with 5 succeeded; Failed
+// (BackoffLimitExceeded) with 2 failed.
+func TestControllersInSimulatedTime(t *testing.T) {
+	workload := filepath.Join(t.TempDir(), "one.json")
+	writeJSON(t, workload, map[string]any{"nb_res": 4,
+		"jobs":     []map[string]any{{"id": "a", "subtime": 0, "res": 1, "profile": "d20"}},
+		"profiles": map[string]any{"d20": map[string]any{"type": "delay", "delay": 20, "cpu": 1, "memory": "1Gi"}}})
+	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
+	s.cfg.ControllerManager = true
+	s.cfg.Objects = []string{abs(repoRoot(), "pkg/e2e/testdata/controllers.yaml")}
+	jobs := &jobStatuses{}
+	s.onReady = jobs.watch
+	sum := s.mustRun(5 * time.Minute)
+	if sum.Settle.Inexact() > 0 {
+		t.Errorf("settling: %+v, want every step exact", sum.Settle)
+	}
+	starts := map[string][]string{}
+	for id, j := range s.jobs() {
+		owner, _, ok := strings.Cut(strings.TrimPrefix(id, "dyn!default."), "-")
+		if !ok || !strings.HasPrefix(id, "dyn!") {
+			continue
+		}
+		starts[owner] = append(starts[owner], fmt.Sprintf("%g-%g:%s", j.start, j.finish, j.state))
+	}
+	for owner, want := range map[string][]string{
+		"batch": {"10-40:COMPLETED_SUCCESSFULLY", "10-40:COMPLETED_SUCCESSFULLY", "40-70:COMPLETED_SUCCESSFULLY",
+			"40-70:COMPLETED_SUCCESSFULLY", "70-100:COMPLETED_SUCCESSFULLY"},
+		"flaky": {"20-25:COMPLETED_WALLTIME_REACHED", "25-30:COMPLETED_WALLTIME_REACHED"},
+		"web":   {"5-200:COMPLETED_KILLED", "5-200:COMPLETED_KILLED"},
+	} {
+		got := starts[owner]
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s's pods ran %v, want %v", owner, got, want)
+		}
+	}
+	batch, flaky := jobs.last("batch"), jobs.last("flaky")
+	if batch == nil || !hasJobCondition(batch, batchv1.JobComplete, "") || batch.Status.Succeeded != 5 || batch.Status.Failed != 0 {
+		t.Errorf("Job batch's last status: %+v, want Complete with 5 succeeded", status(batch))
+	}
+	if flaky == nil || !hasJobCondition(flaky, batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded) || flaky.Status.Failed != 2 || flaky.Status.Succeeded != 0 {
+		t.Errorf("Job flaky's last status: %+v, want Failed (BackoffLimitExceeded) with 2 failed", status(flaky))
+	}
+}
+
+func status(j *batchv1.Job) any {
+	if j == nil {
+		return "never seen"
+	}
+	return j.Status
+}
+
+func hasJobCondition(j *batchv1.Job, typ batchv1.JobConditionType, reason string) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == typ && c.Status == corev1.ConditionTrue && (reason == "" || c.Reason == reason) {
+			return true
+		}
+	}
+	return false
+}
+
+// jobStatuses keeps the latest state of each Job a client-go watch sees.
+type jobStatuses struct {
+	mu   sync.Mutex
+	jobs map[string]*batchv1.Job
+	done chan struct{} // closed when the watch ends (the server stops)
+}
+
+func (j *jobStatuses) watch(s *simulation) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.t.Cleanup(cancel)
+	w, err := s.client.BatchV1().Jobs(metav1.NamespaceDefault).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		s.t.Fatalf("watching Jobs: %v", err)
+	}
+	j.jobs, j.done = map[string]*batchv1.Job{}, make(chan struct{})
+	go func() {
+		defer close(j.done)
+		for ev := range w.ResultChan() {
+			if job, ok := ev.Object.(*batchv1.Job); ok {
+				j.mu.Lock()
+				j.jobs[job.Name] = job
+				j.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// last returns the latest state of a Job, once the watch has ended.
+func (j *jobStatuses) last(name string) *batchv1.Job {
+	<-j.done
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.jobs[name]
+}

@@ -1,0 +1,64 @@
+package launch
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ControllerManagerProcess names kube-controller-manager in
+// Summary.Processes and its log, OutDir/kube-controller-manager.log.
+const ControllerManagerProcess = "kube-controller-manager"
+
+// DefaultControllers are the controllers of kube-controller-manager a
+// batch cluster needs, which a run with Config.ControllerManager starts:
+// Jobs, ReplicaSets and Deployments, the garbage collector (owned pods go
+// with their owner), the TTL of finished Jobs, the ResourceClaims of pods'
+// claim templates (DRA), and the eviction of pods from nodes tainted
+// NoExecute.
+var DefaultControllers = []string{
+	"job-controller", "replicaset-controller", "deployment-controller",
+	"garbage-collector-controller", "ttl-after-finished-controller",
+	"resourceclaim-controller", "taint-eviction-controller",
+}
+
+// controllerManagerPIDFile is where kube-controller-manager's PID is
+// written for the server (kubernetes-server --controller-manager-pid-file).
+func (r *run) controllerManagerPIDFile() string {
+	return filepath.Join(r.cfg.OutDir, ControllerManagerProcess+".pid")
+}
+
+// startControllerManager starts BinDir/kube-controller-manager, unmodified,
+// on the run's kubeconfig: no leader election (it is alone), its
+// controllers on the run's own credentials (Batkube authorises every
+// request; no service-account tokens to mint), its metrics on a loopback
+// port authenticated by asking the server, as kube-scheduler's.
+func (r *run) startControllerManager() error {
+	if !r.cfg.ControllerManager {
+		return nil
+	}
+	bin, err := r.bin(ControllerManagerProcess)
+	if err != nil {
+		return err
+	}
+	port, err := r.port()
+	if err != nil {
+		return err
+	}
+	args := []string{bin, "--kubeconfig", r.kubeconfig,
+		"--controllers=" + strings.Join(DefaultControllers, ","),
+		"--leader-elect=false", "--use-service-account-credentials=false",
+		"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
+		"--authentication-kubeconfig", r.kubeconfig, "--authorization-kubeconfig", r.kubeconfig,
+		// The server is in memory: no client-side rate limit.
+		"--kube-api-qps=5000", "--kube-api-burst=5000"}
+	args = append(args, r.cfg.ControllerManagerArgs...)
+	p, err := startProcess(ControllerManagerProcess, filepath.Join(r.cfg.OutDir, ControllerManagerProcess+".log"),
+		[]string{"KUBECONFIG=" + r.kubeconfig}, args...)
+	if err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	r.sidecars = append(r.sidecars, p)
+	return writeFileAtomic(r.controllerManagerPIDFile(), []byte(strconv.Itoa(p.cmd.Process.Pid)+"\n"))
+}

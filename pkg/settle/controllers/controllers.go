@@ -1,0 +1,169 @@
+// Package controllers proves, from outside, that a controller process
+// beside the scheduler — kube-controller-manager, unmodified — has done
+// everything it can at the current simulated instant, so that a step may
+// end: the Job controller has created the pods of a Job created (or of a
+// pod that ended) at this instant, the ReplicaSet controller those of a
+// Deployment.
+//
+// kube-controller-manager counts no handled events (unlike kube-scheduler
+// 1.37, see package settle/kubescheduler): its work queues' metrics say
+// what is queued, not what its informers have still to hand over. The
+// proof is a barrier on the process and on the API:
+//
+//  1. no request of any client is in progress in the API server, and the
+//     counts of finished requests and of bytes read from clients are
+//     noted, as is the store's resourceVersion;
+//  2. every watch event stored so far has been written to its client's
+//     connection (Options.Delivered);
+//  3. the process is quiescent (package procquiet): none of its threads
+//     ran or could run between two looks at /proc, so every goroutine was
+//     blocked — waiting for events, for its queues, for a response, or
+//     for a timer;
+//  4. no byte sent by a client waits unread in the API server's sockets
+//     (procquiet.ReceiveQueued);
+//  5. then nothing changed since 1: no request in progress, none
+//     finished, no byte read, no write stored.
+//
+// By 2 and 3, the process had handled every event written to it, and had
+// sent every request that handling led to before the first look (a
+// goroutine that has a request to send is not blocked). Such a request is,
+// after the second look, unread in a socket (4), being read or served
+// (5: bytes read, in progress), or answered: before 1, its answer would
+// have woken the process before the first look (3 says it did not), after
+// 1 the finished count would have moved (5). So at 5 the process has
+// nothing to do but what its timers will bring.
+//
+// Timers are what the barrier cannot see: a controller that waits in real
+// time (the Job controller's back-off before it replaces a failed pod, 10 s
+// doubling; a requeue after a delay) acts when its timer fires, at the
+// simulated instant reached then. Package doc of launch says which.
+//
+// The one gap left is a request whose bytes the API server read before 1
+// and that it had still not begun to serve at 5, a goroutine stalled for
+// the whole check between reading a request and handling it.
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/batkube/batkube/pkg/procquiet"
+	"github.com/batkube/batkube/pkg/settle"
+)
+
+// Options describe the process and the API server.
+type Options struct {
+	// Name names the process in messages (default kube-controller-manager).
+	Name string
+	// PIDFile holds the process's PID, written by whoever started it.
+	PIDFile string
+	// APIAddr returns the API server's listening address (loopback).
+	APIAddr func() netip.AddrPort
+	// Delivered reports whether every stored watch event has been written
+	// to its client's connection.
+	Delivered func() bool
+	// Requests returns the API's requests (watches aside) in progress and
+	// finished; BytesRead the bytes read from clients so far; StoreRV the
+	// store's latest resourceVersion.
+	Requests  func() (inFlight int64, finished uint64)
+	BytesRead func() uint64
+	StoreRV   func() uint64
+	Logger    *slog.Logger
+}
+
+// Barrier tells when the process is idle (see the package documentation);
+// it implements settle.Barrier.
+type Barrier struct {
+	opts    Options
+	sampler procquiet.Sampler
+	pid     int
+	// unsupported: this system cannot show the process's threads.
+	unsupported error
+	checks      int
+}
+
+// New returns a barrier on the process of opts.PIDFile.
+func New(opts Options) *Barrier {
+	if opts.Name == "" {
+		opts.Name = "kube-controller-manager"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Barrier{opts: opts}
+}
+
+// Name names the process.
+func (b *Barrier) Name() string { return b.opts.Name }
+
+// Checks counts the checks so far.
+func (b *Barrier) Checks() int { return b.checks }
+
+// Check runs the barrier once.
+func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
+	b.checks++
+	if b.unsupported != nil {
+		return settle.BarrierVerdict{Idle: true, Unproven: b.opts.Name + "'s process cannot be watched on this system: " + b.unsupported.Error()}, nil
+	}
+	o := &b.opts
+	inFlight, finished := o.Requests()
+	if inFlight > 0 {
+		return settle.BarrierVerdict{Waiting: fmt.Sprintf("%d API requests in progress", inFlight)}, nil
+	}
+	read, rv := o.BytesRead(), o.StoreRV()
+	if !o.Delivered() {
+		return settle.BarrierVerdict{Waiting: "watch events not yet written to their clients"}, nil
+	}
+	pid, err := b.find()
+	if err != nil {
+		return settle.BarrierVerdict{Waiting: fmt.Sprintf("%s's process: %v", o.Name, err)}, nil
+	}
+	quiet, err := b.sampler.Quiescent(pid)
+	if err != nil {
+		if errors.Is(err, procquiet.ErrNoSchedInfo) || errors.Is(err, errors.ErrUnsupported) {
+			b.unsupported = err
+			o.Logger.Warn("cannot watch the controllers' process on this system: steps will be reported as not exact", "process", o.Name, "err", err)
+			return b.Check(context.Background())
+		}
+		b.pid = 0 // exited: read the PID file again
+		return settle.BarrierVerdict{Waiting: fmt.Sprintf("%s's process: %v", o.Name, err)}, nil
+	}
+	if !quiet {
+		return settle.BarrierVerdict{Waiting: o.Name + " is running"}, nil
+	}
+	queued, err := procquiet.ReceiveQueued(o.APIAddr())
+	if err != nil {
+		return settle.BarrierVerdict{}, fmt.Errorf("controllers: reading the API server's sockets: %w", err)
+	}
+	if queued > 0 {
+		return settle.BarrierVerdict{Waiting: fmt.Sprintf("%d bytes of requests not yet read by the API server", queued)}, nil
+	}
+	inFlight2, finished2 := o.Requests()
+	if inFlight2 > 0 || finished2 != finished || o.BytesRead() != read || o.StoreRV() != rv {
+		return settle.BarrierVerdict{Waiting: "the API was used during the check"}, nil
+	}
+	return settle.BarrierVerdict{Idle: true, RV: rv}, nil
+}
+
+// find reads the process's PID once (again after it exits).
+func (b *Barrier) find() (int, error) {
+	if b.pid != 0 {
+		return b.pid, nil
+	}
+	data, err := os.ReadFile(b.opts.PIDFile)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("%s: not a PID: %q", b.opts.PIDFile, data)
+	}
+	b.pid = pid
+	return pid, nil
+}

@@ -1,0 +1,111 @@
+package controllers
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// fakeAPI stands for the API server's counters.
+type fakeAPI struct {
+	inFlight             int64
+	finished, read, rv   uint64
+	delivered            bool
+	onRequests, onReadRV func(*fakeAPI) // called after each reading, to change things mid-check
+}
+
+func (f *fakeAPI) options(t *testing.T, pidFile string, addr netip.AddrPort) Options {
+	return Options{PIDFile: pidFile, APIAddr: func() netip.AddrPort { return addr },
+		Delivered: func() bool { return f.delivered },
+		Requests: func() (int64, uint64) {
+			in, done := f.inFlight, f.finished
+			if f.onRequests != nil {
+				f.onRequests(f)
+			}
+			return in, done
+		},
+		BytesRead: func() uint64 { return f.read },
+		StoreRV:   func() uint64 { return f.rv }}
+}
+
+// TestBarrier: on a real sleeping process and a real listening socket,
+// the barrier is idle only when the API is quiet from its first reading to
+// its last, every watch event is delivered and no byte waits unread.
+func TestBarrier(t *testing.T) {
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep command: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := netip.MustParseAddrPort(l.Addr().String())
+	ctx := context.Background()
+	check := func(f *fakeAPI) (bool, string) {
+		t.Helper()
+		v, err := New(f.options(t, pidFile, addr)).Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Unproven != "" {
+			t.Skipf("this system cannot show the process: %s", v.Unproven)
+		}
+		return v.Idle, v.Waiting
+	}
+	// A sleeping process whose threads may still be settling after its
+	// start: the quiescence look is repeated until it holds (it must).
+	for {
+		if idle, waiting := check(&fakeAPI{delivered: true}); idle {
+			break
+		} else if !strings.Contains(waiting, "is running") {
+			t.Fatalf("quiet API, sleeping process: not idle: %s", waiting)
+		}
+	}
+	for name, f := range map[string]*fakeAPI{
+		"a request in flight":          {delivered: true, inFlight: 1},
+		"watch events not written":     {delivered: false},
+		"a request finished meanwhile": {delivered: true, onRequests: func(f *fakeAPI) { f.finished++ }},
+		"bytes read meanwhile":         {delivered: true, onRequests: func(f *fakeAPI) { f.read += 10 }},
+		"a write stored meanwhile":     {delivered: true, onRequests: func(f *fakeAPI) { f.rv++ }},
+	} {
+		if idle, _ := check(f); idle {
+			t.Errorf("%s: idle", name)
+		}
+	}
+	// Bytes a client sent that the server has not read.
+	c, err := net.Dial("tcp", addr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := c.Write([]byte("POST /api/v1/namespaces/default/pods HTTP/1.1\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		idle, waiting := check(&fakeAPI{delivered: true})
+		if idle {
+			t.Fatal("a request unread in the server's socket: idle")
+		}
+		if strings.Contains(waiting, "not yet read") {
+			break
+		}
+	}
+}
