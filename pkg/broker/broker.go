@@ -90,6 +90,10 @@ type Options struct {
 	// job, node, simulated times, final phase and reason, FailedScheduling
 	// events and preemption.
 	PodsCSV io.Writer
+	// ControllersCSV, if set, receives the controllers' log
+	// (_controllers.csv): per controller object (Job, ReplicaSet...) that
+	// owned pods, its instants, its pods' outcomes and its final state.
+	ControllersCSV io.Writer
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
 	// Exchanged, if set, is called after every step with the message
@@ -191,20 +195,23 @@ func New(opts Options) (*Broker, error) {
 // pod becomes a KILL_JOB (or a REJECT_JOB if its job has not started).
 func (b *Broker) PodTerminating(pod *corev1.Pod) { b.terminating.push(pod) }
 
-// Run answers the Batsim peer on conn until the simulation ends (nil), ctx
-// is cancelled, or something goes wrong: the error says what, and the peer
-// has been answered whenever possible so that it can write its outputs.
 // SetControllers sets Options.Controllers, for a barrier built after the
 // broker (it watches the API server, which is built with the broker as its
 // admitter). Call it before Run.
 func (b *Broker) SetControllers(c settle.Barrier) { b.opts.Controllers = c }
 
+// Run answers the Batsim peer on conn until the simulation ends (nil), ctx
+// is cancelled, or something goes wrong: the error says what, and the peer
+// has been answered whenever possible so that it can write its outputs.
 func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Server, st *store.Store) error {
 	r := newRun(b, api, st)
 	defer r.intake.Close()
 	err := r.loop(ctx, conn)
 	if cerr := r.pods.close(r.jobs); err == nil {
 		err = cerr
+	}
+	if cerr := r.owners.close(); err == nil && cerr != nil {
+		err = fmt.Errorf("broker: the controllers' log: %w", cerr)
 	}
 	return err
 }

@@ -50,6 +50,7 @@ func (r *run) reject(ctx context.Context, j *job) {
 	r.jobs.setPhase(j, jobFinished)
 	j.rejected = true
 	j.endedAt = r.opts.Clock.Seconds()
+	r.owners.ended(j, batsim.JobStateRejected)
 	r.removeJobPods(ctx, j)
 }
 

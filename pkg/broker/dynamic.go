@@ -65,6 +65,7 @@ func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
 		owned: metav1.GetControllerOf(pod) != nil || len(pod.Finalizers) > 0, service: service}
 	r.jobs.add(j)
 	r.pods.created(j)
+	r.owners.podCreated(j, pod, now)
 	if pod.Spec.NodeName != "" { // created already bound
 		return r.bound(ctx, j, ref, pod)
 	}

@@ -157,6 +157,7 @@ func (r *run) completed(ctx context.Context, d batsim.JobCompleted) error {
 	}
 	r.jobs.setPhase(j, jobFinished)
 	j.endState, j.endedAt = d.JobState, r.opts.Clock.Seconds()
+	r.owners.ended(j, d.JobState)
 	if j.killSent || d.JobState == batsim.JobStateRejected {
 		r.removeJobPods(ctx, j)
 		return nil

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"fmt"
+	batchv1 "k8s.io/api/batch/v1"
 	"maps"
 	"time"
 
@@ -24,6 +25,9 @@ func (r *run) takeIn(ctx context.Context) (int, error) {
 		c := &r.buf[i]
 		if c.GR == jobsGR {
 			r.controlled.jobChanged(c)
+			if job, ok := c.Object.Object().(*batchv1.Job); ok {
+				r.owners.job(job, r.opts.Clock.Seconds())
+			}
 			continue
 		}
 		r.settle.observe(c)
@@ -132,6 +136,7 @@ func (r *run) refuse(ctx context.Context, j *job, ref podRef, node, reason, mess
 		"pod", ref.String(), "node", node, "reason", reason, "message", message)
 	r.rejected++
 	j.refusal, j.endedAt = reason, r.opts.Clock.Seconds()
+	r.owners.ended(j, batsim.JobStateRejected)
 	if err := r.setStage(ctx, []podRef{ref}, rejectedStage(reason, message), 0); err != nil {
 		return err
 	}

@@ -60,8 +60,10 @@ type run struct {
 	gangs map[settle.GroupRef]*schedulingv1beta1.PodGroup
 	// objects are the timed objects still to create, by instant.
 	objects []TimedObject
-	// controlled is what the controllers still owe (Jobs).
+	// controlled is what the controllers still owe (Jobs); owners writes
+	// _controllers.csv (nil: off).
 	controlled controlled
+	owners     *ownerLog
 
 	step stepState
 }
@@ -84,6 +86,7 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		store:        st,
 		intake:       st.Subscribe(podsGVR.GroupResource(), nodesGVR.GroupResource(), podGroupsGVR.GroupResource(), jobsGR),
 		controlled:   newControlled(),
+		owners:       newOwnerLog(b.opts.ControllersCSV),
 		jobs:         newJobs(),
 		nodes:        newNodes(),
 		profilesSent: map[string]bool{},
@@ -149,6 +152,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	}
 	for _, j := range r.step.toStart {
 		j.startedAt = r.opts.Clock.Seconds()
+		r.owners.started(j)
 		if err := r.setStage(ctx, j.pods, stageRunning, 0); err != nil {
 			return batsim.Message{}, false, err
 		}

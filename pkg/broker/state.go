@@ -2,6 +2,7 @@ package broker
 
 import (
 	"cmp"
+	"k8s.io/apimachinery/pkg/types"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,10 @@ type job struct {
 	owned bool
 	// service: a controller's pod that runs until deleted (endServices).
 	service bool
+	// owner is the controller of its pod (a dynamic job's), for the
+	// controllers' log.
+	owner      types.UID
+	ownerEnded bool // its end is in the controllers' log
 	// spec is the job as submitted (for a resubmission after preemption);
 	// origin and attempt name the first job of resubmitted work and which
 	// resubmission this is (0: the first job).

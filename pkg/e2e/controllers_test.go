@@ -3,7 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -26,7 +28,7 @@ import (
 // two at 5 s, killed at its deletion (200 s) — and every step is exact.
 // The Jobs' statuses are what the Job controller writes on a real
 // cluster for these pod outcomes: Complete with 5 succeeded; Failed
-// (BackoffLimitExceeded) with 2 failed.
+// (BackoffLimitExceeded) with 2 failed; _controllers.csv says the same.
 func TestControllersInSimulatedTime(t *testing.T) {
 	workload := filepath.Join(t.TempDir(), "one.json")
 	writeJSON(t, workload, map[string]any{"nb_res": 4,
@@ -60,6 +62,19 @@ func TestControllersInSimulatedTime(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s's pods ran %v, want %v", owner, got, want)
 		}
+	}
+	// The controllers' log, but for the ReplicaSet's generated name.
+	data, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "_controllers.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := regexp.MustCompile(`web-[a-z0-9]+,`).ReplaceAllString(string(data), "web-*,")
+	if want := `kind,namespace,name,created,first_start,last_end,pods,succeeded,failed,killed,final_state,reason
+ReplicaSet,default,web-*,5.000000,5.000000,200.000000,2,0,0,2,,
+Job,default,batch,10.000000,10.000000,100.000000,5,5,0,0,Complete,CompletionsReached
+Job,default,flaky,20.000000,20.000000,30.000000,2,0,2,0,Failed,BackoffLimitExceeded
+`; got != want {
+		t.Errorf("_controllers.csv:\n%s\nwant\n%s", got, want)
 	}
 	batch, flaky := jobs.last("batch"), jobs.last("flaky")
 	if batch == nil || !hasJobCondition(batch, batchv1.JobComplete, "") || batch.Status.Succeeded != 5 || batch.Status.Failed != 0 {

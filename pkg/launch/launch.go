@@ -407,7 +407,8 @@ func (r *run) startServer(ctx context.Context) error {
 		args = append(args, "--gangs=podgroup")
 	}
 	if r.cfg.ControllerManager {
-		args = append(args, "--controller-manager-pid-file", r.controllerManagerPIDFile())
+		args = append(args, "--controller-manager-pid-file", r.controllerManagerPIDFile(),
+			"--controllers-file", filepath.Join(r.cfg.OutDir, "_controllers.csv"))
 	}
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {

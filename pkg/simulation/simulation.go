@@ -47,6 +47,9 @@ type Config struct {
 	// StatsFile, if set, receives the final progress of the run as JSON
 	// (broker.Progress) when the simulation ends, for the runner's summary.
 	StatsFile string
+	// ControllersFile, if set, receives the controllers' log
+	// (_controllers.csv, see broker.Options.ControllersCSV).
+	ControllersFile string
 	// PodsFile, if set, receives the pods' log (_pods.csv, see
 	// broker.Options.PodsCSV), written as jobs end.
 	PodsFile string
@@ -117,7 +120,7 @@ type Simulation struct {
 	broker *broker.Broker
 	server *server.Server
 	batsky *batsky.Server // nil without a batsky-go scheduler
-	pods   *podsFile      // nil without PodsFile
+	pods   outputFiles    // _pods.csv, _controllers.csv
 	// signals are the idle signals; ended when the broker stops, so that
 	// no scheduler's long poll outlives the simulation.
 	signals *settle.Signals
@@ -168,12 +171,21 @@ func New(cfg Config) (*Simulation, error) {
 		bm = newBrokerMetrics()
 		bopts.Exchanged = bm.exchanged
 	}
-	var pods *podsFile
+	var pods outputFiles
 	if cfg.PodsFile != "" {
-		if pods, err = createPodsFile(cfg.PodsFile); err != nil {
+		f, err := createOutputFile(cfg.PodsFile, "the pods' log")
+		if err != nil {
 			return nil, fmt.Errorf("simulation: %w", err)
 		}
-		bopts.PodsCSV = pods
+		pods, bopts.PodsCSV = append(pods, f), f
+	}
+	if cfg.ControllersFile != "" {
+		f, err := createOutputFile(cfg.ControllersFile, "the controllers' log")
+		if err != nil {
+			pods.Close()
+			return nil, fmt.Errorf("simulation: %w", err)
+		}
+		pods, bopts.ControllersCSV = append(pods, f), f
 	}
 	b, err := broker.New(bopts)
 	if err != nil {
