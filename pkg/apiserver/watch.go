@@ -115,7 +115,7 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 	agent := q.http.UserAgent()
 	s.countWatch(q.res.storage, agent, 1)
 	defer s.countWatch(q.res.storage, agent, -1)
-	live := &liveWatch{watcher: watcher, gr: q.res.storage}
+	live := &liveWatch{watcher: watcher, gr: q.res.storage, agent: agent}
 	s.trackWatch(live, true)
 	defer s.trackWatch(live, false)
 	var sent uint64 // events written to the connection
@@ -207,6 +207,7 @@ func (s *Server) endWithBookmark(out *bufio.Writer, enc *watchEncoder, watcher *
 type liveWatch struct {
 	watcher *store.Watcher
 	gr      schema.GroupResource
+	agent   string // the client's User-Agent, for messages
 	// flushed counts the events taken from the watcher and written to the
 	// connection (or skipped), flushed.
 	flushed atomic.Uint64
@@ -230,13 +231,18 @@ func (s *Server) trackWatch(w *liveWatch, open bool) {
 // on pods, or on nodes if it has watched them: between two watches
 // (client-go ends and reopens them every few minutes) what happens is not
 // on its way to it at all.
-func (s *Server) WatchesDelivered() bool {
+func (s *Server) WatchesDelivered() bool { return s.UndeliveredWatch() == "" }
+
+// UndeliveredWatch says why WatchesDelivered is false ("" when it is
+// true): the first watch found that has not delivered everything, or the
+// scheduler without its watch.
+func (s *Server) UndeliveredWatch() string {
 	s.watchMu.Lock()
 	for agent := range s.schedulers {
 		pods, nodes := clientWatch{podsResource.GroupResource(), agent}, clientWatch{nodesResource.GroupResource(), agent}
 		if s.byClient[pods] == 0 || s.everWatched[nodes] && s.byClient[nodes] == 0 {
 			s.watchMu.Unlock()
-			return false
+			return fmt.Sprintf("the scheduler %q has no open watch on pods (or nodes)", agent)
 		}
 	}
 	live := make([]*liveWatch, 0, len(s.live))
@@ -246,11 +252,11 @@ func (s *Server) WatchesDelivered() bool {
 	s.watchMu.Unlock()
 	for _, w := range live {
 		delivered, sent := w.watcher.Progress()
-		if delivered < s.store.LatestRV(w.gr) || w.flushed.Load() != sent {
-			return false
+		if latest := s.store.LatestRV(w.gr); delivered < latest || w.flushed.Load() != sent {
+			return fmt.Sprintf("a watch on %s by %q: delivered up to %d of %d, %d of %d events flushed", w.gr, w.agent, delivered, latest, w.flushed.Load(), sent)
 		}
 	}
-	return true
+	return ""
 }
 
 // watchEncoder writes watch events in the negotiated framing: JSON objects

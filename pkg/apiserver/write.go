@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,7 +59,9 @@ func (q *request) update(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, err)
 		return
 	}
-	q.notePodStatusWriter()
+	if pod, ok := obj.(*corev1.Pod); ok && hasPodScheduled(pod.Status.Conditions) {
+		q.notePodStatusWriter()
+	}
 	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
 }
 
@@ -195,7 +198,9 @@ func (q *request) patch(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, err)
 		return
 	}
-	q.notePodStatusWriter()
+	if bytes.Contains(patch, []byte(`"PodScheduled"`)) {
+		q.notePodStatusWriter()
+	}
 	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
 }
 
@@ -475,8 +480,21 @@ func priorityOf(obj store.Object) (int32, *corev1.PreemptionPolicy) {
 	return 0, nil
 }
 
+// hasPodScheduled: the conditions have a PodScheduled one.
+func hasPodScheduled(conds []corev1.PodCondition) bool {
+	for _, c := range conds {
+		if c.Type == corev1.PodScheduled {
+			return true
+		}
+	}
+	return false
+}
+
 // notePodStatusWriter records the client of a successful write of a pod's
-// status: a scheduler marks the pods it cannot place (PodScheduled=False).
+// status with its PodScheduled condition (its callers check) as a
+// scheduler: a scheduler marks the pods it cannot place
+// (PodScheduled=False); the controllers that write other parts of a pod's
+// status (the resource claim controller) are not schedulers.
 func (q *request) notePodStatusWriter() {
 	if q.op.Subresource == "status" && q.res.storage == podsResource.GroupResource() {
 		q.server.actedAsScheduler(q.http.UserAgent())

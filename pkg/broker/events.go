@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	resourcev1 "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 
@@ -62,6 +64,11 @@ func (r *run) begin(ctx context.Context, d batsim.SimulationBegins) error {
 	if err != nil {
 		return err
 	}
+	byID := make(map[int]translate.Host, len(hosts))
+	for _, h := range hosts {
+		byID[h.ID] = h
+	}
+	devices := false
 	for _, node := range nodes {
 		id, err := translate.ResourceID(node)
 		if err != nil {
@@ -71,10 +78,31 @@ func (r *run) begin(ctx context.Context, d batsim.SimulationBegins) error {
 			return fmt.Errorf("creating node %s (Batsim host %q): %w", node.Name, node.Annotations[translate.HostNameKey], err)
 		}
 		r.nodes.add(node, id)
+		slice, err := translate.ResourceSlice(byID[id], node)
+		if err != nil {
+			return err
+		}
+		if slice != nil {
+			if _, err := r.api.Create(ctx, resourceSlicesGVR, slice); err != nil {
+				return fmt.Errorf("publishing the devices of node %s: %w", node.Name, err)
+			}
+			devices = true
+		}
+	}
+	if devices {
+		if _, err := r.api.Create(ctx, deviceClassesGVR, translate.GPUDeviceClass()); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating the DeviceClass %s: %w", translate.GPUDriver, err)
+		}
 	}
 	r.begun.Store(true)
 	return nil
 }
+
+// The devices of the platform's hosts (translate.ResourceSlice).
+var (
+	resourceSlicesGVR = resourcev1.SchemeGroupVersion.WithResource("resourceslices")
+	deviceClassesGVR  = resourcev1.SchemeGroupVersion.WithResource("deviceclasses")
+)
 
 // podGroupsGVR holds the gangs of multi-host jobs (translate.GangsPodGroup).
 var podGroupsGVR = schedulingv1beta1.SchemeGroupVersion.WithResource("podgroups")

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -37,6 +38,10 @@ func ApplyDefaults(obj runtime.Object) {
 		defaultReplicaSet(o)
 	case *appsv1.Deployment:
 		defaultDeployment(o)
+	case *resourcev1.ResourceClaim:
+		defaultDeviceRequests(&o.Spec)
+	case *resourcev1.ResourceClaimTemplate:
+		defaultDeviceRequests(&o.Spec.Spec)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -120,4 +121,43 @@ func defaultDeployment(d *appsv1.Deployment) {
 		spec.ProgressDeadlineSeconds = &deadline
 	}
 	defaultPodSpec(&spec.Template.Spec)
+}
+
+// defaultDeviceRequests applies resource.k8s.io/v1's defaults to a claim's
+// device requests: exactly one device unless the request says otherwise
+// (kube-scheduler refuses a request without an allocation mode).
+func defaultDeviceRequests(spec *resourcev1.ResourceClaimSpec) {
+	exact := func(r *resourcev1.ExactDeviceRequest) {
+		if r.AllocationMode == "" {
+			r.AllocationMode = resourcev1.DeviceAllocationModeExactCount
+		}
+		if r.AllocationMode == resourcev1.DeviceAllocationModeExactCount && r.Count == 0 {
+			r.Count = 1
+		}
+		for i := range r.Tolerations {
+			if r.Tolerations[i].Operator == "" {
+				r.Tolerations[i].Operator = resourcev1.DeviceTolerationOpEqual
+			}
+		}
+	}
+	for i := range spec.Devices.Requests {
+		req := &spec.Devices.Requests[i]
+		if req.Exactly != nil {
+			exact(req.Exactly)
+		}
+		for j := range req.FirstAvailable {
+			sub := &req.FirstAvailable[j]
+			if sub.AllocationMode == "" {
+				sub.AllocationMode = resourcev1.DeviceAllocationModeExactCount
+			}
+			if sub.AllocationMode == resourcev1.DeviceAllocationModeExactCount && sub.Count == 0 {
+				sub.Count = 1
+			}
+			for k := range sub.Tolerations {
+				if sub.Tolerations[k].Operator == "" {
+					sub.Tolerations[k].Operator = resourcev1.DeviceTolerationOpEqual
+				}
+			}
+		}
+	}
 }

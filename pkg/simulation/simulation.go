@@ -224,7 +224,7 @@ func New(cfg Config) (*Simulation, error) {
 	view.api = srv.API
 	if cfg.Settle.ControllerManagerPIDFile != "" {
 		b.SetControllers(controllers.New(controllers.Options{PIDFile: cfg.Settle.ControllerManagerPIDFile,
-			APIAddr: srv.Addr, Delivered: srv.API.WatchesDelivered, Requests: srv.API.RequestCounts,
+			APIAddr: srv.Addr, Undelivered: srv.API.UndeliveredWatch, Requests: srv.API.RequestCounts,
 			BytesRead: srv.BytesRead, StoreRV: srv.Store.CurrentRV, Logger: cfg.Logger}))
 	}
 	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods, signals: signals, token: token}

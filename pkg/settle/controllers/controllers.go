@@ -14,7 +14,7 @@
 //     counts of finished requests and of bytes read from clients are
 //     noted, as is the store's resourceVersion;
 //  2. every watch event stored so far has been written to its client's
-//     connection (Options.Delivered);
+//     connection (Options.Undelivered);
 //  3. the process is quiescent (package procquiet): none of its threads
 //     ran or could run between two looks at /proc, so every goroutine was
 //     blocked — waiting for events, for its queues, for a response, or
@@ -65,9 +65,9 @@ type Options struct {
 	PIDFile string
 	// APIAddr returns the API server's listening address (loopback).
 	APIAddr func() netip.AddrPort
-	// Delivered reports whether every stored watch event has been written
-	// to its client's connection.
-	Delivered func() bool
+	// Undelivered says which watch has not written every stored event to
+	// its client's connection yet ("" when all have).
+	Undelivered func() string
 	// Requests returns the API's requests (watches aside) in progress and
 	// finished; BytesRead the bytes read from clients so far; StoreRV the
 	// store's latest resourceVersion.
@@ -117,8 +117,8 @@ func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 		return settle.BarrierVerdict{Waiting: fmt.Sprintf("%d API requests in progress", inFlight)}, nil
 	}
 	read, rv := o.BytesRead(), o.StoreRV()
-	if !o.Delivered() {
-		return settle.BarrierVerdict{Waiting: "watch events not yet written to their clients"}, nil
+	if why := o.Undelivered(); why != "" {
+		return settle.BarrierVerdict{Waiting: "watch events not yet written to their clients: " + why}, nil
 	}
 	pid, err := b.find()
 	if err != nil {

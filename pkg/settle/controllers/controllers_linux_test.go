@@ -22,7 +22,12 @@ type fakeAPI struct {
 
 func (f *fakeAPI) options(t *testing.T, pidFile string, addr netip.AddrPort) Options {
 	return Options{PIDFile: pidFile, APIAddr: func() netip.AddrPort { return addr },
-		Delivered: func() bool { return f.delivered },
+		Undelivered: func() string {
+			if f.delivered {
+				return ""
+			}
+			return "a watch"
+		},
 		Requests: func() (int64, uint64) {
 			in, done := f.inFlight, f.finished
 			if f.onRequests != nil {
