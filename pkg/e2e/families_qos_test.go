@@ -606,3 +606,4 @@ func checkQoSTables(t *testing.T, s *qosSimulation, tables []qosTable, pods []qo
 		t.Logf("%d tables checked; the last:\n%s", len(tables), tables[len(tables)-1].text)
 	}
 }
+
