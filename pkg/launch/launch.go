@@ -317,7 +317,11 @@ func (r *run) procs() []*process {
 func (r *run) bin(name string) (string, error) {
 	path := filepath.Join(r.cfg.BinDir, name)
 	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("launch: %s not found in %s: build it (make build) or pass the directory of the binaries", name, r.cfg.BinDir)
+		target := "make build"
+		if name == "kube-scheduler" || name == ControllerManagerProcess {
+			target = "make upstream" // built from the Kubernetes modules
+		}
+		return "", fmt.Errorf("launch: %s not found in %s: build it (%s) or pass the directory of the binaries", name, r.cfg.BinDir, target)
 	}
 	return path, nil
 }
