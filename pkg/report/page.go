@@ -93,6 +93,10 @@ svg.chart { width: 100%; height: auto; display: block; }
 <tr><th>simulator</th><td>{{.Engine}}</td></tr>
 {{else}}<tr><th>summary.json</th><td>none in this folder</td></tr>
 {{end}}</table>
+{{with .Run.Controllers}}<table class="controllers">
+<thead><tr><th>controller</th><th>created</th><th>first start</th><th>last end</th><th>pods</th><th>succeeded</th><th>failed</th><th>killed</th><th>state</th></tr></thead>
+<tbody>{{range .}}<tr><td>{{index . "kind"}} {{index . "namespace"}}/{{index . "name"}}</td><td>{{index . "created"}}</td><td>{{index . "first_start"}}</td><td>{{index . "last_end"}}</td><td>{{index . "pods"}}</td><td>{{index . "succeeded"}}</td><td>{{index . "failed"}}</td><td>{{index . "killed"}}</td><td>{{index . "final_state"}} {{index . "reason"}}</td></tr>
+{{end}}</tbody></table>{{end}}
 {{with .Run.Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </div>
 {{end}}{{range .ChartRows}}{{range .}}<div>{{with .}}{{svg .}}{{end}}</div>

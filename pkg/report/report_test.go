@@ -295,3 +295,43 @@ func TestGanttNodesInNaturalOrder(t *testing.T) {
 		}
 	}
 }
+
+// A run with kube-controller-manager has _controllers.csv: the report
+// shows each controller object's row.
+func TestControllersTable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "controllers")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"_jobs.csv", "_schedule.csv"} {
+		data, err := os.ReadFile(filepath.Join("testdata/tiny", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	csv := "kind,namespace,name,created,first_start,last_end,pods,succeeded,failed,killed,final_state,reason\n" +
+		"Job,default,flaky,20.000000,20.000000,30.000000,2,0,2,0,Failed,BackoffLimitExceeded\n"
+	if err := os.WriteFile(filepath.Join(dir, "_controllers.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(dir, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := New("t", []*Run{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<table class="controllers">`, "<td>Job default/flaky</td>", "<td>Failed BackoffLimitExceeded</td>"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report has no %q", want)
+		}
+	}
+}

@@ -49,6 +49,9 @@ type Run struct {
 	Dir  string
 	// Summary is the runner's summary.json, nil when the folder has none.
 	Summary *launch.Summary
+	// Controllers are _controllers.csv's rows (nil without the file: a
+	// run without kube-controller-manager).
+	Controllers []map[string]string
 	// Jobs are _jobs.csv's rows, Pods _pods.csv's (nil without the file).
 	Jobs []Job
 	Pods []Pod
@@ -130,6 +133,9 @@ func Load(dir string, in Inputs) (*Run, error) {
 		return nil, err
 	}
 	if err := r.readPods(); err != nil {
+		return nil, err
+	}
+	if err := r.readControllers(); err != nil {
 		return nil, err
 	}
 	if in.Nodes.DefaultCPU.IsZero() && in.Nodes.DefaultMemory.IsZero() {
@@ -258,6 +264,19 @@ func parseIDs(s string) ([]int, error) {
 		}
 	}
 	return ids, nil
+}
+
+// readControllers reads _controllers.csv, if the run wrote one.
+func (r *Run) readControllers() error {
+	rows, err := readCSV(filepath.Join(r.Dir, "_controllers.csv"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Controllers = rows
+	return nil
 }
 
 func (r *Run) readPods() error {
