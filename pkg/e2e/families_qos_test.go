@@ -606,4 +606,3 @@ func checkQoSTables(t *testing.T, s *qosSimulation, tables []qosTable, pods []qo
 		t.Logf("%d tables checked; the last:\n%s", len(tables), tables[len(tables)-1].text)
 	}
 }
-

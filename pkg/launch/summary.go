@@ -141,7 +141,7 @@ func (s Summary) Write(w io.Writer) {
 // readOutputs fills in the job counts and times from the output files with
 // the given prefix.
 func (s *Summary) readOutputs(prefix string) error {
-	jobs, err := readCSV(prefix + "_jobs.csv")
+	jobs, err := ReadCSV(prefix + "_jobs.csv")
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (s *Summary) readOutputs(prefix string) error {
 			s.Rejected++
 		}
 	}
-	sched, err := readCSV(prefix + "_schedule.csv")
+	sched, err := ReadCSV(prefix + "_schedule.csv")
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,9 @@ func (s *Summary) readStats(path string) error {
 }
 
 // readCSV reads a CSV file with a header into one map per row.
-func readCSV(path string) ([]map[string]string, error) {
+// ReadCSV reads a CSV file with a header (Batsim's and Batkube's outputs)
+// into one map per row, keyed by the header's names.
+func ReadCSV(path string) ([]map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -185,7 +184,7 @@ func (r *Run) readSummary(in *Inputs) error {
 
 func (r *Run) readJobs() error {
 	path := filepath.Join(r.Dir, "_jobs.csv")
-	rows, err := readCSV(path)
+	rows, err := launch.ReadCSV(path)
 	if err != nil {
 		return err
 	}
@@ -268,7 +267,7 @@ func parseIDs(s string) ([]int, error) {
 
 // readControllers reads _controllers.csv, if the run wrote one.
 func (r *Run) readControllers() error {
-	rows, err := readCSV(filepath.Join(r.Dir, "_controllers.csv"))
+	rows, err := launch.ReadCSV(filepath.Join(r.Dir, "_controllers.csv"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -281,7 +280,7 @@ func (r *Run) readControllers() error {
 
 func (r *Run) readPods() error {
 	path := filepath.Join(r.Dir, "_pods.csv")
-	rows, err := readCSV(path)
+	rows, err := launch.ReadCSV(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		r.Notes = append(r.Notes, "no _pods.csv: the Gantt chart places jobs by Batsim's allocated resources")
 		return nil
@@ -399,32 +398,4 @@ func rawFields(raw json.RawMessage) map[string]json.RawMessage {
 	var m map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &m) // the engine has parsed it as an object already
 	return m
-}
-
-// readCSV reads a CSV file with a header into one map per row.
-func readCSV(path string) ([]map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	defer f.Close()
-	records, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", path, err)
-	}
-	if len(records) == 0 {
-		return nil, fmt.Errorf("report: %s: empty, not even a header", path)
-	}
-	head := records[0]
-	rows := make([]map[string]string, 0, len(records)-1)
-	for _, rec := range records[1:] {
-		row := make(map[string]string, len(head))
-		for i, h := range head {
-			if i < len(rec) {
-				row[strings.TrimSpace(h)] = rec[i]
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows, nil
 }
