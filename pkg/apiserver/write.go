@@ -350,7 +350,7 @@ func (s *Server) Bind(ctx context.Context, namespace string, b *corev1.Binding) 
 			}
 			pod.Annotations[k] = v
 		}
-		setCondition(&pod.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(s.clock.Now())})
+		registry.SetPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(s.clock.Now())})
 		return pod, nil
 	})
 	if apierrors.IsNotFound(err) {
@@ -363,21 +363,6 @@ func (s *Server) Bind(ctx context.Context, namespace string, b *corev1.Binding) 
 // (registry.PodForStatusChange).
 func sharePodSpec(cur store.Object) store.Object {
 	return registry.PodForStatusChange(cur).(store.Object)
-}
-
-// setCondition adds or replaces a pod condition, keeping the transition time
-// when the status does not change.
-func setCondition(st *corev1.PodStatus, c corev1.PodCondition) {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == c.Type {
-			if st.Conditions[i].Status == c.Status {
-				c.LastTransitionTime = st.Conditions[i].LastTransitionTime
-			}
-			st.Conditions[i] = c
-			return
-		}
-	}
-	st.Conditions = append(st.Conditions, c)
 }
 
 // eviction serves POST pods/{name}/eviction: a graceful delete.

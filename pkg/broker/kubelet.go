@@ -79,7 +79,7 @@ func (s podStage) apply(pod *corev1.Pod, at metav1.Time, exit int32) {
 			if c == corev1.PodInitialized && s.ready == corev1.ConditionFalse {
 				continue // a finished pod stays initialized
 			}
-			setCondition(&pod.Status, c, s.ready, at, s.readyReason)
+			registry.SetPodCondition(&pod.Status, corev1.PodCondition{Type: c, Status: s.ready, LastTransitionTime: at, Reason: s.readyReason})
 		}
 	}
 	switch s.containers {
@@ -108,20 +108,6 @@ func (s podStage) apply(pod *corev1.Pod, at metav1.Time, exit int32) {
 				ExitCode: exit, Reason: s.terminatedReason, StartedAt: started, FinishedAt: at}}
 		}
 	}
-}
-
-func setCondition(st *corev1.PodStatus, typ corev1.PodConditionType, status corev1.ConditionStatus, at metav1.Time, reason string) {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == typ {
-			if st.Conditions[i].Status != status {
-				st.Conditions[i].LastTransitionTime = at
-			}
-			st.Conditions[i].Status = status
-			st.Conditions[i].Reason = reason
-			return
-		}
-	}
-	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: typ, Status: status, LastTransitionTime: at, Reason: reason})
 }
 
 // hasCondition reports whether a pod carries a condition of type typ,

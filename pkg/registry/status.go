@@ -72,3 +72,19 @@ func StatusUpdate(stored, updated runtime.Object, newObj func() runtime.Object) 
 	}
 	return out, nil
 }
+
+// SetPodCondition adds or replaces a pod's condition of c's type, keeping
+// its transition time when the status does not change (what the kubelet
+// and a binding do).
+func SetPodCondition(st *corev1.PodStatus, c corev1.PodCondition) {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == c.Type {
+			if st.Conditions[i].Status == c.Status {
+				c.LastTransitionTime = st.Conditions[i].LastTransitionTime
+			}
+			st.Conditions[i] = c
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, c)
+}
