@@ -84,10 +84,13 @@ func (s *Server) countRequests(next http.Handler) http.Handler {
 	})
 }
 
-// isWatchRequest: ?watch=true (or 1), or a legacy /watch/ path.
+// isWatchRequest: ?watch=true (or 1), or a legacy /watch/ path. The
+// query is parsed only when it names watch (this runs for every request).
 func isWatchRequest(r *http.Request) bool {
-	if v := r.URL.Query().Get("watch"); v == "true" || v == "1" {
-		return true
+	if strings.Contains(r.URL.RawQuery, "watch=") {
+		if v := r.URL.Query().Get("watch"); v == "true" || v == "1" {
+			return true
+		}
 	}
 	return strings.Contains(r.URL.Path, "/watch/")
 }

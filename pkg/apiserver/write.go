@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,13 +52,13 @@ func (q *request) update(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.args.Name)))
 		return
 	}
-	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http),
-		func(store.Object) (store.Object, error) { return obj.DeepCopyObject().(store.Object), nil })
+	change, scheduled := q.watchPodScheduled(func(store.Object) (store.Object, error) { return obj.DeepCopyObject().(store.Object), nil })
+	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http), change)
 	if err != nil {
 		q.fail(w, err)
 		return
 	}
-	if pod, ok := obj.(*corev1.Pod); ok && hasPodScheduled(pod.Status.Conditions) {
+	if *scheduled {
 		q.notePodStatusWriter()
 	}
 	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
@@ -192,13 +191,13 @@ func (q *request) patch(ctx context.Context, w http.ResponseWriter) {
 			return
 		}
 	}
-	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http),
-		func(cur store.Object) (store.Object, error) { return q.applyPatch(kind, cur, patch) })
+	change, scheduled := q.watchPodScheduled(func(cur store.Object) (store.Object, error) { return q.applyPatch(kind, cur, patch) })
+	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http), change)
 	if err != nil {
 		q.fail(w, err)
 		return
 	}
-	if bytes.Contains(patch, []byte(`"PodScheduled"`)) {
+	if *scheduled {
 		q.notePodStatusWriter()
 	}
 	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
@@ -465,21 +464,40 @@ func priorityOf(obj store.Object) (int32, *corev1.PreemptionPolicy) {
 	return 0, nil
 }
 
-// hasPodScheduled: the conditions have a PodScheduled one.
-func hasPodScheduled(conds []corev1.PodCondition) bool {
-	for _, c := range conds {
+// watchPodScheduled wraps the change of a pod's status so that *scheduled
+// tells, once the update is done, whether it changed the pod's
+// PodScheduled condition: what a scheduler writes, and the controllers that
+// write other parts of a pod's status (the resource claim controller's
+// resourceClaimStatuses) do not.
+func (q *request) watchPodScheduled(change func(store.Object) (store.Object, error)) (func(store.Object) (store.Object, error), *bool) {
+	scheduled := new(bool)
+	if q.op.Subresource != "status" || q.res.storage != podsResource.GroupResource() {
+		return change, scheduled
+	}
+	return func(cur store.Object) (store.Object, error) {
+		out, err := change(cur)
+		before, _ := cur.(*corev1.Pod)
+		after, _ := out.(*corev1.Pod)
+		*scheduled = err == nil && before != nil && after != nil && podScheduled(before) != podScheduled(after)
+		return out, err
+	}, scheduled
+}
+
+// podScheduled returns what a scheduler writes of a pod's PodScheduled
+// condition (its times aside: a patch goes through JSON, which keeps
+// seconds only).
+func podScheduled(pod *corev1.Pod) [3]string {
+	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled {
-			return true
+			return [3]string{string(c.Status), c.Reason, c.Message}
 		}
 	}
-	return false
+	return [3]string{}
 }
 
 // notePodStatusWriter records the client of a successful write of a pod's
-// status with its PodScheduled condition (its callers check) as a
-// scheduler: a scheduler marks the pods it cannot place
-// (PodScheduled=False); the controllers that write other parts of a pod's
-// status (the resource claim controller) are not schedulers.
+// PodScheduled condition (watchPodScheduled) as a scheduler: a scheduler
+// marks the pods it cannot place (PodScheduled=False).
 func (q *request) notePodStatusWriter() {
 	if q.op.Subresource == "status" && q.res.storage == podsResource.GroupResource() {
 		q.server.actedAsScheduler(q.http.UserAgent())
