@@ -42,6 +42,7 @@ type options struct {
 	NoMachineStates bool          `long:"disable-machine-state-tracing" description:"Do not write PREFIX_machine_states.csv"`
 	Endpoint        string        `short:"s" long:"socket-endpoint" value-name:"ENDPOINT" default:"tcp://localhost:28000" description:"The decision process's socket endpoint (localhost means 127.0.0.1)"`
 	ComputeSharing  bool          `long:"enable-compute-sharing" description:"Let several jobs share a compute resource"`
+	NoNetwork       bool          `long:"no-network" description:"Hear of each job's end at its date, ignoring the latency of the route from its first host to the master host (which Batsim's end message pays)"`
 	DynamicJobs     bool          `long:"enable-dynamic-jobs" description:"Accept jobs and profiles registered by the decision process"`
 	AckDynamicJobs  bool          `long:"acknowledge-dynamic-jobs" description:"Send a JOB_SUBMITTED for each REGISTER_JOB"`
 	ForwardProfiles bool          `long:"forward-profiles-on-submission" description:"Attach the job's profile to JOB_SUBMITTED"`
@@ -66,8 +67,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	parser.Usage = "-p PLATFORM [-w WORKLOAD]... [OPTIONS]"
 	parser.LongDescription = "Runs Batkube's embedded simulation engine as Batsim 4.x would run: it connects to the " +
 		"decision process at the socket endpoint, simulates the workloads on the platform, and writes Batsim's " +
-		"PREFIX_jobs.csv, PREFIX_schedule.csv and PREFIX_machine_states.csv. Jobs take flops / host speed (or their delay); there is no " +
-		"network, I/O or energy model: use real Batsim when those matter."
+		"PREFIX_jobs.csv, PREFIX_schedule.csv and PREFIX_machine_states.csv. Jobs take flops / host speed (or their delay); a job's end " +
+		"reaches the decision process after the latency of the route from its first host to the master host, as in Batsim; " +
+		"there is no model of communications within jobs, contention, I/O or energy: use real Batsim when those matter."
 	rest, err := parser.ParseArgs(args)
 	if err != nil {
 		var ferr *flags.Error
@@ -99,6 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ExportPrefix:           opts.Export,
 		DisableMachineStates:   opts.NoMachineStates,
 		ComputeSharing:         opts.ComputeSharing,
+		NoNetwork:              opts.NoNetwork,
 		DynamicJobs:            opts.DynamicJobs,
 		AcknowledgeDynamicJobs: opts.AckDynamicJobs,
 		ForwardProfiles:        opts.ForwardProfiles,
@@ -142,6 +145,9 @@ func printSummary(w io.Writer, s enginerun.Summary, prefix string, machineStates
 	}
 	fmt.Fprintf(w, "simulated %.3fs in %s (%.0fx real time), %d messages, %.0f%% of the time waiting for the decision process\n",
 		s.SimulatedTime, s.WallTime.Round(time.Millisecond), s.SpeedUp(), s.Messages, waiting)
+	for _, note := range s.NetworkNotes {
+		fmt.Fprintf(w, "network: %s\n", note)
+	}
 	fmt.Fprintf(w, "outputs: %s_jobs.csv, %s_schedule.csv", prefix, prefix)
 	if machineStates {
 		fmt.Fprintf(w, ", %s_machine_states.csv", prefix)

@@ -48,7 +48,8 @@ const (
 	timerWall                    // a run's walltime, while it computes (wait_for's timeout)
 	timerCall                    // a CALL_ME_LATER's waiter
 	timerTarget                  // Batsim's request-reply actor sleeping until a decision's date
-	timerSubmit                  // a workload's job submitter
+	timerNotice                  // a job's end message on its way to the master host
+	timerSubmit                  // a workload's job submitter (from here on: kept aside)
 	timerEvents                  // an events file's submitter
 )
 
@@ -268,9 +269,10 @@ func (e *Engine) fire(t *timer) {
 		e.onRunTimer(t.run)
 	case timerWall:
 		e.onWallTimer(t.run)
+	case timerNotice:
+		e.received(t.run)
 	case timerCall:
-		e.calls--
-		e.outbox = append(e.outbox, RequestedCall{Timestamp: e.now})
+		e.wakeUp()
 	case timerTarget:
 		e.targetReached = true
 	case timerSubmit:
@@ -361,7 +363,26 @@ func (e *Engine) onSubmitter(s *submitter) {
 	}
 	e.submittersDone++
 	if e.submittersDone == len(e.submitters) {
-		e.noMoreStatic = true
-		e.outbox = append(e.outbox, Notification{Timestamp: e.now, Kind: NoMoreStaticJobToSubmit})
+		e.noMoreStaticJobs()
 	}
+}
+
+// noMoreStaticJobs is the last submitter's goodbye reaching the server.
+func (e *Engine) noMoreStaticJobs() {
+	if e.busy() {
+		e.later(e.noMoreStaticJobs)
+		return
+	}
+	e.noMoreStatic = true
+	e.outbox = append(e.outbox, Notification{Timestamp: e.now, Kind: NoMoreStaticJobToSubmit})
+}
+
+// wakeUp is a CALL_ME_LATER's waiter reaching the server.
+func (e *Engine) wakeUp() {
+	if e.busy() {
+		e.later(e.wakeUp)
+		return
+	}
+	e.calls--
+	e.outbox = append(e.outbox, RequestedCall{Timestamp: e.now})
 }

@@ -13,6 +13,11 @@ import (
 
 // Options are the Batsim options the simulation mirrors.
 type Options struct {
+	// NoNetwork makes every message take no time: a job's end is heard of
+	// at its date, whatever the route from its first host to the master
+	// host (by default it is heard of that route's message time later, as
+	// in Batsim: see Resource.NoticeDelay).
+	NoNetwork bool
 	// ComputeSharing lets several jobs run on one host at a time (Batsim's
 	// --enable-compute-sharing).
 	ComputeSharing bool
@@ -183,11 +188,16 @@ type Engine struct {
 	freeActs      []*activity
 	scratch       []float64
 	outbox        []Event
-	ended         []int32 // jobs finished or rejected since the last message
-	phase         phase
-	regDone       bool
-	err           error
-	nbRunning     int
+	// Batsim's server (server.go): the job end message it is getting from
+	// afar, and the messages waiting for it.
+	transfer  *run
+	inbox     []inboxItem
+	draining  bool
+	ended     []int32 // jobs finished or rejected since the last message
+	phase     phase
+	regDone   bool
+	err       error
+	nbRunning int
 	// The machines in each state, as Batsim counts them for
 	// _machine_states.csv: all compute resources idle at first, storage
 	// resources in no state until they change.
@@ -386,8 +396,8 @@ func (e *Engine) Next() (Message, error) {
 	case phaseOver:
 		return Message{}, errors.New("engine: the simulation is over")
 	}
-	for len(e.outbox) == 0 {
-		if e.finished() {
+	for len(e.outbox) == 0 || e.busy() {
+		if len(e.outbox) == 0 && !e.busy() && e.finished() {
 			e.outbox = append(e.outbox, SimulationEnds{Timestamp: e.now})
 			e.phase = phaseEnding
 			break
@@ -452,6 +462,7 @@ func (e *Engine) Apply(now float64, decisions []Decision) error {
 			return e.fail(decisionError(e.now, i, d, fmt.Errorf("it is stamped %g, after the reply's now (%g)", ts, now)))
 		}
 		e.advanceUntil(ts)
+		e.waitIdle()
 		if e.err != nil {
 			return e.err
 		}
@@ -493,6 +504,10 @@ func (e *Engine) stuck() error {
 }
 
 func (e *Engine) submit(idx int32) {
+	if e.busy() {
+		e.later(func() { e.submit(idx) })
+		return
+	}
 	j := e.jobs[idx]
 	e.status[idx] = statusSubmitted
 	e.nbSubmit++

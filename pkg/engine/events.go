@@ -244,8 +244,17 @@ func (e *Engine) onEventSubmitter(s *eventSubmitter) {
 	}
 	e.eventSubmittersDone++
 	if e.eventSubmittersDone == len(e.eventSubmitters) {
-		e.outbox = append(e.outbox, Notification{Timestamp: e.now, Kind: NoMoreExternalEventToOccur})
+		e.noMoreEvents()
 	}
+}
+
+// noMoreEvents is the last events submitter's goodbye reaching the server.
+func (e *Engine) noMoreEvents() {
+	if e.busy() {
+		e.later(e.noMoreEvents)
+		return
+	}
+	e.outbox = append(e.outbox, Notification{Timestamp: e.now, Kind: NoMoreExternalEventToOccur})
 }
 
 // occur makes an external event occur, as Batsim's server does: the
@@ -255,6 +264,14 @@ func (e *Engine) onEventSubmitter(s *eventSubmitter) {
 // otherwise (Batsim aborts if one is not unavailable); the decision process
 // is notified either way, and of a generic event with its object.
 func (e *Engine) occur(l *EventList, ev *ExternalEvent) error {
+	if e.busy() {
+		e.later(func() {
+			if err := e.occur(l, ev); err != nil {
+				e.fail(err)
+			}
+		})
+		return nil
+	}
 	switch ev.Type {
 	case EventTypeMachineUnavailable:
 		for _, id := range ev.Resources {

@@ -47,6 +47,9 @@ type Platform struct {
 	Storage []Resource
 	// Master is the name of the master host, which computes nothing.
 	Master string
+	// NetworkNotes say what of the platform's network the engine does not
+	// model (see network.go), if anything.
+	NetworkNotes []string
 }
 
 // Resource is one host of the platform as Batsim describes it in
@@ -65,6 +68,11 @@ type Resource struct {
 	// ZoneProperties are the properties of the zones around the host, merged
 	// from the outermost zone inwards (inner zones win).
 	ZoneProperties map[string]string
+	// NoticeDelay is the time a message of one byte takes from the host to
+	// the master host: how much later than its end Batsim's server hears
+	// of the end of a job whose first host this is (0 where the route has
+	// no link). See network.go.
+	NoticeDelay float64
 }
 
 // ReadPlatformFile reads a SimGrid platform file, with Batsim's default
@@ -97,6 +105,7 @@ type zoneNode struct {
 	// SimGrid's DTD lets a zone hold hosts or zones (clusters are zones),
 	// not both.
 	hasHosts, hasZones bool
+	net                *zoneNet
 }
 
 // holds records that z holds a host (or a zone) and refuses a mix, as
@@ -118,6 +127,7 @@ func (z *zoneNode) holds(host bool, what string) error {
 
 // hostNode is a host being parsed.
 type hostNode struct {
+	point *netPoint
 	name  string
 	speed float64
 	cores int
@@ -132,6 +142,7 @@ const (
 	framePlatform
 	frameZone
 	frameHost
+	frameRoute
 )
 
 type frame struct {
@@ -141,6 +152,7 @@ type frame struct {
 	// cluster are the hosts of a <cluster> (a frameZone): SimGrid gives
 	// the cluster's <prop>s to its zone and to each of its hosts.
 	cluster []*hostNode
+	route   *routeDecl // frameRoute
 }
 
 // ParsePlatform reads a SimGrid platform (XML, version 4.1 as Batsim uses
@@ -149,8 +161,8 @@ type frame struct {
 // zone of its own whose <prop>s are both the zone's properties and each of
 // its hosts' properties; a <cabinet> adds hosts named prefix, number and
 // suffix (one per number of its radical), of one core at its speed, to its
-// zone (which must be routed as a cluster). Links, routes and everything
-// about the network are ignored.
+// zone (which must be routed as a cluster). Links and routes give each
+// host's NoticeDelay (see network.go).
 func ParsePlatform(r io.Reader) (*Platform, error) {
 	return ParsePlatformWith(r, PlatformOptions{})
 }
@@ -171,6 +183,7 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 		hosts []*hostNode
 		names = map[string]bool{}
 		root  bool
+		net   = newNetwork()
 	)
 	addHost := func(h *hostNode) error {
 		if names[h.name] {
@@ -181,6 +194,7 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 		}
 		names[h.name] = true
 		hosts = append(hosts, h)
+		h.point = net.addPoint(h.zone, h.name, pointHost)
 		return nil
 	}
 	for {
@@ -213,6 +227,7 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 					return nil, err
 				}
 				f = frame{kind: frameZone, zone: &zoneNode{id: id, routing: attr(t, "routing"), parent: top.zone, props: map[string]string{}}}
+				net.addZone(f.zone)
 			case "host":
 				h, err := parseHost(t, top.zone)
 				if err != nil {
@@ -222,6 +237,9 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 					return nil, err
 				}
 				if err := addHost(h); err != nil {
+					return nil, err
+				}
+				if err := net.setCoords(h.point, attr(t, "coordinates")); err != nil {
 					return nil, err
 				}
 				f = frame{kind: frameHost, zone: top.zone, host: h}
@@ -234,6 +252,7 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 						return nil, err
 					}
 					zone = &zoneNode{id: id, routing: "Cluster", parent: top.zone, props: map[string]string{}}
+					net.addZone(zone)
 					f = frame{kind: frameZone, zone: zone}
 				} else {
 					// SimGrid creates a cabinet's hosts when it seals a
@@ -254,8 +273,46 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 						return nil, err
 					}
 				}
+				if err := net.addClusterLinks(t, zone, expanded); err != nil {
+					return nil, err
+				}
 				if t.Name.Local == "cluster" {
 					f.cluster = expanded
+				}
+			case "link", "backbone":
+				l, err := net.addLink(attr(t, "id"), attr(t, "bandwidth"), attr(t, "latency"))
+				if err != nil {
+					return nil, err
+				}
+				if t.Name.Local == "backbone" && top.zone != nil {
+					top.zone.net.backbone = l
+				}
+			case "router":
+				if _, err := net.addRouter(top.zone, attr(t, "id"), attr(t, "coordinates")); err != nil {
+					return nil, err
+				}
+			case "host_link":
+				if top.zone == nil {
+					return nil, errors.New("a <host_link> is outside of any zone")
+				}
+				net.hostLinks = append(net.hostLinks, hostLinkDecl{zone: top.zone, host: attr(t, "id"), up: attr(t, "up"), down: attr(t, "down")})
+			case "route", "zoneRoute", "ASroute":
+				if top.zone == nil {
+					return nil, fmt.Errorf("a <%s> is outside of any zone", t.Name.Local)
+				}
+				f = frame{kind: frameRoute, zone: top.zone, route: &routeDecl{
+					zone: top.zone, src: attr(t, "src"), dst: attr(t, "dst"),
+					gwSrc: attr(t, "gw_src"), gwDst: attr(t, "gw_dst"),
+					symmetrical: !strings.EqualFold(attr(t, "symmetrical"), "NO"),
+					isZoneRoute: t.Name.Local != "route",
+				}}
+			case "bypassRoute", "bypassZoneRoute", "bypassASroute":
+				net.note("bypass routes are not read")
+			case "peer":
+				net.note("<peer>s are not read")
+			case "link_ctn":
+				if top.kind == frameRoute {
+					top.route.links = append(top.route.links, linkRef{id: attr(t, "id"), down: strings.EqualFold(attr(t, "direction"), "DOWN")})
 				}
 			case "prop":
 				id, value := attr(t, "id"), attr(t, "value")
@@ -275,6 +332,9 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 			stack = append(stack, f)
 		case xml.EndElement:
 			if len(stack) > 0 {
+				if top := stack[len(stack)-1]; top.kind == frameRoute {
+					net.decls = append(net.decls, *top.route)
+				}
 				stack = stack[:len(stack)-1]
 			}
 		}
@@ -282,7 +342,30 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 	if !root {
 		return nil, errors.New("no <platform> element")
 	}
-	return buildPlatform(hosts, opts.master())
+	p, err := buildPlatform(hosts, opts.master())
+	if err != nil {
+		return nil, err
+	}
+	if err := net.resolve(); err != nil {
+		return nil, fmt.Errorf("network: %w", err)
+	}
+	unrouted, first := 0, ""
+	for i := range p.Resources {
+		r := &p.Resources[i]
+		if r.NoticeDelay, err = net.messageTime(r.Name, p.Master); err != nil {
+			if unrouted == 0 {
+				first = err.Error()
+			}
+			unrouted++
+		}
+	}
+	if unrouted > 0 {
+		// Real Batsim aborts when a job ends on such a host; the engine
+		// hears of the end at once.
+		net.note(fmt.Sprintf("%d host(s) have no route to the master host, which real Batsim aborts on when a job ends there (%s): their job ends are heard of at once", unrouted, first))
+	}
+	p.NetworkNotes = net.notes
+	return p, nil
 }
 
 func attr(e xml.StartElement, name string) string {

@@ -34,6 +34,15 @@ type run struct {
 	// shorter than the time left).
 	atWall bool
 	act    *activity // the leaf's computation, if it computes
+
+	// notice is the job's end message on its way to Batsim's server (see
+	// network.go): the job has ended (at end, with endState and endRet)
+	// and its hosts are free, but nobody has heard of it yet.
+	notice   timer
+	ending   bool
+	end      float64
+	endState JobState
+	endRet   int
 }
 
 // step is a composed profile being run: pos counts the sub-profiles started
@@ -52,11 +61,13 @@ func (e *Engine) newRun() *run {
 	r := &run{}
 	r.timer = timer{kind: timerRun, run: r}
 	r.wallTimer = timer{kind: timerWall, run: r}
+	r.notice = timer{kind: timerNotice, run: r}
 	return r
 }
 
 func (e *Engine) freeRun(r *run) {
 	r.alloc, r.profiles, r.leaf, r.act = nil, nil, nil, nil
+	r.ending = false
 	r.executors = r.executors[:0]
 	r.steps = r.steps[:0]
 	e.freeRuns = append(e.freeRuns, r)
@@ -403,7 +414,11 @@ func (e *Engine) onWallTimer(r *run) {
 	e.finishRun(r, CompletedWalltimeReached, -1)
 }
 
-// finishRun ends a job now: JOB_COMPLETED, and its row in the jobs output.
+// finishRun ends a job now: its hosts are free; JOB_COMPLETED, and its row
+// in the jobs output, come when Batsim's server hears of the end: now if
+// the job was killed (the killer runs on the master host) or if its first
+// host's message to the master takes no time, that message's time later
+// otherwise.
 func (e *Engine) finishRun(r *run, state JobState, ret int) {
 	e.disarm(&r.timer)
 	e.disarm(&r.wallTimer)
@@ -414,20 +429,44 @@ func (e *Engine) finishRun(r *run, state JobState, ret int) {
 		e.hostJobEnd(h, r.job)
 	}
 	e.traceMachineStates()
+	r.ending, r.end, r.endState, r.endRet = true, e.now, state, ret
+	switch {
+	case state == CompletedKilled:
+		// (a kill is a decision: the server is not busy, see Apply)
+		e.noticeEnd(r)
+	case e.busy():
+		e.inbox = append(e.inbox, inboxItem{notice: r})
+	default:
+		e.receive(r)
+	}
+}
+
+// noticeDelay is the time the end message of a run takes to the master
+// host: its first host's (Batsim runs the job's actor there).
+func (e *Engine) noticeDelay(r *run) float64 {
+	if e.opts.NoNetwork || len(r.alloc) == 0 {
+		return 0
+	}
+	return e.platform.Resources[r.alloc[0]].NoticeDelay
+}
+
+// noticeEnd is Batsim's server hearing of a run's end: JOB_COMPLETED, and
+// the job's row in the jobs output.
+func (e *Engine) noticeEnd(r *run) {
 	idx := r.job
 	e.outbox = append(e.outbox, JobCompleted{
 		Timestamp:  e.now,
 		JobID:      e.jobs[idx].ID,
-		State:      state,
-		ReturnCode: ret,
+		State:      r.endState,
+		ReturnCode: r.endRet,
 		Alloc:      r.alloc,
 	})
-	e.status[idx] = statusOf(state) | e.status[idx]&killAsked
+	e.status[idx] = statusOf(r.endState) | e.status[idx]&killAsked
 	e.ended = append(e.ended, idx)
 	e.runs[idx] = nil
 	e.nbRunning--
 	e.nbDone++
-	e.record(idx, state, r.start, e.now, r.alloc)
+	e.record(idx, r.endState, r.start, r.end, r.alloc)
 	e.freeRun(r)
 }
 
@@ -449,6 +488,9 @@ func (e *Engine) kill(d KillJob) error {
 			continue
 		}
 		switch {
+		case s&statusMask == statusRunning && e.runs[idx].ending:
+			// It has ended, and its end message is on its way: Batsim's
+			// killer leaves it alone, and JOB_COMPLETED still comes.
 		case s&statusMask == statusRunning:
 			if progress == nil {
 				progress = map[string]*Progress{}

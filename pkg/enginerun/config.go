@@ -89,7 +89,11 @@ type Config struct {
 	// Batsim's options: --enable-compute-sharing, --enable-dynamic-jobs,
 	// --acknowledge-dynamic-jobs, --forward-profiles-on-submission and
 	// --sched-cfg (sent in SIMULATION_BEGINS' config.sched-config).
-	ComputeSharing         bool
+	ComputeSharing bool
+	// NoNetwork makes the end of every job heard of at once, whatever the
+	// latency of the route from its first host to the master host (see
+	// engine.Options.NoNetwork).
+	NoNetwork              bool
 	DynamicJobs            bool
 	AcknowledgeDynamicJobs bool
 	ForwardProfiles        bool

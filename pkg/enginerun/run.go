@@ -38,6 +38,9 @@ type Summary struct {
 	// SchedulingTime is the wall-clock time spent waiting for the decision
 	// process's replies; WallTime that of the whole run.
 	SchedulingTime, WallTime time.Duration
+	// NetworkNotes say what of the platform's network the engine did not
+	// model (engine.Platform.NetworkNotes).
+	NetworkNotes []string
 }
 
 // SpeedUp is the simulated time over the wall-clock time of the run.
@@ -100,6 +103,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	eng, err := engine.New(platform, workloads, engine.Options{
 		ComputeSharing:         cfg.ComputeSharing,
+		NoNetwork:              cfg.NoNetwork,
 		DynamicJobs:            cfg.DynamicJobs,
 		AcknowledgeDynamicJobs: cfg.AcknowledgeDynamicJobs,
 		Events:                 events,
@@ -131,6 +135,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 	}
 	sum := r.summary()
+	sum.NetworkNotes = platform.NetworkNotes
 	sched := eng.Schedule(sum.SchedulingTime, time.Since(start))
 	err = errors.Join(err, out.finish(sched))
 	sum.WallTime = time.Since(start)
