@@ -213,6 +213,11 @@ type jobRow struct {
 	id                       string // workload!id
 	state                    string
 	submit, start, finish    float64
+	// heard is when the scheduler could know of the job's end: when its
+	// last pod finished in _pods.csv (Batsim's server hears of an end
+	// after the latency of the route from the job's first host to the
+	// master host); its finish if _pods.csv does not say.
+	heard                    float64
 	alloc                    []int
 	requestedTime, execution float64
 }
@@ -236,7 +241,19 @@ func (s *simulation) jobs() map[string]jobRow {
 		if _, dup := out[j.id]; dup {
 			s.t.Errorf("_jobs.csv: job %s twice", j.id)
 		}
+		j.heard = j.finish
 		out[j.id] = j
+	}
+	pods, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	if err != nil {
+		return out
+	}
+	for _, r := range pods {
+		j, ok := out[r["job_id"]]
+		if f, err := strconv.ParseFloat(r["finished"], 64); ok && err == nil && f > j.heard {
+			j.heard = f
+			out[r["job_id"]] = j
+		}
 	}
 	return out
 }

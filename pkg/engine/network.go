@@ -86,7 +86,15 @@ type zoneNet struct {
 	up, down map[int][]*netLink
 	backbone *netLink
 	router   *netPoint
+	// loopback is a <cluster>'s (loopback_bw, loopback_lat): the route of
+	// a host to itself.
+	loopback *netLink
 }
+
+// defaultLoopback is the route of a point to itself in Full, Floyd and
+// Dijkstra zones that declare none: SimGrid's network/loopback-bw (10 GBps)
+// and network/loopback-lat (0) defaults.
+var defaultLoopback = &netLink{name: "__loopback__", bw: 10e9}
 
 // routeDecl is a <route> or <zoneRoute> as written, resolved once the whole
 // platform is read.
@@ -431,7 +439,15 @@ func commonAncestors(src, dst *netPoint) (common *zoneNode, srcAnc, dstAnc *netP
 // localRoute adds the route between two points of zone z, as its routing
 // computes it, and returns its gateways.
 func (n *network) localRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc, gwDst *netPoint, err error) {
-	switch strings.ToLower(z.routing) {
+	routing := strings.ToLower(z.routing)
+	switch routing {
+	case "full", "", "floyd", "dijkstra", "dijkstracache":
+		if src == dst && z.net.routes[[2]int{src.id, dst.id}] == nil {
+			r.add([]*netLink{defaultLoopback})
+			return nil, nil, nil
+		}
+	}
+	switch routing {
 	case "full", "":
 		route := z.net.routes[[2]int{src.id, dst.id}]
 		if route == nil {
@@ -446,7 +462,7 @@ func (n *network) localRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc
 	case "cluster", "vivaldi":
 		return n.starRoute(z, src, dst, r)
 	case "none":
-		return nil, nil, nil
+		return nil, nil, fmt.Errorf("zone %q is routed None: SimGrid routes nothing in it (\"There can't be route in an Empty zone\")", z.id)
 	default:
 		return nil, nil, fmt.Errorf("zone %q: routing %q is not modelled", z.id, z.routing)
 	}
@@ -460,6 +476,10 @@ func (n *network) starRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc,
 	if src.kind == pointZone {
 		// a child zone of a star zone: not in Batsim's platforms
 		return nil, nil, fmt.Errorf("zone %q routed %s holds zones", z.id, z.routing)
+	}
+	if src == dst && z.net.loopback != nil {
+		r.add([]*netLink{z.net.loopback})
+		return nil, nil, nil
 	}
 	r.add(z.net.up[src.id])
 	if z.net.backbone != nil {
@@ -697,6 +717,16 @@ func (n *network) addClusterLinks(e xml.StartElement, z *zoneNode, hosts []*host
 	}
 	if bbLat, err = parseLatency(attr(e, "bb_lat")); err != nil {
 		return fmt.Errorf("%s: bb_lat: %w", what, err)
+	}
+	if s := attr(e, "loopback_bw"); s != "" {
+		lb := &netLink{name: id + "_loopback"}
+		if lb.bw, err = parseBandwidth(s); err != nil {
+			return fmt.Errorf("%s: loopback_bw: %w", what, err)
+		}
+		if lb.latency, err = parseLatency(attr(e, "loopback_lat")); err != nil {
+			return fmt.Errorf("%s: loopback_lat: %w", what, err)
+		}
+		z.net.loopback = lb
 	}
 	if bbBW > 0 || bbLat > 0 {
 		z.net.backbone = &netLink{name: id + "_backbone", latency: bbLat, bw: bbBW}

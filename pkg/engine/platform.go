@@ -34,6 +34,11 @@ func (o PlatformOptions) master() string {
 	return o.MasterHost
 }
 
+// selfNoticeable is the time of a message from the master host to itself
+// from which the engine says that it leaves it out (SimGrid's default
+// loopback takes 1e-10 s a byte).
+const selfNoticeable = 1e-7
+
 // maxHosts bounds the hosts a platform may declare (clusters expand ranges).
 const maxHosts = 1 << 20
 
@@ -363,6 +368,12 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 		// Real Batsim aborts when a job ends on such a host; the engine
 		// hears of the end at once.
 		net.note(fmt.Sprintf("%d host(s) have no route to the master host, which real Batsim aborts on when a job ends there (%s): their job ends are heard of at once", unrouted, first))
+	}
+	switch self, err := net.messageTime(p.Master, p.Master); {
+	case err != nil:
+		net.note(fmt.Sprintf("the master host %q has no route to itself, which real Batsim aborts on at its first message (%v)", p.Master, err))
+	case self >= selfNoticeable:
+		net.note(fmt.Sprintf("the master host's route to itself takes %.6gs a message: in real Batsim each message between its own actors (submissions, decisions, wake-ups) takes that long, which the engine leaves out", self))
 	}
 	p.NetworkNotes = net.notes
 	return p, nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,6 +49,15 @@ func TestBatsimRepositoryPlatforms(t *testing.T) {
 		"cluster_locality_8x16.xml": "master_host0", "cluster_locality_8x64.xml": "master_host0",
 		"graphene.xml": "graphene-1001.nancy.grid5000.fr",
 	}
+	// How long after a job's end real Batsim 4.2.1's server hears of it,
+	// by the first host of the job: the job's end and the server's
+	// "has COMPLETED" in batsim.log, to the microsecond (small_platform.xml
+	// with Batsim's test_delays.json, cluster512.xml with test_walltime.json,
+	// Batkube's FIFO example deciding).
+	noticed := map[string]map[string]float64{
+		"small_platform.xml": {"Bourassa": 10.002015 - 10.000060, "Fafard": 13.002036 - 13.000060},
+		"cluster512.xml":     {"a0": 1.004000 - 1.002400},
+	}
 	files, err := filepath.Glob(filepath.Join(batsimPlatforms, "*.xml"))
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +73,12 @@ func TestBatsimRepositoryPlatforms(t *testing.T) {
 			p, err := ReadPlatformFileWith(path, PlatformOptions{MasterHost: masters[name]})
 			if err != nil {
 				t.Fatal(err)
+			}
+			for host, delay := range noticed[name] {
+				i := slices.IndexFunc(p.Resources, func(r Resource) bool { return r.Name == host })
+				if i < 0 || math.Abs(p.Resources[i].NoticeDelay-delay) > 1e-6 {
+					t.Errorf("host %q: a job's end is heard of %v s later (resource %d), real Batsim %.6f s", host, p.Resources[max(i, 0)].NoticeDelay, i, delay)
+				}
 			}
 			if got := [2]int{len(p.Resources), len(p.Storage)}; got != want[name] {
 				t.Errorf("%d compute and %d storage resources, want %d and %d", got[0], got[1], want[name][0], want[name][1])
