@@ -44,13 +44,13 @@ const (
 type timerKind uint8
 
 const (
-	timerRun    timerKind = iota // a run's leaf: a delay's sleep or a computation's end
-	timerWall                    // a run's walltime, while it computes (wait_for's timeout)
-	timerCall                    // a CALL_ME_LATER's waiter
-	timerTarget                  // Batsim's request-reply actor sleeping until a decision's date
-	timerNotice                  // a job's end message on its way to the master host
-	timerSubmit                  // a workload's job submitter (from here on: kept aside)
-	timerEvents                  // an events file's submitter
+	timerRun     timerKind = iota // a run's leaf: a delay's sleep or a computation's end
+	timerWall                     // a run's walltime, while it computes (wait_for's timeout)
+	timerCall                     // a CALL_ME_LATER's waiter
+	timerTarget                   // Batsim's request-reply actor sleeping until a decision's date
+	timerReceive                  // a message to Batsim's server crossing the network
+	timerSubmit                   // a workload's job submitter (from here on: kept aside)
+	timerEvents                   // an events file's submitter
 )
 
 // timer is a SimGrid action the engine waits for.
@@ -173,6 +173,7 @@ func (e *Engine) nextStep() (float64, bool) {
 // order their actions were created, then the submitters' in the order of
 // the workloads (and events files).
 func (e *Engine) step(d float64) {
+	e.round++
 	if d > 0 {
 		e.now += d
 		e.vt = e.vt.Plus(d)
@@ -209,6 +210,11 @@ func (e *Engine) step(d float64) {
 		if t := it.Value; t.kind == timerRun && t.run.act != nil {
 			if left := it.At().Minus(e.vt); left > 0 && t.run.act.rate*left >= doneBelow {
 				back = append(back, t) // a computation with work left
+				continue
+			}
+		} else if t.kind == timerReceive && e.crossing {
+			if left := it.At().Minus(e.vt); left > 0 && e.current.cost.Bandwidth*left >= doneBelow {
+				back = append(back, t) // a message's byte still crossing
 				continue
 			}
 		}
@@ -269,10 +275,10 @@ func (e *Engine) fire(t *timer) {
 		e.onRunTimer(t.run)
 	case timerWall:
 		e.onWallTimer(t.run)
-	case timerNotice:
-		e.received(t.run)
+	case timerReceive:
+		e.onReceiveTimer()
 	case timerCall:
-		e.wakeUp()
+		e.post(message{cost: e.md, handle: e.wakeUp})
 	case timerTarget:
 		e.targetReached = true
 	case timerSubmit:
@@ -310,6 +316,7 @@ type submitter struct {
 	next  int
 	slept bool // it sleeps until jobs[next]'s subtime
 	timer timer
+	batch *batchSender // when messages of the master host take time
 }
 
 func newSubmitter(index int, jobs []*Job, first int32) *submitter {
@@ -349,6 +356,10 @@ func sleepUntil(date, cur float64) float64 {
 // steps in between. Once it has none left, it says goodbye;
 // no_more_static_job_to_submit follows the last submitter's.
 func (e *Engine) onSubmitter(s *submitter) {
+	if s.batch != nil {
+		e.onBatchSender(s.batch)
+		return
+	}
 	cur := e.now
 	for s.next < len(s.jobs) {
 		if sub := s.subs[s.next]; sub > cur && !s.slept {
@@ -359,30 +370,43 @@ func (e *Engine) onSubmitter(s *submitter) {
 		s.slept = false
 		idx := s.jobs[s.next]
 		s.next++
-		e.submit(idx)
+		if e.busy() {
+			e.post(message{handle: func() { e.submit(idx) }})
+		} else {
+			e.submit(idx)
+		}
 	}
+	e.submitterDone()
+}
+
+// submitterDone is a submitter's goodbye reaching the server.
+func (e *Engine) submitterDone() {
 	e.submittersDone++
 	if e.submittersDone == len(e.submitters) {
-		e.noMoreStaticJobs()
+		e.post(message{handle: e.noMoreStaticJobs})
 	}
 }
 
-// noMoreStaticJobs is the last submitter's goodbye reaching the server.
+// newJobBatches makes a submitter send its jobs in batches.
+func (e *Engine) newJobBatches(s *submitter) *batchSender {
+	return &batchSender{dates: s.subs, timer: &s.timer,
+		deliver: func(from, to int) {
+			for _, idx := range s.jobs[from:to] {
+				e.submit(idx)
+			}
+		},
+		bye: e.submitterDone}
+}
+
+// noMoreStaticJobs is no_more_static_job_to_submit, once the last
+// submitter's goodbye has reached the server.
 func (e *Engine) noMoreStaticJobs() {
-	if e.busy() {
-		e.later(e.noMoreStaticJobs)
-		return
-	}
 	e.noMoreStatic = true
 	e.outbox = append(e.outbox, Notification{Timestamp: e.now, Kind: NoMoreStaticJobToSubmit})
 }
 
 // wakeUp is a CALL_ME_LATER's waiter reaching the server.
 func (e *Engine) wakeUp() {
-	if e.busy() {
-		e.later(e.wakeUp)
-		return
-	}
 	e.calls--
 	e.outbox = append(e.outbox, RequestedCall{Timestamp: e.now})
 }

@@ -16,7 +16,7 @@ type Options struct {
 	// NoNetwork makes every message take no time: a job's end is heard of
 	// at its date, whatever the route from its first host to the master
 	// host (by default it is heard of that route's message time later, as
-	// in Batsim: see Resource.NoticeDelay).
+	// in Batsim: see Resource.Notice).
 	NoNetwork bool
 	// ComputeSharing lets several jobs run on one host at a time (Batsim's
 	// --enable-compute-sharing).
@@ -188,11 +188,21 @@ type Engine struct {
 	freeActs      []*activity
 	scratch       []float64
 	outbox        []Event
-	// Batsim's server (server.go): the job end message it is getting from
-	// afar, and the messages waiting for it.
-	transfer  *run
-	inbox     []inboxItem
-	draining  bool
+	// Batsim's server (server.go): whether it is getting a message, and
+	// which, the messages waiting for it, the timer of the one it gets,
+	// and the killers' messages to put after the request-reply actor's
+	// next one.
+	receiving bool
+	current   message
+	inbox     []message
+	recvTimer timer
+	afterPut  []message
+	crossing  bool // the message's byte is crossing (its latency is over)
+	// md is the time of a message between two actors of the master host,
+	// if it is noticeable (server.go), 0 otherwise.
+	md MessageTime
+	// round counts the steps (SimGrid\'s scheduling rounds: server.go)
+	round     uint64
 	ended     []int32 // jobs finished or rejected since the last message
 	phase     phase
 	regDone   bool
@@ -238,6 +248,10 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 	e.index = make(map[string]int32, total)
 	e.jobs = make([]*Job, 0, total)
 	e.target.kind = timerTarget
+	e.recvTimer.kind = timerReceive
+	if !opts.NoNetwork {
+		e.md = p.MasterMessage
+	}
 	for wi, w := range workloads {
 		if err := e.addWorkload(w); err != nil {
 			return nil, err
@@ -259,6 +273,9 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 		}
 		s := newSubmitter(wi, e.jobs[first:], first)
 		e.submitters = append(e.submitters, s)
+		if e.md != (MessageTime{}) {
+			s.batch = e.newJobBatches(s)
+		}
 		e.sleep(&s.timer, 0) // it starts at 0
 	}
 	if err := e.checkEvents(opts.Events); err != nil {
@@ -267,6 +284,9 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 	for i, l := range opts.Events {
 		s := &eventSubmitter{list: l, timer: timer{kind: timerEvents, index: i}}
 		e.eventSubmitters = append(e.eventSubmitters, s)
+		if e.md != (MessageTime{}) {
+			s.batch = e.newEventBatches(s)
+		}
 		e.sleep(&s.timer, 0)
 	}
 	// Batsim notifies no_more_static_job_to_submit when the last of its
@@ -396,7 +416,7 @@ func (e *Engine) Next() (Message, error) {
 	case phaseOver:
 		return Message{}, errors.New("engine: the simulation is over")
 	}
-	for len(e.outbox) == 0 || e.busy() {
+	for len(e.outbox) == 0 || !e.serverSends() {
 		if len(e.outbox) == 0 && !e.busy() && e.finished() {
 			e.outbox = append(e.outbox, SimulationEnds{Timestamp: e.now})
 			e.phase = phaseEnding
@@ -461,21 +481,43 @@ func (e *Engine) Apply(now float64, decisions []Decision) error {
 		if ts > now {
 			return e.fail(decisionError(e.now, i, d, fmt.Errorf("it is stamped %g, after the reply's now (%g)", ts, now)))
 		}
+		if ts > e.now {
+			e.flushKillers()
+		}
 		e.advanceUntil(ts)
-		e.waitIdle()
 		if e.err != nil {
 			return e.err
 		}
-		if err := e.apply(d); err != nil {
+		// The request-reply actor sends the decision to the server,
+		// which applies it when it gets it (server.go).
+		var err error
+		if e.md != (MessageTime{}) || e.busy() {
+			if !e.send(message{cost: e.md, handle: func() { err = e.apply(d) }}) {
+				return e.err
+			}
+		} else {
+			err = e.apply(d)
+		}
+		if err != nil {
 			return e.fail(decisionError(e.now, i, d, err))
 		}
 		if e.err != nil {
 			return e.err
 		}
 	}
+	if now > e.now {
+		e.flushKillers()
+	}
 	e.advanceUntil(now)
 	if e.err != nil {
 		return e.err
+	}
+	if e.md != (MessageTime{}) {
+		// SCHED_READY: the server tells the decision process nothing
+		// before it has got it.
+		if !e.send(message{cost: e.md, handle: func() {}}) {
+			return e.err
+		}
 	}
 	e.phase = phaseSimulating
 	return nil
@@ -504,10 +546,6 @@ func (e *Engine) stuck() error {
 }
 
 func (e *Engine) submit(idx int32) {
-	if e.busy() {
-		e.later(func() { e.submit(idx) })
-		return
-	}
 	j := e.jobs[idx]
 	e.status[idx] = statusSubmitted
 	e.nbSubmit++

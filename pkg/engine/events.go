@@ -194,6 +194,7 @@ type eventSubmitter struct {
 	next  int
 	slept bool
 	timer timer
+	batch *batchSender // when messages of the master host take time
 }
 
 // checkEvents checks the machines the events name exist (Batsim aborts on
@@ -227,6 +228,10 @@ func (e *Engine) checkEvents(lists []*EventList) error {
 // submitter does). After the last one of the last list,
 // no_more_external_event_to_occur.
 func (e *Engine) onEventSubmitter(s *eventSubmitter) {
+	if s.batch != nil {
+		e.onBatchSender(s.batch)
+		return
+	}
 	cur := e.now
 	for s.next < len(s.list.Events) {
 		ev := s.list.Events[s.next]
@@ -237,23 +242,42 @@ func (e *Engine) onEventSubmitter(s *eventSubmitter) {
 		}
 		s.slept = false
 		s.next++
-		if err := e.occur(s.list, ev); err != nil {
-			e.fail(err)
-			return
-		}
+		e.post(message{handle: func() { e.occurOrFail(s.list, ev) }})
 	}
+	e.eventSubmitterDone()
+}
+
+// eventSubmitterDone is an events submitter's goodbye reaching the server.
+func (e *Engine) eventSubmitterDone() {
 	e.eventSubmittersDone++
 	if e.eventSubmittersDone == len(e.eventSubmitters) {
-		e.noMoreEvents()
+		e.post(message{handle: e.noMoreEvents})
+	}
+}
+
+// newEventBatches makes an events submitter send its events in batches.
+func (e *Engine) newEventBatches(s *eventSubmitter) *batchSender {
+	dates := make([]float64, len(s.list.Events))
+	for i, ev := range s.list.Events {
+		dates[i] = ev.Timestamp
+	}
+	return &batchSender{dates: dates, timer: &s.timer,
+		deliver: func(from, to int) {
+			for _, ev := range s.list.Events[from:to] {
+				e.occurOrFail(s.list, ev)
+			}
+		},
+		bye: e.eventSubmitterDone}
+}
+
+func (e *Engine) occurOrFail(l *EventList, ev *ExternalEvent) {
+	if err := e.occur(l, ev); err != nil {
+		e.fail(err)
 	}
 }
 
 // noMoreEvents is the last events submitter's goodbye reaching the server.
 func (e *Engine) noMoreEvents() {
-	if e.busy() {
-		e.later(e.noMoreEvents)
-		return
-	}
 	e.outbox = append(e.outbox, Notification{Timestamp: e.now, Kind: NoMoreExternalEventToOccur})
 }
 
@@ -264,14 +288,6 @@ func (e *Engine) noMoreEvents() {
 // otherwise (Batsim aborts if one is not unavailable); the decision process
 // is notified either way, and of a generic event with its object.
 func (e *Engine) occur(l *EventList, ev *ExternalEvent) error {
-	if e.busy() {
-		e.later(func() {
-			if err := e.occur(l, ev); err != nil {
-				e.fail(err)
-			}
-		})
-		return nil
-	}
 	switch ev.Type {
 	case EventTypeMachineUnavailable:
 		for _, id := range ev.Resources {

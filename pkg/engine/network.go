@@ -328,22 +328,36 @@ func (n *network) pointIn(z *zoneNode, name string, zone bool) *netPoint {
 	return nil
 }
 
-// messageTime is the time one byte takes from host src to host dst when
-// alone on the route (SimGrid's ptask_L07 model): the route's latency plus
-// a byte over its narrowest bandwidth, or 0 for a route of no link.
-func (n *network) messageTime(src, dst string) (float64, error) {
+// MessageTime is the time a message of one byte takes on a route when it is
+// alone there (SimGrid's ptask_L07 model, with no latency or bandwidth
+// factor): the route's latency, then the byte at its narrowest bandwidth.
+type MessageTime struct {
+	// Latency is the sum of the route's links' latencies, in seconds.
+	Latency float64
+	// Bandwidth is the narrowest link's, in bytes per second; 0 for a
+	// route of no link.
+	Bandwidth float64
+}
+
+// Seconds is the message's time: latency plus a byte at the bandwidth.
+func (m MessageTime) Seconds() float64 {
+	if m.Bandwidth == 0 {
+		return m.Latency
+	}
+	return m.Latency + 1/m.Bandwidth
+}
+
+// messageTime is the time one byte takes from host src to host dst.
+func (n *network) messageTime(src, dst string) (MessageTime, error) {
 	s, d := n.points[src], n.points[dst]
 	if s == nil || d == nil {
-		return 0, fmt.Errorf("no host %q or %q", src, dst)
+		return MessageTime{}, fmt.Errorf("no host %q or %q", src, dst)
 	}
 	var r pathAcc
 	if err := n.route(s, d, &r, 0); err != nil {
-		return 0, fmt.Errorf("route from %q to %q: %w", src, dst, err)
+		return MessageTime{}, fmt.Errorf("route from %q to %q: %w", src, dst, err)
 	}
-	if r.minBW == 0 {
-		return r.latency, nil
-	}
-	return r.latency + 1/r.minBW, nil
+	return MessageTime{Latency: r.latency, Bandwidth: r.minBW}, nil
 }
 
 // pathAcc accumulates a route: its latency, its links and the narrowest

@@ -20,7 +20,7 @@ func mustPlatform(t *testing.T, xml string) *Platform {
 func noticeDelays(p *Platform) map[string]float64 {
 	out := map[string]float64{}
 	for _, r := range p.Resources {
-		out[r.Name] = r.NoticeDelay
+		out[r.Name] = r.Notice.Seconds()
 	}
 	return out
 }
@@ -57,8 +57,8 @@ func TestNoticeDelayFullRoutes(t *testing.T) {
 		"c": 1 / 1e9,
 		"d": 0,
 	})
-	if len(p.NetworkNotes) != 1 || !strings.Contains(p.NetworkNotes[0], "1.5001e-05s a message") {
-		t.Errorf("notes %q, want one about the master's route to itself", p.NetworkNotes)
+	if want := 15e-6 + 1/1e9; math.Abs(p.MasterMessage.Seconds()-want) > 1e-15 || len(p.NetworkNotes) != 0 {
+		t.Errorf("master's messages to itself: %v s, notes %q; want %v s, no note", p.MasterMessage.Seconds(), p.NetworkNotes, want)
 	}
 }
 
@@ -76,8 +76,8 @@ func TestNoticeDelayAcrossZones(t *testing.T) {
 		"Tremblay": site, "Jacquelin": site, "Node_A.1": site, "node-a.1": site,
 		"Grid_0.lan": grid, "Grid_3.lan": grid,
 	})
-	if len(p.NetworkNotes) != 0 {
-		t.Errorf("notes %q, want none (the master's route to itself is SimGrid's loopback)", p.NetworkNotes)
+	if len(p.NetworkNotes) != 0 || p.MasterMessage.Seconds() != 0 {
+		t.Errorf("notes %q, master's messages %v s: want none, and 0 (the master's route to itself is SimGrid's loopback, 1e-10 s)", p.NetworkNotes, p.MasterMessage.Seconds())
 	}
 }
 
@@ -114,8 +114,8 @@ func TestNoticeDelayClusters(t *testing.T) {
   <zoneRoute src="c1" dst="c2" gw_src="ac1_router" gw_dst="master_hostc2_router"><link_ctn id="backbone"/></zoneRoute>
 </zone></platform>`)
 	checkDelays(t, p, map[string]float64{"a0": 1.6e-3 + 1/100e6, "a3": 1.6e-3 + 1/100e6})
-	if len(p.NetworkNotes) != 1 || !strings.Contains(p.NetworkNotes[0], "0.000600008s a message") {
-		t.Errorf("notes %q, want one about the master's 600 µs route to itself", p.NetworkNotes)
+	if want := 600e-6 + 1/125e6; math.Abs(p.MasterMessage.Seconds()-want) > 1e-15 || len(p.NetworkNotes) != 0 {
+		t.Errorf("master's messages to itself: %v s, notes %q; want %v s, no note", p.MasterMessage.Seconds(), p.NetworkNotes, want)
 	}
 }
 

@@ -52,6 +52,11 @@ type Platform struct {
 	Storage []Resource
 	// Master is the name of the master host, which computes nothing.
 	Master string
+	// MasterMessage is the time a message takes from the master host to
+	// itself, between two of Batsim's actors there, when it is noticeable
+	// (zero otherwise: SimGrid's default loopback takes 1e-10 s). See
+	// server.go.
+	MasterMessage MessageTime
 	// NetworkNotes say what of the platform's network the engine does not
 	// model (see network.go), if anything.
 	NetworkNotes []string
@@ -73,11 +78,11 @@ type Resource struct {
 	// ZoneProperties are the properties of the zones around the host, merged
 	// from the outermost zone inwards (inner zones win).
 	ZoneProperties map[string]string
-	// NoticeDelay is the time a message of one byte takes from the host to
-	// the master host: how much later than its end Batsim's server hears
-	// of the end of a job whose first host this is (0 where the route has
+	// Notice is the time a message of one byte takes from the host to the
+	// master host: how much later than its end Batsim's server hears of
+	// the end of a job whose first host this is (none where the route has
 	// no link). See network.go.
-	NoticeDelay float64
+	Notice MessageTime
 }
 
 // ReadPlatformFile reads a SimGrid platform file, with Batsim's default
@@ -167,7 +172,7 @@ type frame struct {
 // its hosts' properties; a <cabinet> adds hosts named prefix, number and
 // suffix (one per number of its radical), of one core at its speed, to its
 // zone (which must be routed as a cluster). Links and routes give each
-// host's NoticeDelay (see network.go).
+// host's Notice (see network.go).
 func ParsePlatform(r io.Reader) (*Platform, error) {
 	return ParsePlatformWith(r, PlatformOptions{})
 }
@@ -357,7 +362,7 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 	unrouted, first := 0, ""
 	for i := range p.Resources {
 		r := &p.Resources[i]
-		if r.NoticeDelay, err = net.messageTime(r.Name, p.Master); err != nil {
+		if r.Notice, err = net.messageTime(r.Name, p.Master); err != nil {
 			if unrouted == 0 {
 				first = err.Error()
 			}
@@ -372,8 +377,8 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 	switch self, err := net.messageTime(p.Master, p.Master); {
 	case err != nil:
 		net.note(fmt.Sprintf("the master host %q has no route to itself, which real Batsim aborts on at its first message (%v)", p.Master, err))
-	case self >= selfNoticeable:
-		net.note(fmt.Sprintf("the master host's route to itself takes %.6gs a message: in real Batsim each message between its own actors (submissions, decisions, wake-ups) takes that long, which the engine leaves out", self))
+	case self.Seconds() >= selfNoticeable:
+		p.MasterMessage = self
 	}
 	p.NetworkNotes = net.notes
 	return p, nil

@@ -76,8 +76,8 @@ func TestBatsimRepositoryPlatforms(t *testing.T) {
 			}
 			for host, delay := range noticed[name] {
 				i := slices.IndexFunc(p.Resources, func(r Resource) bool { return r.Name == host })
-				if i < 0 || math.Abs(p.Resources[i].NoticeDelay-delay) > 1e-6 {
-					t.Errorf("host %q: a job's end is heard of %v s later (resource %d), real Batsim %.6f s", host, p.Resources[max(i, 0)].NoticeDelay, i, delay)
+				if i < 0 || math.Abs(p.Resources[i].Notice.Seconds()-delay) > 1e-6 {
+					t.Errorf("host %q: a job's end is heard of %v s later (resource %d), real Batsim %.6f s", host, p.Resources[max(i, 0)].Notice.Seconds(), i, delay)
 				}
 			}
 			if got := [2]int{len(p.Resources), len(p.Storage)}; got != want[name] {

@@ -35,10 +35,9 @@ type run struct {
 	atWall bool
 	act    *activity // the leaf's computation, if it computes
 
-	// notice is the job's end message on its way to Batsim's server (see
-	// network.go): the job has ended (at end, with endState and endRet)
-	// and its hosts are free, but nobody has heard of it yet.
-	notice   timer
+	// ending says that the job has ended (at end, with endState and
+	// endRet) and its hosts are free, but Batsim's server has not heard
+	// of it yet (its message is on its way: server.go).
 	ending   bool
 	end      float64
 	endState JobState
@@ -61,7 +60,6 @@ func (e *Engine) newRun() *run {
 	r := &run{}
 	r.timer = timer{kind: timerRun, run: r}
 	r.wallTimer = timer{kind: timerWall, run: r}
-	r.notice = timer{kind: timerNotice, run: r}
 	return r
 }
 
@@ -430,24 +428,20 @@ func (e *Engine) finishRun(r *run, state JobState, ret int) {
 	}
 	e.traceMachineStates()
 	r.ending, r.end, r.endState, r.endRet = true, e.now, state, ret
-	switch {
-	case state == CompletedKilled:
-		// (a kill is a decision: the server is not busy, see Apply)
-		e.noticeEnd(r)
-	case e.busy():
-		e.inbox = append(e.inbox, inboxItem{notice: r})
-	default:
-		e.receive(r)
+	if state == CompletedKilled {
+		// the killer tells the server (see kill)
+		return
 	}
+	e.post(message{cost: e.noticeTime(r), run: r})
 }
 
-// noticeDelay is the time the end message of a run takes to the master
-// host: its first host's (Batsim runs the job's actor there).
-func (e *Engine) noticeDelay(r *run) float64 {
+// noticeTime is the time the end message of a run takes to the master
+// host: from its first host (Batsim runs the job's actor there).
+func (e *Engine) noticeTime(r *run) MessageTime {
 	if e.opts.NoNetwork || len(r.alloc) == 0 {
-		return 0
+		return MessageTime{}
 	}
-	return e.platform.Resources[r.alloc[0]].NoticeDelay
+	return e.platform.Resources[r.alloc[0]].Notice
 }
 
 // noticeEnd is Batsim's server hearing of a run's end: JOB_COMPLETED, and
@@ -477,6 +471,7 @@ func (e *Engine) kill(d KillJob) error {
 	}
 	var ids []string
 	var progress map[string]*Progress
+	var killed []*run
 	for i, id := range d.JobIDs {
 		field := "job_ids[" + strconv.Itoa(i) + "]"
 		idx, err := e.lookup(field, id)
@@ -498,14 +493,29 @@ func (e *Engine) kill(d KillJob) error {
 			r := e.runs[idx]
 			progress[id] = e.progress(r)
 			e.finishRun(r, CompletedKilled, killedReturnCode(r))
+			killed = append(killed, r)
 		case !s.finished():
 			return inField(field, "job %q is %s: only a running or finished job can be killed", id, s&statusMask)
 		}
 		e.status[idx] |= killAsked
 		ids = append(ids, id)
 	}
-	if len(ids) > 0 {
-		e.outbox = append(e.outbox, JobKilled{Timestamp: e.now, JobIDs: ids, Progress: progress})
+	// Batsim's killer, on the master host, has killed them: its
+	// KILLING_DONE tells the server (JOB_COMPLETED for each, then
+	// JOB_KILLED), after the request-reply actor's next message when
+	// messages of the master host take time.
+	done := func() {
+		for _, r := range killed {
+			e.noticeEnd(r)
+		}
+		if len(ids) > 0 {
+			e.outbox = append(e.outbox, JobKilled{Timestamp: e.now, JobIDs: ids, Progress: progress})
+		}
+	}
+	if e.md != (MessageTime{}) {
+		e.afterPut = append(e.afterPut, message{cost: e.md, handle: done})
+	} else {
+		done()
 	}
 	return nil
 }
