@@ -210,9 +210,9 @@ func (s *simulation) mustRun(timeout time.Duration) launch.Summary {
 
 // jobRow is a row of _jobs.csv.
 type jobRow struct {
-	id                       string // workload!id
-	state                    string
-	submit, start, finish    float64
+	id                    string // workload!id
+	state                 string
+	submit, start, finish float64
 	// heard is when the scheduler could know of the job's end: when its
 	// last pod finished in _pods.csv (Batsim's server hears of an end
 	// after the latency of the route from the job's first host to the

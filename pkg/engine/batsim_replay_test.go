@@ -85,8 +85,9 @@ func batsimDecimals(x float64) float64 {
 }
 
 // readReplies reads the decisions of the replies recorded in path, one
-// protocol message per line, in order. Only EXECUTE_JOB is expected in the
-// recordings (kube-scheduler through Batkube decides nothing else).
+// protocol message per line, in order. Only EXECUTE_JOB, CALL_ME_LATER and
+// REJECT_JOB are expected in the recordings (a scheduler through Batkube decides
+// nothing else).
 func readReplies(t *testing.T, path string) []Decision {
 	t.Helper()
 	f, err := os.Open(path)
@@ -103,9 +104,17 @@ func readReplies(t *testing.T, path string) []Decision {
 			t.Fatalf("%s:%d: %v", path, line, err)
 		}
 		for _, ev := range msg.Events {
+			switch d := ev.Data.(type) {
+			case batsim.CallMeLater:
+				out = append(out, CallMeLater{Timestamp: ev.Timestamp, When: d.At})
+				continue
+			case batsim.RejectJob:
+				out = append(out, RejectJob{Timestamp: ev.Timestamp, JobID: string(d.JobID)})
+				continue
+			}
 			d, ok := ev.Data.(batsim.ExecuteJob)
 			if !ok || len(d.StorageMapping) > 0 {
-				t.Fatalf("%s:%d: %s: only EXECUTE_JOB without storage mapping is replayed", path, line, ev.Type())
+				t.Fatalf("%s:%d: %s: only EXECUTE_JOB without storage mapping, CALL_ME_LATER and REJECT_JOB are replayed", path, line, ev.Type())
 			}
 			var mapping []int
 			if len(d.Mapping) > 0 {
@@ -201,6 +210,10 @@ func TestReplayBatsimDelayRunsIdentical(t *testing.T) {
 		// a platform whose routes have latency: each job's end reaches
 		// the server 20 or 120 µs after it, one message at a time
 		{"latency", "../e2e/testdata/batsim_like_platform.xml", "../e2e/testdata/batsim_like_workload.json"},
+		// the master host 600 µs from itself: every message of Batsim's
+		// own actors takes that long, one at a time (server.go)
+		{"master_delay_30", "testdata/platforms/master_cluster.xml", "../../examples/workloads/delay_30.json"},
+		{"master_parallel", "testdata/platforms/master_cluster.xml", "../../examples/workloads/parallel.json"},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			jobs, states, sched := replayRecording(t, r)
@@ -208,7 +221,7 @@ func TestReplayBatsimDelayRunsIdentical(t *testing.T) {
 				t.Errorf("_jobs.csv differs: %s", firstDiff(jobs, want))
 			}
 			want := readRecorded(t, r.name, "_machine_states.csv")
-			if r.name != "trace_10h" {
+			if r.name == "delay_30" || r.name == "latency" {
 				// The first job starts at 0 plus the 4e-10 s
 				// its EXECUTE_JOB takes to reach the job's
 				// host in Batsim (SimGrid's loopback), which
