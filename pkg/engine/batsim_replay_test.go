@@ -214,6 +214,9 @@ func TestReplayBatsimDelayRunsIdentical(t *testing.T) {
 		// own actors takes that long, one at a time (server.go)
 		{"master_delay_30", "testdata/platforms/master_cluster.xml", "../../examples/workloads/delay_30.json"},
 		{"master_parallel", "testdata/platforms/master_cluster.xml", "../../examples/workloads/parallel.json"},
+		// parallel tasks that communicate, at once: they share the
+		// cluster's links and backbone
+		{"master_comms", "testdata/platforms/master_cluster.xml", "testdata/comms.json"},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			jobs, states, sched := replayRecording(t, r)

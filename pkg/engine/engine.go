@@ -198,6 +198,11 @@ type Engine struct {
 	recvTimer timer
 	afterPut  []message
 	crossing  bool // the message's byte is crossing (its latency is over)
+	// routes between resources, computed once; scratch of communications
+	routes    map[[2]int]hostRoute
+	linkBytes map[int]float64
+	linkKeys  []int
+	latBytes  float64
 	// md is the time of a message between two actors of the master host,
 	// if it is noticeable (server.go), 0 otherwise.
 	md MessageTime

@@ -56,17 +56,65 @@ type netPoint struct {
 	coords []float64 // Vivaldi coordinates, if given
 }
 
+// linkPolicy is a link's sharing_policy: SHARED (one bandwidth for both
+// directions), SPLITDUPLEX (one each way) or FATPIPE (every flow gets the
+// whole bandwidth).
+type linkPolicy uint8
+
+const (
+	linkShared linkPolicy = iota
+	linkSplitDuplex
+	linkFatpipe
+)
+
+func parseLinkPolicy(s string) linkPolicy {
+	switch strings.ToUpper(s) {
+	case "SPLITDUPLEX", "FULLDUPLEX":
+		return linkSplitDuplex
+	case "FATPIPE":
+		return linkFatpipe
+	}
+	return linkShared
+}
+
 // netLink is a link: its latency in seconds and bandwidth in bytes/s.
 type netLink struct {
 	name    string
 	latency float64
 	bw      float64
+	policy  linkPolicy
+	id      int // index in network.all
+}
+
+// linkUse is a link as a route crosses it: down is the DOWN way of a
+// split-duplex link.
+type linkUse struct {
+	link *netLink
+	down bool
+}
+
+// constraint is the key of the bandwidth that a use of a link shares with
+// others: the link's, or one way's of a split-duplex link.
+func (u linkUse) constraint() int {
+	if u.down && u.link.policy == linkSplitDuplex {
+		return 2*u.link.id + 1
+	}
+	return 2 * u.link.id
+}
+
+// reversed is a route's links the other way.
+func reversed(uses []linkUse) []linkUse {
+	out := make([]linkUse, len(uses))
+	for i, u := range uses {
+		out[len(uses)-1-i] = linkUse{link: u.link, down: !u.down}
+	}
+	return out
 }
 
 // netRoute is a route of a zone's table: its links in order and, between
 // zones, its gateways.
 type netRoute struct {
-	links        []*netLink
+	links        []linkUse
 	gwSrc, gwDst *netPoint
 }
 
@@ -83,18 +131,13 @@ type zoneNet struct {
 	// star routing (Cluster, Vivaldi): each point's links towards the
 	// centre (up) and from it (down), the backbone, and the router that
 	// stands for the zone as a gateway.
-	up, down map[int][]*netLink
+	up, down map[int][]linkUse
 	backbone *netLink
 	router   *netPoint
 	// loopback is a <cluster>'s (loopback_bw, loopback_lat): the route of
 	// a host to itself.
 	loopback *netLink
 }
-
-// defaultLoopback is the route of a point to itself in Full, Floyd and
-// Dijkstra zones that declare none: SimGrid's network/loopback-bw (10 GBps)
-// and network/loopback-lat (0) defaults.
-var defaultLoopback = &netLink{name: "__loopback__", bw: 10e9}
 
 // routeDecl is a <route> or <zoneRoute> as written, resolved once the whole
 // platform is read.
@@ -112,10 +155,16 @@ type linkRef struct {
 
 // network gathers the platform's routing while it is parsed.
 type network struct {
-	links  map[string]*netLink
-	points map[string]*netPoint // hosts and routers, by name
-	zones  map[string]*zoneNode
-	decls  []routeDecl
+	links map[string]*netLink
+	all   []*netLink // every link, by id
+	// loopback is the route of a point to itself in Full, Floyd and
+	// Dijkstra zones that declare none: SimGrid's network/loopback-bw
+	// (10 GBps) and network/loopback-lat (0) defaults, a fat pipe.
+	loopback *netLink
+	zoneList []*zoneNode
+	points   map[string]*netPoint // hosts and routers, by name
+	zones    map[string]*zoneNode
+	decls    []routeDecl
 	// hostLinks are <host_link>s: host name -> up and down link ids.
 	hostLinks []hostLinkDecl
 	notes     []string
@@ -128,7 +177,16 @@ type hostLinkDecl struct {
 }
 
 func newNetwork() *network {
-	return &network{links: map[string]*netLink{}, points: map[string]*netPoint{}, zones: map[string]*zoneNode{}, noted: map[string]bool{}}
+	n := &network{links: map[string]*netLink{}, points: map[string]*netPoint{}, zones: map[string]*zoneNode{}, noted: map[string]bool{}}
+	n.loopback = n.newLink("__loopback__", 0, 10e9, linkFatpipe)
+	return n
+}
+
+// newLink makes a link (named or not: a cluster's).
+func (n *network) newLink(name string, latency, bw float64, policy linkPolicy) *netLink {
+	l := &netLink{name: name, latency: latency, bw: bw, policy: policy, id: len(n.all)}
+	n.all = append(n.all, l)
+	return l
 }
 
 // note records something of the network the engine does not model.
@@ -141,7 +199,8 @@ func (n *network) note(s string) {
 
 // addZone makes z a point of its parent.
 func (n *network) addZone(z *zoneNode) {
-	z.net = &zoneNet{routes: map[[2]int]*netRoute{}, up: map[int][]*netLink{}, down: map[int][]*netLink{}}
+	z.net = &zoneNet{routes: map[[2]int]*netRoute{}, up: map[int][]linkUse{}, down: map[int][]linkUse{}}
+	n.zoneList = append(n.zoneList, z)
 	if z.id != "" {
 		n.zones[z.id] = z
 	}
@@ -162,7 +221,7 @@ func (n *network) addPoint(z *zoneNode, name string, kind netPointKind) *netPoin
 
 // addLink declares a link; a split-duplex link is one here (both ways have
 // its bandwidth and latency).
-func (n *network) addLink(id, bandwidth, latency string) (*netLink, error) {
+func (n *network) addLink(id, bandwidth, latency, policy string) (*netLink, error) {
 	if id == "" {
 		return nil, errors.New("a <link> has no id")
 	}
@@ -177,7 +236,7 @@ func (n *network) addLink(id, bandwidth, latency string) (*netLink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("link %q: %w", id, err)
 	}
-	l := &netLink{name: id, latency: lat, bw: bw}
+	l := n.newLink(id, lat, bw, parseLinkPolicy(policy))
 	n.links[id] = l
 	return l, nil
 }
@@ -221,19 +280,15 @@ func (n *network) addClusterHost(z *zoneNode, name string, link, limiter *netLin
 	if p == nil {
 		return
 	}
-	var up []*netLink
+	var up []linkUse
 	if limiter != nil {
-		up = append(up, limiter)
+		up = append(up, linkUse{link: limiter})
 	}
 	if link != nil {
-		up = append(up, link)
+		up = append(up, linkUse{link: link})
 	}
 	z.net.up[p.id] = up
-	down := make([]*netLink, len(up))
-	for i, l := range up {
-		down[len(up)-1-i] = l
-	}
-	z.net.down[p.id] = down
+	z.net.down[p.id] = reversed(up)
 }
 
 // isStar says whether a zone routes as a star (SimGrid's Cluster and
@@ -254,12 +309,17 @@ func (n *network) resolve() error {
 		if up == nil || down == nil {
 			return fmt.Errorf("<host_link> %q: no link %q or %q", h.host, h.up, h.down)
 		}
-		h.zone.net.up[p.id] = []*netLink{up}
-		h.zone.net.down[p.id] = []*netLink{down}
+		h.zone.net.up[p.id] = []linkUse{{link: up}}
+		h.zone.net.down[p.id] = []linkUse{{link: down, down: true}}
 	}
 	for _, d := range n.decls {
 		if err := n.addRoute(d); err != nil {
 			return err
+		}
+	}
+	for _, z := range n.zoneList {
+		if strings.EqualFold(z.routing, "floyd") {
+			floydTables(z)
 		}
 	}
 	return nil
@@ -282,13 +342,13 @@ func (n *network) addRoute(d routeDecl) error {
 			return fmt.Errorf("%s: gateway %q or %q is no host or router", where, d.gwSrc, d.gwDst)
 		}
 	}
-	links := make([]*netLink, 0, len(d.links))
+	links := make([]linkUse, 0, len(d.links))
 	for _, ref := range d.links {
 		l := n.links[ref.id]
 		if l == nil {
 			return fmt.Errorf("%s: no link %q", where, ref.id)
 		}
-		links = append(links, l)
+		links = append(links, linkUse{link: l, down: ref.down})
 	}
 	if isStar(d.zone) {
 		// A star zone's routes are to or from its centre.
@@ -305,11 +365,7 @@ func (n *network) addRoute(d routeDecl) error {
 		if _, dup := d.zone.net.routes[back]; dup {
 			return fmt.Errorf("%s: the route back is declared too: say symmetrical=\"NO\"", where)
 		}
-		rev := make([]*netLink, len(links))
-		for i, l := range links {
-			rev[len(links)-1-i] = l
-		}
-		d.zone.net.routes[back] = &netRoute{links: rev, gwSrc: gwDst, gwDst: gwSrc}
+		d.zone.net.routes[back] = &netRoute{links: reversed(links), gwSrc: gwDst, gwDst: gwSrc}
 	}
 	return nil
 }
@@ -361,15 +417,21 @@ func (n *network) messageTime(src, dst string) (MessageTime, error) {
 }
 
 // pathAcc accumulates a route: its latency, its links and the narrowest
-// bandwidth.
+// bandwidth, and the links crossed if collect is set.
 type pathAcc struct {
 	latency float64
 	links   int
 	minBW   float64
+	collect bool
+	uses    []linkUse
 }
 
-func (r *pathAcc) add(links []*netLink) {
-	for _, l := range links {
+func (r *pathAcc) add(uses []linkUse) {
+	if r.collect {
+		r.uses = append(r.uses, uses...)
+	}
+	for _, u := range uses {
+		l := u.link
 		r.latency += l.latency
 		if l.bw > 0 && (r.minBW == 0 || l.bw < r.minBW) {
 			r.minBW = l.bw
@@ -395,7 +457,7 @@ func (n *network) route(src, dst *netPoint, r *pathAcc, depth int) error {
 		_, _, err := n.localRoute(common, src, dst, r)
 		return err
 	}
-	var mid pathAcc
+	mid := pathAcc{collect: r.collect}
 	gwSrc, gwDst, err := n.localRoute(common, srcAnc, dstAnc, &mid)
 	if err != nil {
 		return err
@@ -409,6 +471,7 @@ func (n *network) route(src, dst *netPoint, r *pathAcc, depth int) error {
 		}
 	}
 	r.latency += mid.latency
+	r.uses = append(r.uses, mid.uses...)
 	if mid.minBW > 0 && (r.minBW == 0 || mid.minBW < r.minBW) {
 		r.minBW = mid.minBW
 	}
@@ -457,7 +520,7 @@ func (n *network) localRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc
 	switch routing {
 	case "full", "", "floyd", "dijkstra", "dijkstracache":
 		if src == dst && z.net.routes[[2]int{src.id, dst.id}] == nil {
-			r.add([]*netLink{defaultLoopback})
+			r.add([]linkUse{{link: n.loopback}})
 			return nil, nil, nil
 		}
 	}
@@ -492,12 +555,12 @@ func (n *network) starRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc,
 		return nil, nil, fmt.Errorf("zone %q routed %s holds zones", z.id, z.routing)
 	}
 	if src == dst && z.net.loopback != nil {
-		r.add([]*netLink{z.net.loopback})
+		r.add([]linkUse{{link: z.net.loopback}})
 		return nil, nil, nil
 	}
 	r.add(z.net.up[src.id])
 	if z.net.backbone != nil {
-		r.add([]*netLink{z.net.backbone})
+		r.add([]linkUse{{link: z.net.backbone}})
 	}
 	r.add(z.net.down[dst.id])
 	if strings.EqualFold(z.routing, "vivaldi") {
@@ -515,32 +578,6 @@ func (n *network) starRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc,
 // following each route of the path in turn.
 func (n *network) floydRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc, gwDst *netPoint, err error) {
 	zn := z.net
-	if zn.pred == nil {
-		size := len(zn.points)
-		cost := make([][]int, size)
-		zn.pred = make([][]int, size)
-		const inf = math.MaxInt
-		for a := range size {
-			cost[a] = make([]int, size)
-			zn.pred[a] = make([]int, size)
-			for b := range size {
-				cost[a][b], zn.pred[a][b] = inf, -1
-				if route := zn.routes[[2]int{a, b}]; route != nil {
-					cost[a][b], zn.pred[a][b] = len(route.links), a
-				}
-			}
-		}
-		for c := range size {
-			for a := range size {
-				for b := range size {
-					if cost[a][c] < inf && cost[c][b] < inf && (cost[a][b] == inf || cost[a][c]+cost[c][b] < cost[a][b]) {
-						cost[a][b] = cost[a][c] + cost[c][b]
-						zn.pred[a][b] = zn.pred[c][b]
-					}
-				}
-			}
-		}
-	}
 	var stack []*netRoute
 	for cur := dst.id; ; {
 		p := zn.pred[src.id][cur]
@@ -554,6 +591,36 @@ func (n *network) floydRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc
 		}
 	}
 	return n.followRoutes(stack, r)
+}
+
+// floydTables computes a Floyd zone's paths, once the platform is read (the
+// network is then only read, by any number of engines at once).
+func floydTables(z *zoneNode) {
+	zn := z.net
+	size := len(zn.points)
+	cost := make([][]int, size)
+	zn.pred = make([][]int, size)
+	const inf = math.MaxInt
+	for a := range size {
+		cost[a] = make([]int, size)
+		zn.pred[a] = make([]int, size)
+		for b := range size {
+			cost[a][b], zn.pred[a][b] = inf, -1
+			if route := zn.routes[[2]int{a, b}]; route != nil {
+				cost[a][b], zn.pred[a][b] = len(route.links), a
+			}
+		}
+	}
+	for c := range size {
+		for a := range size {
+			for b := range size {
+				if cost[a][c] < inf && cost[c][b] < inf && (cost[a][b] == inf || cost[a][c]+cost[c][b] < cost[a][b]) {
+					cost[a][b] = cost[a][c] + cost[c][b]
+					zn.pred[a][b] = zn.pred[c][b]
+				}
+			}
+		}
+	}
 }
 
 // dijkstraRoute is SimGrid's Dijkstra zone: the path of fewest links.
@@ -696,6 +763,12 @@ func (n *network) addClusterLinks(e xml.StartElement, z *zoneNode, hosts []*host
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	// A cabinet's links are split-duplex; a cluster's as it says, and
+	// split-duplex by default (SimGrid's DTD).
+	policy := linkSplitDuplex
+	if s := attr(e, "sharing_policy"); s != "" && e.Name.Local == "cluster" {
+		policy = parseLinkPolicy(s)
+	}
 	var bw, limiter float64
 	if s := attr(e, "bw"); s != "" {
 		if bw, err = parseBandwidth(s); err != nil {
@@ -710,10 +783,10 @@ func (n *network) addClusterLinks(e xml.StartElement, z *zoneNode, hosts []*host
 	for _, h := range hosts {
 		var link, lim *netLink
 		if bw > 0 {
-			link = &netLink{name: id + "_link_" + h.name, latency: lat, bw: bw}
+			link = n.newLink(id+"_link_"+h.name, lat, bw, policy)
 		}
 		if limiter > 0 {
-			lim = &netLink{name: id + "_limiter_" + h.name, bw: limiter}
+			lim = n.newLink(id+"_limiter_"+h.name, 0, limiter, linkShared)
 		}
 		n.addClusterHost(z, h.name, link, lim)
 	}
@@ -733,17 +806,18 @@ func (n *network) addClusterLinks(e xml.StartElement, z *zoneNode, hosts []*host
 		return fmt.Errorf("%s: bb_lat: %w", what, err)
 	}
 	if s := attr(e, "loopback_bw"); s != "" {
-		lb := &netLink{name: id + "_loopback"}
-		if lb.bw, err = parseBandwidth(s); err != nil {
+		bw, err := parseBandwidth(s)
+		if err != nil {
 			return fmt.Errorf("%s: loopback_bw: %w", what, err)
 		}
-		if lb.latency, err = parseLatency(attr(e, "loopback_lat")); err != nil {
+		lat, err := parseLatency(attr(e, "loopback_lat"))
+		if err != nil {
 			return fmt.Errorf("%s: loopback_lat: %w", what, err)
 		}
-		z.net.loopback = lb
+		z.net.loopback = n.newLink(id+"_loopback", lat, bw, linkFatpipe)
 	}
 	if bbBW > 0 || bbLat > 0 {
-		z.net.backbone = &netLink{name: id + "_backbone", latency: bbLat, bw: bbBW}
+		z.net.backbone = n.newLink(id+"_backbone", bbLat, bbBW, parseLinkPolicy(attr(e, "bb_sharing_policy")))
 	}
 	router := attr(e, "router_id")
 	if router == "" {
@@ -751,4 +825,24 @@ func (n *network) addClusterLinks(e xml.StartElement, z *zoneNode, hosts []*host
 	}
 	_, err = n.addRouter(z, router, "")
 	return err
+}
+
+// hostRoute is a route between two resources as a parallel task crosses
+// it: its latency and its links.
+type hostRoute struct {
+	latency float64
+	uses    []linkUse
+}
+
+// route returns the route from resource i to resource j (from a host to
+// itself: its loopback), or an empty one where the platform routes nothing.
+func (p *Platform) route(i, j int) hostRoute {
+	if p.net == nil || i >= len(p.points) || j >= len(p.points) || p.points[i] == nil || p.points[j] == nil {
+		return hostRoute{}
+	}
+	acc := pathAcc{collect: true}
+	if err := p.net.route(p.points[i], p.points[j], &acc, 0); err != nil {
+		return hostRoute{}
+	}
+	return hostRoute{latency: acc.latency, uses: acc.uses}
 }

@@ -60,6 +60,11 @@ type Platform struct {
 	// NetworkNotes say what of the platform's network the engine does not
 	// model (see network.go), if anything.
 	NetworkNotes []string
+
+	// net routes between the resources (nil for a platform built in Go:
+	// no route then has links); points are the resources' netpoints.
+	net    *network
+	points []*netPoint
 }
 
 // Resource is one host of the platform as Batsim describes it in
@@ -290,7 +295,7 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 					f.cluster = expanded
 				}
 			case "link", "backbone":
-				l, err := net.addLink(attr(t, "id"), attr(t, "bandwidth"), attr(t, "latency"))
+				l, err := net.addLink(attr(t, "id"), attr(t, "bandwidth"), attr(t, "latency"), attr(t, "sharing_policy"))
 				if err != nil {
 					return nil, err
 				}
@@ -381,6 +386,14 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 		p.MasterMessage = self
 	}
 	p.NetworkNotes = net.notes
+	p.net = net
+	p.points = make([]*netPoint, len(p.Resources)+len(p.Storage))
+	for i, r := range p.Resources {
+		p.points[i] = net.points[r.Name]
+	}
+	for i, r := range p.Storage {
+		p.points[len(p.Resources)+i] = net.points[r.Name]
+	}
 	return p, nil
 }
 

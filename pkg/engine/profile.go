@@ -45,6 +45,14 @@ type Profile struct {
 	CPU float64
 	// CPUs are the flops of each executor of a parallel profile.
 	CPUs []float64
+	// Com is the bytes a parallel_homogeneous profile sends from each
+	// executor to each other one (parallel_homogeneous_total: Com over the
+	// number of executors to each other one).
+	Com float64
+	// Coms are the bytes a parallel profile sends from executor i to
+	// executor j, at Coms[i*len(CPUs)+j] (i to itself: through the host's
+	// route to itself).
+	Coms []float64
 	// Seq and Repeat describe a composed profile.
 	Seq    []string
 	Repeat int
@@ -97,14 +105,11 @@ func parseProfile(name string, raw json.RawMessage) (*Profile, error) {
 		if p.CPU < 0 {
 			return nil, inField("cpu", "cpu is %g, want flops >= 0", p.CPU)
 		}
-		// com is required and checked as Batsim does, then ignored: the
-		// engine has no network model.
-		com, err := numberField(fields, "com")
-		if err != nil {
-			return nil, fmt.Errorf("%w (bytes per pair of hosts; Batsim requires it, the engine ignores it)", err)
+		if p.Com, err = numberField(fields, "com"); err != nil {
+			return nil, fmt.Errorf("%w (bytes per pair of hosts, as Batsim requires)", err)
 		}
-		if com < 0 {
-			return nil, inField("com", "com is %g, want bytes >= 0", com)
+		if p.Com < 0 || math.IsInf(p.Com, 0) {
+			return nil, inField("com", "com is %g, want bytes >= 0", p.Com)
 		}
 	case ProfileParallel:
 		v, ok := fields["cpu"]
@@ -119,7 +124,7 @@ func parseProfile(name string, raw json.RawMessage) (*Profile, error) {
 				return nil, inField("cpu", "cpu holds %g, want flops >= 0", c)
 			}
 		}
-		if err := checkComMatrix(fields, len(p.CPUs)); err != nil {
+		if p.Coms, err = comMatrix(fields, len(p.CPUs)); err != nil {
 			return nil, err
 		}
 	case ProfileComposed:
@@ -185,27 +190,31 @@ func checkProfile(p *Profile) error {
 	return nil
 }
 
-// checkComMatrix checks the com field of a parallel profile with n
-// executors: n×n byte amounts >= 0, as Batsim requires (the engine ignores
-// them: it has no network model).
-func checkComMatrix(fields map[string]json.RawMessage, n int) error {
+// comMatrix reads the com field of a parallel profile with n executors:
+// n×n byte amounts >= 0, as Batsim requires them; nil if all are 0.
+func comMatrix(fields map[string]json.RawMessage, n int) ([]float64, error) {
 	v, ok := fields["com"]
 	if !ok {
-		return inField("com", "no com field (an n×n matrix of bytes; Batsim requires it, the engine ignores it)")
+		return nil, inField("com", "no com field (an n×n matrix of bytes, as Batsim requires)")
 	}
 	var com []float64
 	if err := json.Unmarshal(v, &com); err != nil {
-		return inField("com", "com is not an array of numbers")
+		return nil, inField("com", "com is not an array of numbers")
 	}
 	if len(com) != n*n {
-		return inField("com", "com has %d numbers, want %d×%d = %d (one per pair of the %d executors of cpu)", len(com), n, n, n*n, n)
+		return nil, inField("com", "com has %d numbers, want %d×%d = %d (one per pair of the %d executors of cpu)", len(com), n, n, n*n, n)
 	}
+	any := false
 	for _, c := range com {
 		if c < 0 || math.IsInf(c, 0) {
-			return inField("com", "com holds %g, want bytes >= 0", c)
+			return nil, inField("com", "com holds %g, want bytes >= 0", c)
 		}
+		any = any || c > 0
 	}
-	return nil
+	if !any {
+		return nil, nil
+	}
+	return com, nil
 }
 
 // checkComposed checks that the steps of every composed profile exist and

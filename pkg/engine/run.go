@@ -291,12 +291,22 @@ func (e *Engine) startLeaf(r *run, p *Profile) bool {
 		return false
 	}
 	r.act = a
-	e.born++
-	r.timer.born, r.timer.armed = e.born, true // created before the timeout
+	if a.latency > 0 {
+		// the parallel task waits its latency first (SimGrid gives it
+		// no share meanwhile), created before the timeout
+		a.waiting = true
+		a.remaining, a.rate, a.updated = 1, 0, e.vt
+		e.sleep(&r.timer, a.latency)
+	} else {
+		e.born++
+		r.timer.born, r.timer.armed = e.born, true // created before the timeout
+	}
 	if r.wall >= 0 {
 		e.sleep(&r.wallTimer, r.wall)
 	}
-	e.reschedule(e.sharer.add(a, e.vt))
+	if !a.waiting {
+		e.reschedule(e.sharer.add(a, e.vt))
+	}
 	return true
 }
 
@@ -326,7 +336,8 @@ func (e *Engine) newActivity(r *run, p *Profile) *activity {
 			bound = math.Min(bound, e.platform.Resources[h].Speed/flops)
 		}
 	}
-	if math.IsInf(bound, 1) {
+	latency, bytes := e.communications(r, p)
+	if math.IsInf(bound, 1) && len(bytes) == 0 {
 		return nil
 	}
 	var a *activity
@@ -336,7 +347,7 @@ func (e *Engine) newActivity(r *run, p *Profile) *activity {
 	} else {
 		a = &activity{}
 	}
-	a.run, a.bound = r, bound
+	a.run, a.latency, a.waiting = r, latency, false
 	a.hosts, a.coef = a.hosts[:0], a.coef[:0]
 	for k, flops := range perResource {
 		if flops > 0 {
@@ -344,7 +355,92 @@ func (e *Engine) newActivity(r *run, p *Profile) *activity {
 			a.coef = append(a.coef, flops)
 		}
 	}
+	// in the order of the links (the solver breaks ties in this order)
+	e.linkKeys = e.linkKeys[:0]
+	for key := range bytes {
+		e.linkKeys = append(e.linkKeys, key)
+	}
+	slices.Sort(e.linkKeys)
+	for _, key := range e.linkKeys {
+		b := bytes[key]
+		l := e.platform.net.all[key/2]
+		switch {
+		case l.bw <= 0:
+		case l.policy == linkFatpipe:
+			// each flow may take the whole bandwidth
+			bound = math.Min(bound, l.bw/b)
+		default:
+			a.hosts = append(a.hosts, e.sharer.link(key, l.bw))
+			a.coef = append(a.coef, b)
+		}
+	}
+	if e.latBytes > 0 {
+		// SimGrid's TCP window: gamma / (2 × the largest latency × bytes)
+		bound = math.Min(bound, tcpGamma/(2*e.latBytes))
+	}
+	a.bound = bound
 	return a
+}
+
+// tcpGamma is SimGrid's network/TCP-gamma default (4 MiB): the window that
+// bounds a flow's rate by gamma / (2 × latency).
+const tcpGamma = 4194304
+
+// communications adds up what a leaf of a parallel task sends: the bytes
+// crossing each link's bandwidth (by linkUse.constraint(), in a map reused
+// by the next call), and the latency the task waits first (the longest of
+// its routes'), as SimGrid's ptask_L07 model; e.latBytes is the largest
+// latency × bytes of a route. Executor x sends to executor y Coms[x*n+y]
+// bytes (parallel), Com (parallel_homogeneous) or Com / n
+// (parallel_homogeneous_total) when x != y.
+func (e *Engine) communications(r *run, p *Profile) (latency float64, bytes map[int]float64) {
+	clear(e.linkBytes)
+	e.latBytes = 0
+	if p.Coms == nil && p.Com == 0 {
+		return 0, nil
+	}
+	if e.linkBytes == nil {
+		e.linkBytes = map[int]float64{}
+	}
+	n := len(r.executors)
+	for x, hx := range r.executors {
+		for y, hy := range r.executors {
+			var b float64
+			switch {
+			case p.Type == ProfileParallel:
+				b = p.Coms[x*n+y]
+			case x == y:
+			case p.Type == ProfileParallelHomogeneous:
+				b = p.Com
+			case p.Type == ProfileParallelHomogeneousTotal:
+				b = p.Com / float64(n)
+			}
+			if !(b > 0) {
+				continue
+			}
+			rt := e.hostRoute(hx, hy)
+			latency = math.Max(latency, rt.latency)
+			e.latBytes = math.Max(e.latBytes, rt.latency*b)
+			for _, u := range rt.uses {
+				e.linkBytes[u.constraint()] += b
+			}
+		}
+	}
+	return latency, e.linkBytes
+}
+
+// hostRoute is the route between two resources, computed once.
+func (e *Engine) hostRoute(i, j int) hostRoute {
+	key := [2]int{i, j}
+	if rt, ok := e.routes[key]; ok {
+		return rt
+	}
+	if e.routes == nil {
+		e.routes = map[[2]int]hostRoute{}
+	}
+	rt := e.platform.route(i, j)
+	e.routes[key] = rt
+	return rt
 }
 
 // reschedule moves the timers of the runs whose computation changed pace.
@@ -362,7 +458,9 @@ func (e *Engine) reschedule(changed []*activity) {
 func (e *Engine) stopActivity(r *run) {
 	a := r.act
 	r.act = nil
-	e.reschedule(e.sharer.remove(a, e.vt))
+	if !a.waiting {
+		e.reschedule(e.sharer.remove(a, e.vt))
+	}
 	a.run = nil
 	e.freeActs = append(e.freeActs, a)
 }
@@ -370,6 +468,13 @@ func (e *Engine) stopActivity(r *run) {
 // onRunTimer handles the end of a run's leaf: a delay's sleep (which may
 // be the walltime's), or a computation done.
 func (e *Engine) onRunTimer(r *run) {
+	if a := r.act; a != nil && a.waiting {
+		// the latency is over: the task now shares hosts and links
+		a.waiting = false
+		r.timer.armed = true // the same SimGrid action: its order stays
+		e.reschedule(e.sharer.add(a, e.vt))
+		return
+	}
 	leaf := r.leaf
 	if r.act == nil {
 		if r.atWall {
@@ -402,7 +507,7 @@ func (e *Engine) onRunTimer(r *run) {
 // reaches it, unless its computation is done in this step too (with less
 // than doneBelow of its work left).
 func (e *Engine) onWallTimer(r *run) {
-	if a := r.act; a != nil && r.timer.armed && r.timer.item.Queued() {
+	if a := r.act; a != nil && !a.waiting && r.timer.armed && r.timer.item.Queued() {
 		if left := r.timer.item.At().Minus(e.vt); left <= 0 || a.rate*left < doneBelow {
 			e.disarm(&r.timer)
 			e.onRunTimer(r)

@@ -23,15 +23,22 @@ const (
 // profile computes flops. Its progress goes from remaining = 1 to 0 at rate
 // (fraction of the work per second).
 type activity struct {
-	run   *run
-	hosts []int     // distinct host ids
-	coef  []float64 // flops on each of hosts
+	run *run
+	// hosts are the constraints the activity uses: host ids (flops in
+	// coef) and, after them, links' (bytes in coef; see sharer.link).
+	hosts []int
+	coef  []float64
 	// bound is the rate at which the activity runs alone: every executor
 	// uses one core, so min(speed / flops) over its executors.
 	bound     float64
 	remaining float64
 	rate      float64
 	updated   timeq.Time // virtual time
+	// latency is the time the parallel task waits before it computes or
+	// sends anything (the longest of its routes' latencies), waiting
+	// says it is waiting it.
+	latency float64
+	waiting bool
 
 	// solver scratch
 	mark    uint64
@@ -55,10 +62,12 @@ func (a *activity) settle(now timeq.Time) {
 // activities' rates, each host h bounded by capacity[h] flops per second
 // (sum of rate × flops on h), each activity by its bound.
 type sharer struct {
-	capacity []float64
-	acts     [][]*activity // per host
+	capacity []float64     // per constraint: hosts, then links
+	acts     [][]*activity // per constraint
 	hostMark []uint64
 	mark     uint64
+	// links are the links' constraints, by linkUse.constraint()
+	links map[int]int
 
 	// scratch, reused between updates
 	compHosts []int
@@ -83,6 +92,25 @@ func newSharer(resources []Resource, model SharingModel) *sharer {
 		}
 	}
 	return s
+}
+
+// link returns the constraint of a link's bandwidth (bytes per second),
+// adding it the first time.
+func (s *sharer) link(key int, bw float64) int {
+	if c, ok := s.links[key]; ok {
+		return c
+	}
+	if s.links == nil {
+		s.links = map[int]int{}
+	}
+	c := len(s.capacity)
+	s.links[key] = c
+	s.capacity = append(s.capacity, bw)
+	s.acts = append(s.acts, nil)
+	s.hostMark = append(s.hostMark, 0)
+	s.remcap = append(s.remcap, 0)
+	s.sumcoef = append(s.sumcoef, 0)
+	return c
 }
 
 // add starts an activity at now and returns the activities whose rate
