@@ -173,10 +173,24 @@ func (r *run) recordEvent(ctx context.Context, ref podRef, node, typ, reason, me
 
 var eventsGVR = corev1.SchemeGroupVersion.WithResource("events")
 
+// maxUnbinds is how many times in one step a scheduler may bind a pod to
+// a node whose machine is unavailable before the run ends with an error
+// (it would loop for ever).
+const maxUnbinds = 20
+
 // unbind puts a pod bound to an unavailable node back to pending: a pod's
 // node cannot change, so it is removed and created again, unbound (as a
 // controller would recreate it).
 func (r *run) unbind(ctx context.Context, pod *corev1.Pod) error {
+	ref := podRef{pod.Namespace, pod.Name}
+	if r.step.unbound == nil {
+		r.step.unbound = map[podRef]int{}
+	}
+	if r.step.unbound[ref]++; r.step.unbound[ref] > maxUnbinds {
+		return fmt.Errorf("the scheduler bound pod %s to node %s, whose machine is unavailable, %d times at this instant: "+
+			"it ignores that the node is not Ready and its %s taints (NoSchedule, NoExecute), and the run cannot go on",
+			ref, pod.Spec.NodeName, r.step.unbound[ref], corev1.TaintNodeUnreachable)
+	}
 	r.log.Warn("a pod was bound to a node whose machine is unavailable: it is recreated, pending", "pod", pod.Namespace+"/"+pod.Name, "node", pod.Spec.NodeName)
 	fresh := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace,
 		Labels: maps.Clone(pod.Labels), Annotations: maps.Clone(pod.Annotations)}, Spec: *pod.Spec.DeepCopy()}

@@ -77,6 +77,9 @@ type stepState struct {
 	// bound: a pod was bound (the scheduler made progress); freed: room
 	// was freed on some node (a job ended, a machine came back).
 	bound, freed bool
+	// unbound counts the pods put back to pending because they were
+	// bound to a node whose machine is unavailable (see unbind).
+	unbound map[podRef]int
 }
 
 func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {

@@ -137,7 +137,7 @@ func schedule(ctx context.Context, cs kubernetes.Interface, opts options, pods [
 	for _, p := range pending {
 		for _, n := range nodes {
 			left, ok := free[n.Name]
-			if !ok || (!opts.IgnoreCapacity && !room.Fits(left, &p)) {
+			if !ok || !room.Admits(&n, &p) || (!opts.IgnoreCapacity && !room.Fits(left, &p)) {
 				continue
 			}
 			binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},

@@ -192,7 +192,7 @@ func (s *scheduler) schedule(ctx context.Context) (int, error) {
 	for _, p := range pending {
 		var feasible []string
 		for _, n := range nodes {
-			if room.Fits(free[n.Name], p) {
+			if room.Admits(n, p) && room.Fits(free[n.Name], p) {
 				feasible = append(feasible, n.Name)
 			}
 		}

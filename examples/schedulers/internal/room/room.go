@@ -41,3 +41,55 @@ func Take(room corev1.ResourceList, p *corev1.Pod) {
 		room[name] = have
 	}
 }
+
+// Admits reports whether the node may take the pod at all, as
+// kube-scheduler's NodeUnschedulable and TaintToleration filters and the
+// node lifecycle's not-ready taints say: it is not cordoned, not NotReady
+// (Batkube marks a node whose machine is unavailable NotReady and taints it
+// node.kubernetes.io/unreachable), and the pod tolerates each of its
+// NoSchedule and NoExecute taints.
+func Admits(n *corev1.Node, p *corev1.Pod) bool {
+	if n.Spec.Unschedulable {
+		return false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+			return false
+		}
+	}
+	for i := range n.Spec.Taints {
+		t := &n.Spec.Taints[i]
+		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		tolerated := false
+		for _, tol := range p.Spec.Tolerations {
+			if tolerates(tol, t) {
+				tolerated = true
+				break
+			}
+		}
+		if !tolerated {
+			return false
+		}
+	}
+	return true
+}
+
+// tolerates is a toleration matching a taint: same effect (or any), same
+// key (or any, with Exists), and Exists or the same value.
+func tolerates(tol corev1.Toleration, t *corev1.Taint) bool {
+	if tol.Effect != "" && tol.Effect != t.Effect {
+		return false
+	}
+	if tol.Key != "" && tol.Key != t.Key {
+		return false
+	}
+	switch tol.Operator {
+	case corev1.TolerationOpExists:
+		return true
+	case corev1.TolerationOpEqual, "":
+		return tol.Key != "" && tol.Value == t.Value
+	}
+	return false
+}

@@ -25,3 +25,31 @@ func TestFitsAndTakeEveryResource(t *testing.T) {
 		t.Error("a second pod asking for the node's one batkube.io/host fits")
 	}
 }
+
+func TestAdmitsOnlyReadyNodesWhoseTaintsThePodTolerates(t *testing.T) {
+	ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue}
+	gpu := corev1.Taint{Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoSchedule}
+	plain, tolerant := &corev1.Pod{}, &corev1.Pod{Spec: corev1.PodSpec{Tolerations: []corev1.Toleration{
+		{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "yes", Effect: corev1.TaintEffectNoSchedule}}}}
+	for _, tt := range []struct {
+		name           string
+		node           corev1.Node
+		plain, tolerat bool
+	}{
+		{"ready", corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{ready}}}, true, true},
+		{"no condition yet", corev1.Node{}, true, true},
+		{"cordoned", corev1.Node{Spec: corev1.NodeSpec{Unschedulable: true}}, false, false},
+		{"machine unavailable", corev1.Node{
+			Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule}}},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}}}, false, false},
+		{"gpu taint", corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{gpu}}}, false, true},
+		{"prefer-no-schedule taint", corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: "x", Effect: corev1.TaintEffectPreferNoSchedule}}}}, true, true},
+	} {
+		if got := Admits(&tt.node, plain); got != tt.plain {
+			t.Errorf("%s: admits a pod with no toleration: %t, want %t", tt.name, got, tt.plain)
+		}
+		if got := Admits(&tt.node, tolerant); got != tt.tolerat {
+			t.Errorf("%s: admits a pod tolerating gpu=yes: %t, want %t", tt.name, got, tt.tolerat)
+		}
+	}
+}
