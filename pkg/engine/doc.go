@@ -52,20 +52,23 @@
 //
 // # The computation model, and what it leaves out
 //
-// The engine simulates delays and computations, nothing else:
+// The engine simulates delays, computations and the network:
 //
 //   - A delay profile takes exactly its delay, whatever else runs on its
 //     hosts.
+//
 //   - A computation puts flops on each executor's host (parallel: its
 //     amount for each executor; parallel_homogeneous: cpu on each;
 //     parallel_homogeneous_total: cpu split evenly over them). An executor
 //     uses one core of its host at the speed of the host's initial power
 //     state: computation time = flops / host speed, and alone a job takes
 //     the time of its slowest executor.
+//
 //   - A composed profile runs its steps in order, repeat times.
+//
 //   - Compute sharing (Options.ComputeSharing, Batsim's
 //     --enable-compute-sharing) lets jobs share a host's cores, as SimGrid's
-//     ptask_L07 host model (the one Batsim uses) shares them, network aside:
+//     ptask_L07 host model (the one Batsim uses) shares them:
 //     a host offers cores × speed flops per second (SharePerCore, the
 //     default; ShareWholeHost offers speed and ignores cores), an executor
 //     never gets more than one core (speed), and the capacity is divided by
@@ -75,16 +78,34 @@
 //     flops per second: this is L07's rule), and a parallel job advances at
 //     the pace its most loaded host allows.
 //
-// There is no network model: the com amounts of the profiles are read and
-// checked as Batsim checks them, then ignored, as are links, routes,
-// latencies and bandwidths; communications take no time and contend for
-// nothing. There is no I/O model (disks are ignored; the profile types
+//   - The network is SimGrid's ptask_L07 model (network.go, server.go):
+//     the platform's links (bandwidth, latency, SHARED, SPLITDUPLEX or
+//     FATPIPE), routes and zone routes, clusters (private links, limiters,
+//     backbones, loopbacks) and cabinets, routed as SimGrid 3.32 routes
+//     them (Full, Floyd, Dijkstra, Cluster, Vivaldi, None). A parallel
+//     task that communicates (the com of parallel, parallel_homogeneous
+//     and parallel_homogeneous_total profiles) first waits the longest
+//     latency of its routes, then progresses at the pace its hosts and
+//     links allow, each link's bandwidth shared max-min with the other
+//     tasks crossing it, bounded by the TCP window (gamma / (2 × latency
+//     × bytes)). Batsim's own messages cross the network too: a job's end
+//     reaches Batsim's server after the route from the job's first host
+//     to the master host (latency, then one byte at its bandwidth); the
+//     server gets one message at a time, in the order they were put, and
+//     tells the decision process only when its mailbox is empty; where the
+//     master host's route to itself takes a noticeable time (15 µs on
+//     Batsim's small_platform.xml, 600 µs on cluster512.xml), every message
+//     of Batsim's actors there (submitters' hello, batches and goodbye,
+//     each decision and the SCHED_READY after them, waiters, killers)
+//     takes that time, as in Batsim 4.2.1. Engine.Options.NoNetwork turns
+//     Batsim's messages back into instants.
+//
+// There is no I/O model (disks are ignored; the profile types
 // parallel_homogeneous_pfs and data_staging are refused, as are send, recv,
 // smpi and usage_trace), no energy model (no power states to switch:
 // consumed_energy is -1 and consumed_joules 0 in the outputs). Use real Batsim
-// (SimGrid) when communications, contention on links, I/O or energy matter:
-// the protocol and the outputs are the same, so the same decision process
-// runs against both.
+// (SimGrid) when I/O or energy matter: the protocol and the outputs are the
+// same, so the same decision process runs against both.
 //
 // # What mirrors Batsim 4.2.1
 //
@@ -191,17 +212,25 @@
 //
 // # What differs from Batsim 4.2.1
 //
-//   - A job starts at its EXECUTE_JOB's timestamp and ends flops / speed or
-//     delay seconds later (on SimGrid's clock). Real Batsim adds the
-//     latency of its internal messages: tenths of nanoseconds on the
-//     example platforms with SimGrid 3.32 (1 byte over the loopback of
-//     10 GBps: 1e-10 s a message), microseconds with link latencies, which
-//     may order things differently in one step (a computation timed out
-//     by a sleep ending a tenth of a nanosecond before it). With the
-//     latency taken away (--sg-cfg network/loopback-bw:1e300), real Batsim's
-//     outputs equal the engine's (checked on Batsim's workloads, the
-//     engine's testdata and dates up to 1e17 s), but where Batsim reads a
-//     decision process's date a double off (RapidJSON's fast parsing).
+//   - Messages between Batsim's actors on the master host take no time
+//     when its route to itself takes less than 1e-7 s (SimGrid's default
+//     loopback: 1 byte at 10 GBps, 1e-10 s a message), which may order
+//     things differently in one step (a computation timed out by a sleep
+//     ending a tenth of a nanosecond before it). With that loopback taken
+//     away (--sg-cfg network/loopback-bw:1e300), real Batsim's outputs
+//     equal the engine's (checked on Batsim's workloads, the engine's
+//     testdata and dates up to 1e17 s), but where Batsim reads a decision
+//     process's date a double off (RapidJSON's fast parsing). Where the
+//     route takes longer, every message is modelled (see above) and the
+//     outputs equal real Batsim's (testdata/batsim-4.2.1/master_*).
+//   - Batsim's one-byte messages never wait for bandwidth: in SimGrid a
+//     link loaded by a job's communications slows a message's byte (a
+//     nanosecond or so). Bypass routes, <peer>s and the torus, fat-tree and
+//     dragonfly topologies of <cluster> (routed as a flat cluster) are not
+//     read, and Platform.NetworkNotes says so; WIFI links are taken as
+//     SHARED. Hosts with no route to the master host (real Batsim aborts
+//     when a job ends there) hear of their jobs' ends at once, and a
+//     NetworkNote says so.
 //   - Batsim writes the dates of its messages with six decimals; package
 //     enginerun does too, so that a decision process answering with the
 //     now it read gets its decisions applied at that date (possibly up to
