@@ -5,10 +5,13 @@
 //
 // The engine computes job durations as flops / host speed (or a delay's
 // seconds) on SimGrid's clock, shares a host's cores between the jobs that
-// run on it with --enable-compute-sharing, simulates machines becoming
-// unavailable and available again (--events), and has no network, I/O or
-// energy model: see package github.com/batkube/batkube/pkg/engine, and use
-// real Batsim when those matter.
+// run on it with --enable-compute-sharing, lets jobs communicate over the
+// platform's links and routes and Batsim's own messages cross them (as
+// SimGrid's ptask_L07 model; --no-network makes Batsim's messages
+// instants), simulates machines becoming unavailable and available again
+// (--events), and has no I/O or energy model: see package
+// github.com/batkube/batkube/pkg/engine, and use real Batsim when those
+// matter.
 //
 // Exit codes: 0 on success; 1 when the run fails, including a reply that
 // breaks the protocol or asks what real Batsim would abort on (the error,

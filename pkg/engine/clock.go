@@ -376,14 +376,15 @@ func (e *Engine) onSubmitter(s *submitter) {
 			e.submit(idx)
 		}
 	}
-	e.submitterDone()
+	e.post(message{handle: e.submitterDone})
 }
 
-// submitterDone is a submitter's goodbye reaching the server.
+// submitterDone is a submitter's goodbye reaching the server:
+// no_more_static_job_to_submit after the last one's.
 func (e *Engine) submitterDone() {
 	e.submittersDone++
 	if e.submittersDone == len(e.submitters) {
-		e.post(message{handle: e.noMoreStaticJobs})
+		e.noMoreStaticJobs()
 	}
 }
 

@@ -244,14 +244,15 @@ func (e *Engine) onEventSubmitter(s *eventSubmitter) {
 		s.next++
 		e.post(message{handle: func() { e.occurOrFail(s.list, ev) }})
 	}
-	e.eventSubmitterDone()
+	e.post(message{handle: e.eventSubmitterDone})
 }
 
-// eventSubmitterDone is an events submitter's goodbye reaching the server.
+// eventSubmitterDone is an events submitter's goodbye reaching the server:
+// no_more_external_event_to_occur after the last one's.
 func (e *Engine) eventSubmitterDone() {
 	e.eventSubmittersDone++
 	if e.eventSubmittersDone == len(e.eventSubmitters) {
-		e.post(message{handle: e.noMoreEvents})
+		e.noMoreEvents()
 	}
 }
 

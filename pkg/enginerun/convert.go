@@ -117,8 +117,10 @@ func notify(ev engine.Notification) (batsim.Notify, error) {
 	return n, nil
 }
 
+// jobProgress is a job's progress as Batsim writes it (six decimals, as
+// every double of its messages).
 func jobProgress(p *engine.Progress) batsim.JobProgress {
-	out := batsim.JobProgress{Profile: p.Profile, Progress: p.Progress}
+	out := batsim.JobProgress{Profile: p.Profile, Progress: batsimDate(p.Progress)}
 	if p.CurrentTask != nil {
 		idx := p.CurrentTaskIndex
 		task := jobProgress(p.CurrentTask)

@@ -5,6 +5,7 @@
 // decision process answering with those dates gets its decisions applied
 // at them, as with Batsim. The decision
 // process cannot tell it from real Batsim by the protocol; what the engine
-// simulates (flops / speed, shared cores, no network, I/O or energy) and how
+// simulates (flops / speed, shared cores, SimGrid's network model, no I/O or
+// energy) and how
 // it differs from Batsim 4.2.1 is described in package engine.
 package enginerun
