@@ -25,7 +25,7 @@ const peakRSSInterval = 100 * time.Millisecond
 // peakRSS follows one child's resident-memory high-water mark.
 type peakRSS struct {
 	pid int
-	// inherited is the parent's own high-water mark just before the child
+	// inherited is the parent's own high-water mark once the child has
 	// started: a ru_maxrss above it is the child's own.
 	inherited int64
 	sampled   atomic.Int64 // the highest VmHWM read, in bytes
@@ -35,6 +35,18 @@ type peakRSS struct {
 func newPeakRSS() *peakRSS {
 	hwm, _ := readVmHWM("/proc/self/status")
 	return &peakRSS{inherited: hwm}
+}
+
+// started records the child's pid once it has started (exec'd: os/exec's
+// Start returns after the exec), and reads the parent's high-water mark
+// again: the parent may have grown between newPeakRSS and the exec (other
+// goroutines allocate meanwhile), and what the child inherited is at most
+// that mark.
+func (p *peakRSS) started(pid int) {
+	p.pid = pid
+	if hwm, err := readVmHWM("/proc/self/status"); err == nil {
+		p.inherited = max(p.inherited, hwm)
+	}
 }
 
 // follow samples the child's VmHWM until done is closed; p.pid is set

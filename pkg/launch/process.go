@@ -39,7 +39,7 @@ func startProcess(name, logPath string, env []string, argv ...string) (*process,
 		f.Close()
 		return nil, fmt.Errorf("launch: starting %s (%s): %w", name, argv[0], err)
 	}
-	rss.pid = cmd.Process.Pid
+	rss.started(cmd.Process.Pid)
 	p := &process{name: name, cmd: cmd, logPath: logPath, log: f, done: make(chan struct{}), rss: rss}
 	go rss.follow(p.done)
 	go func() {
