@@ -497,7 +497,8 @@ func (e *Engine) Apply(now float64, decisions []Decision) error {
 		// which applies it when it gets it (server.go).
 		var err error
 		if e.md != (MessageTime{}) || e.busy() {
-			if !e.send(message{cost: e.md, handle: func() { err = e.apply(d) }}) {
+			err = e.sendDecision(d)
+			if e.err != nil {
 				return e.err
 			}
 		} else {

@@ -131,6 +131,15 @@ func (e *Engine) received() {
 	}
 }
 
+// sendDecision is the request-reply actor sending a decision: the server
+// applies it once it gets it. (Apart from Apply, so that only this path
+// pays for the closure.)
+func (e *Engine) sendDecision(d Decision) error {
+	var err error
+	e.send(message{cost: e.md, handle: func() { err = e.apply(d) }})
+	return err
+}
+
 // send is the request-reply actor (or a submitter) sending a message and
 // waiting until the server has handled it; false if the simulation failed
 // or cannot go on meanwhile.
