@@ -217,7 +217,16 @@ type jobRow struct {
 	// last pod finished in _pods.csv (Batsim's server hears of an end
 	// after the latency of the route from the job's first host to the
 	// master host); its finish if _pods.csv does not say.
-	heard                    float64
+	heard float64
+	// placed is when its last pod was bound (_pods.csv): the job starts
+	// once Batsim's server gets the EXECUTE_JOB, which takes time where
+	// the master host's messages to itself do; its start if _pods.csv
+	// does not say.
+	placed float64
+	// known is when the scheduler could know of the job: when its pods
+	// were created (Batsim's server hears of a submission after its
+	// submitter's message to it); its subtime if _pods.csv does not say.
+	known                    float64
 	alloc                    []int
 	requestedTime, execution float64
 }
@@ -241,19 +250,41 @@ func (s *simulation) jobs() map[string]jobRow {
 		if _, dup := out[j.id]; dup {
 			s.t.Errorf("_jobs.csv: job %s twice", j.id)
 		}
-		j.heard = j.finish
+		j.heard, j.placed, j.known = j.finish, j.start, j.submit
 		out[j.id] = j
 	}
 	pods, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		return out
 	}
+	placed, created := map[string]float64{}, map[string]float64{}
 	for _, r := range pods {
 		j, ok := out[r["job_id"]]
-		if f, err := strconv.ParseFloat(r["finished"], 64); ok && err == nil && f > j.heard {
+		if !ok {
+			continue
+		}
+		if f, err := strconv.ParseFloat(r["finished"], 64); err == nil && f > j.heard {
 			j.heard = f
 			out[r["job_id"]] = j
 		}
+		if b, err := strconv.ParseFloat(r["bound"], 64); err == nil && b > placed[j.id] {
+			placed[j.id] = b
+		}
+		if c, err := strconv.ParseFloat(r["created"], 64); err == nil {
+			if old, ok := created[j.id]; !ok || c < old {
+				created[j.id] = c
+			}
+		}
+	}
+	for id, c := range created {
+		j := out[id]
+		j.known = c
+		out[id] = j
+	}
+	for id, b := range placed {
+		j := out[id]
+		j.placed = b
+		out[id] = j
 	}
 	return out
 }
