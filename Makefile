@@ -10,7 +10,7 @@ PKGS  := . ./cmd/... ./pkg/... ./docs ./examples/timed-scheduler ./examples/sche
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
 
-.PHONY: help check-zmq build run run-batsim compare test test-unit vet fuzz bench bench-scale generate check-generated serve clean
+.PHONY: help check-zmq build run run-batsim compare test test-unit vet fuzz bench bench-scale pictures generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -89,6 +89,14 @@ bench: upstream ## the figures: the server's start-up, simulation speed and CPU 
 	$(GO) test -run='^$$' -bench='ServerStartup' -benchtime=20x -timeout=10m ./pkg/e2e
 	$(GO) test -run='^$$' -bench='Simulation|KubeSchedulerThroughput|ServerMemoryPerPod' -benchtime=1x -timeout=60m ./pkg/e2e
 	$(GO) test -run='^$$' -bench=. -benchmem $$($(GO) list ./pkg/... | grep -v /pkg/e2e)
+
+PICTURES ?= out/pictures
+pictures: build upstream ## regenerate the documentation's pictures from real runs: the campaign of examples/campaign/campaign.yaml (docs/campaign-report.png) and the report of three of its runs (docs/report.png), in a headless Chromium (about 6 min)
+	$(BIN)/batkube-campaign -q -j 2 -o $(PICTURES) --screenshot docs/campaign-report.png examples/campaign/campaign.yaml
+	$(BIN)/batkube-report -o $(PICTURES)/three.html --title 'Three schedulers, one contended workload' --screenshot docs/report.png \
+	  $(PICTURES)/kube-scheduler-1.37--platform_16--contended_1500--1 \
+	  $(PICTURES)/kube-scheduler-1.37-bin-packing--platform_16--contended_1500--1 \
+	  $(PICTURES)/fifo-first-fit-client-go--platform_16--contended_1500--1
 
 bench-scale: upstream ## the scale benchmark: 100,000 jobs on 5,000 nodes with kube-scheduler 1.37 (wall time, CPU and peak RSS of each process; long)
 	$(GO) test -run='^$$' -bench='Scale5000Nodes' -benchtime=1x -timeout=180m ./pkg/e2e

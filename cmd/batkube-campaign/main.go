@@ -35,6 +35,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/campaign"
 	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/screenshot"
 )
 
 type options struct {
@@ -46,6 +47,7 @@ type options struct {
 	Report   bool          `long:"report-only" description:"run nothing: make the table and the report from the runs already in --out (e.g. the outputs of the Kubernetes Job, copied here)"`
 	Title    string        `long:"title" value-name:"TEXT" description:"title of the report (default: the campaign file's name)"`
 	DPI      int           `long:"png-dpi" default:"150" value-name:"DPI" description:"resolution of the PNG files of the charts (0: SVG only)"`
+	Shot     string        `long:"screenshot" value-name:"FILE.png" description:"also write a PNG of the report's first screen as a headless Chromium shows it (the documentation's pictures: make pictures)"`
 	BinDir   string        `long:"bin-dir" value-name:"DIR" description:"where Batkube's and the schedulers' binaries are (default: beside this binary)"`
 	Batsim   string        `long:"batsim" value-name:"auto|embedded|PATH" default:"auto" description:"the simulator (see batkube-run --batsim)"`
 	Interval time.Duration `long:"progress-interval" value-name:"DURATION" default:"10s" description:"how often the running runs' progress is shown"`
@@ -197,6 +199,14 @@ func writeResults(c *campaign.Campaign, opts options, stdout, stderr io.Writer, 
 		return 1
 	}
 	fmt.Fprintf(stderr, "batkube-campaign: report %s, table %s\n", filepath.Join(opts.Out, "report.html"), filepath.Join(opts.Out, "campaign.md"))
+	if opts.Shot != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := screenshot.ToFile(ctx, filepath.Join(opts.Out, "report.html"), opts.Shot, screenshot.Options{}); err != nil {
+			fmt.Fprintf(stderr, "batkube-campaign: %v\n", err)
+			return 1
+		}
+	}
 	if strict && len(res.Missing) > 0 {
 		fmt.Fprintf(stderr, "batkube-campaign: %d of %d runs have not finished\n", len(res.Missing), len(c.Runs()))
 		return 1

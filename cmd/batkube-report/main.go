@@ -11,17 +11,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	flags "github.com/jessevdk/go-flags"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/batkube/batkube/pkg/report"
+	"github.com/batkube/batkube/pkg/screenshot"
 )
 
 type options struct {
@@ -33,6 +36,8 @@ type options struct {
 	MasterHost    string   `short:"m" long:"master-host" value-name:"NAME" description:"the platform's master host, if neither master_host nor a host whose role is master (the run's -m; default: the one summary.json names)"`
 	Workloads     []string `short:"w" long:"workload" value-name:"FILE" description:"Batsim workload of the runs, in the runs' order (default: those summary.json names): the jobs' requests, for utilisation"`
 	DefaultCPU    string   `long:"node-default-cpu" default:"1" description:"cores of a host that has no cpu/core property (as kubernetes-server's flag of the same name)"`
+	Screenshot    string   `long:"screenshot" value-name:"FILE.png" description:"also write a PNG of the report's first screen as a headless Chromium shows it (the documentation's pictures: make pictures)"`
+	Browser       string   `long:"browser" value-name:"PATH" description:"the Chromium for --screenshot (default: chromium, chromium-browser or google-chrome on PATH)"`
 	DefaultMemory string   `long:"node-default-memory" default:"16Gi" description:"memory of a host that has no memory property (as kubernetes-server's flag of the same name)"`
 }
 
@@ -104,5 +109,13 @@ func write(opts options, in report.Inputs, dirs []string, stdout io.Writer) erro
 		}
 	}
 	fmt.Fprintf(stdout, "report: %s (charts in %s)\n", opts.Out, charts)
+	if opts.Screenshot != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := screenshot.ToFile(ctx, opts.Out, opts.Screenshot, screenshot.Options{Browser: opts.Browser}); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "screenshot: %s\n", opts.Screenshot)
+	}
 	return nil
 }
