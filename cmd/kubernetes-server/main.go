@@ -80,7 +80,7 @@ type simulationOptions struct {
 	Preempted          string        `long:"preempted" value-name:"kill|resubmit" default:"kill" description:"what becomes of the job of a pod the scheduler preempts: killed (COMPLETED_KILLED), or killed and submitted again as a new job with the same profile (resubmit: needs Batsim's dynamic jobs, e.g. batkube-run --dynamic-jobs)"`
 	Gangs              string        `long:"gangs" value-name:"off|podgroup" default:"off" description:"how the pods of a job asking for res > 1 hosts are grouped: off (independent pods, bound one by one), or podgroup (a scheduling.k8s.io/v1beta1 PodGroup per job with a gang policy of minCount res, created before the pods, which reference it in spec.schedulingGroup: only kube-scheduler 1.37 with --feature-gates=GenericWorkload=true binds such pods, all at once)"`
 	FinishedPodTTL     time.Duration `long:"finished-pod-ttl" default:"0s" description:"simulated time finished pods stay visible before removal"`
-	BatskyEndpoint     string        `long:"batsky-endpoint" value-name:"ENDPOINT" description:"serve simulated time to a scheduler built with batsky-go, whose socket is at ENDPOINT (batsky-go binds tcp://127.0.0.1:27000); time-virtualised Go schedulers can instead use pkg/clockclient over this server's /batkube/v1/clock"`
+	BatskyEndpoint     string        `long:"batsky-endpoint" value-name:"ENDPOINT" description:"serve simulated time to a scheduler built with batsky-go, whose socket is at ENDPOINT (batsky-go binds tcp://127.0.0.1:27000); time-virtualised Go schedulers can instead use pkg/simtime/clockclient over this server's /batkube/v1/clock"`
 }
 
 func main() {

@@ -1,7 +1,7 @@
 // Command timed-scheduler is a small time-virtualised Kubernetes scheduler:
 // it places the pending pods in rounds, at every multiple of --period of
 // simulated time, first fit by cpu and memory requests. It reads time from
-// Batkube's simulated clock (pkg/clockclient), so its rounds fall exactly on
+// Batkube's simulated clock (pkg/simtime/clockclient), so its rounds fall exactly on
 // the simulated grid whatever the wall-clock speed of the simulation: an
 // example of a scheduler whose own timing is part of the experiment.
 //
@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/batkube/batkube/pkg/clockclient"
+	"github.com/batkube/batkube/pkg/simtime/clockclient"
 )
 
 type options struct {

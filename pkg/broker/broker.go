@@ -27,7 +27,7 @@ import (
 	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/settle"
-	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
 	"github.com/batkube/batkube/pkg/store"
 	"github.com/batkube/batkube/pkg/translate"
 )

@@ -19,7 +19,7 @@ import (
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 	"github.com/batkube/batkube/pkg/settle"
-	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
 	"github.com/batkube/batkube/pkg/store"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/settle"
-	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
 )
 
 // wakeups are the calls (CALL_ME_LATER) the broker asks Batsim for. A

@@ -27,7 +27,7 @@ import (
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/settle/signalclient"
-	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
 	"github.com/batkube/batkube/pkg/translate"
 )
 

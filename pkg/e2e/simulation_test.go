@@ -393,7 +393,7 @@ func tolerates(tolerations []corev1.Toleration, taint corev1.Taint) bool {
 }
 
 // TestSimulationTimeVirtualisedScheduler: a scheduler that reads Batkube's
-// simulated clock (examples/timed-scheduler, on pkg/clockclient) places pods
+// simulated clock (examples/timed-scheduler, on pkg/simtime/clockclient) places pods
 // in rounds every 10 simulated seconds. With room for every job, each
 // starts exactly at the first round at or after its submission (a round at
 // the instant of a submission sees it: timers fire once the step's events

@@ -21,9 +21,9 @@ import (
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/settle/controllers"
-	"github.com/batkube/batkube/pkg/simclock"
-	"github.com/batkube/batkube/pkg/timeservice"
-	"github.com/batkube/batkube/pkg/timeservice/batsky"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
+	"github.com/batkube/batkube/pkg/simtime/timeservice"
+	"github.com/batkube/batkube/pkg/simtime/timeservice/batsky"
 )
 
 // Config describes a simulation server.
@@ -40,7 +40,7 @@ type Config struct {
 	BatsimEndpoint string
 	// BatskyEndpoint, if set, is the ZeroMQ endpoint of a scheduler built
 	// with batsky-go (its time package asks the broker for the simulated
-	// time; see pkg/timeservice/batsky). Empty: none.
+	// time; see pkg/simtime/timeservice/batsky). Empty: none.
 	BatskyEndpoint string
 	// Settle configures how a step decides that the scheduler is done.
 	Settle SettleConfig

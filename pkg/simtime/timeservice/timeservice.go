@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
 )
 
 // Path is where the clock is served.

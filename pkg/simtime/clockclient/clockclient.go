@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/batkube/batkube/pkg/timeservice"
+	"github.com/batkube/batkube/pkg/simtime/timeservice"
 )
 
 var (

@@ -12,7 +12,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
-	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
 )
 
 // failAfter bounds what should happen; a test-failure timeout only.

@@ -14,7 +14,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
-	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
 )
 
 // DefaultEndpoint is where batsky-go binds its socket (hard-coded there).

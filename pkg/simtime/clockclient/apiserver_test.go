@@ -9,8 +9,8 @@ import (
 	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
-	"github.com/batkube/batkube/pkg/simclock"
-	"github.com/batkube/batkube/pkg/timeservice"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
+	"github.com/batkube/batkube/pkg/simtime/timeservice"
 )
 
 // The clock served as an extension of the real API server, behind its

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/batkube/batkube/pkg/simclock"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
 )
 
 // failAfter bounds what should happen; a test-failure timeout only.

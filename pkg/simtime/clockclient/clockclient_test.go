@@ -12,8 +12,8 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/batkube/batkube/pkg/simclock"
-	"github.com/batkube/batkube/pkg/timeservice"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
+	"github.com/batkube/batkube/pkg/simtime/timeservice"
 )
 
 // failAfter bounds what should happen; a test-failure timeout only.

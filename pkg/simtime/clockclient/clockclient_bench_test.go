@@ -4,8 +4,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/batkube/batkube/pkg/simclock"
-	"github.com/batkube/batkube/pkg/timeservice"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
+	"github.com/batkube/batkube/pkg/simtime/timeservice"
 )
 
 // BenchmarkNow measures the round trip of a reading over loopback HTTP.

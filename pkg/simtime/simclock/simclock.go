@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/batkube/batkube/pkg/timerq"
+	"github.com/batkube/batkube/pkg/simtime/timerq"
 )
 
 // DefaultEpoch is the wall-clock instant of simulated time 0.
