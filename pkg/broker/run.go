@@ -119,7 +119,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	r.removeDueFinishedPods(ctx, now)
 	for i, ev := range msg.Events {
 		if _, ends := ev.Data.(batsim.SimulationEnds); ends {
-			if s, ok := r.opts.Settle.(interface{ End() }); ok {
+			if s, ok := r.opts.Settle.(settle.Ender); ok {
 				s.End()
 			}
 			return batsim.Message{Now: now}, true, nil

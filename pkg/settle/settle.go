@@ -202,6 +202,19 @@ type Prober interface {
 	Probes() int
 }
 
+// Ender is implemented by policies that tell the scheduler the simulation
+// has ended (its idle signal answers so): the broker calls End then.
+type Ender interface {
+	End()
+}
+
+// Listener is implemented by policies that hear from the scheduler (its
+// idle signal): Listening reports whether it asked within d, which tells
+// the broker the scheduler is alive.
+type Listener interface {
+	Listening(d time.Duration) bool
+}
+
 // Add counts one step ended for reason r.
 func (s *Stats) Add(r Reason) {
 	switch r {
