@@ -57,19 +57,20 @@ type Latency struct {
 	Note string `json:"note,omitempty"`
 }
 
-// The names of kube-scheduler's metrics, in 1.37 and before (1.18).
+// The names of kube-scheduler's metrics, in 1.37 and before (1.18), that
+// Batkube reads (here for a run's summary, and in the settle policy).
 const (
-	schedulerPending           = "scheduler_pending_pods" // created at start: present before any attempt
-	schedulerAttempts          = "scheduler_schedule_attempts_total"
-	schedulerAttemptLatency    = "scheduler_scheduling_attempt_duration_seconds"
-	schedulerAttemptLatency118 = "scheduler_e2e_scheduling_duration_seconds"
-	schedulerPodLatency        = "scheduler_pod_scheduling_sli_duration_seconds"
-	schedulerPodLatency118     = "scheduler_pod_scheduling_duration_seconds"
-	schedulerPodAttempts       = "scheduler_pod_scheduling_attempts"
-	schedulerPreemptions       = "scheduler_preemption_attempts_total"
-	schedulerPreemptions118    = "scheduler_total_preemption_attempts"
-	schedulerVictims           = "scheduler_preemption_victims"
-	schedulerVictims118        = "scheduler_pod_preemption_victims"
+	KubeSchedulerPendingPods       = "scheduler_pending_pods" // created at start: present before any attempt
+	KubeSchedulerAttemptLatency    = "scheduler_scheduling_attempt_duration_seconds"
+	KubeSchedulerAttemptLatency118 = "scheduler_e2e_scheduling_duration_seconds"
+	KubeSchedulerVictims           = "scheduler_preemption_victims"
+	schedulerAttempts              = "scheduler_schedule_attempts_total"
+	schedulerPodLatency            = "scheduler_pod_scheduling_sli_duration_seconds"
+	schedulerPodLatency118         = "scheduler_pod_scheduling_duration_seconds"
+	schedulerPodAttempts           = "scheduler_pod_scheduling_attempts"
+	schedulerPreemptions           = "scheduler_preemption_attempts_total"
+	schedulerPreemptions118        = "scheduler_total_preemption_attempts"
+	schedulerVictims118            = "scheduler_pod_preemption_victims"
 )
 
 // ErrNotKubeScheduler says metrics are not a kube-scheduler's.
@@ -79,14 +80,14 @@ var ErrNotKubeScheduler = errors.New("metrics: no scheduler_pending_pods: not a 
 // metrics (1.37's names, or 1.18's where they differ). A scheduler that
 // has made no attempt yet exposes no attempts counter: zero attempts.
 func SummarizeKubeScheduler(f Families) (SchedulerSummary, error) {
-	if !f.Has(schedulerPending) && !f.Has(schedulerAttempts) {
+	if !f.Has(KubeSchedulerPendingPods) && !f.Has(schedulerAttempts) {
 		return SchedulerSummary{}, ErrNotKubeScheduler
 	}
 	var s SchedulerSummary
 	byResult := f.SumBy(schedulerAttempts, "result", nil)
 	s.Attempts = Attempts{Scheduled: int(byResult["scheduled"]), Unschedulable: int(byResult["unschedulable"]), Error: int(byResult["error"])}
-	s.AttemptLatency = latency(f, schedulerAttemptLatency, schedulerAttemptLatency118)
-	if s.AttemptLatency != nil && s.AttemptLatency.Metric == schedulerAttemptLatency118 {
+	s.AttemptLatency = latency(f, KubeSchedulerAttemptLatency, KubeSchedulerAttemptLatency118)
+	if s.AttemptLatency != nil && s.AttemptLatency.Metric == KubeSchedulerAttemptLatency118 {
 		s.AttemptLatency.Note = "scheduled attempts only"
 	}
 	s.PodLatency = latency(f, schedulerPodLatency, schedulerPodLatency118)
@@ -94,7 +95,7 @@ func SummarizeKubeScheduler(f Families) (SchedulerSummary, error) {
 		s.AttemptsPerPod = h.Mean()
 	}
 	s.PreemptionAttempts = int(f.Sum(first(f, schedulerPreemptions, schedulerPreemptions118), nil))
-	if h, ok := f.Histogram(first(f, schedulerVictims, schedulerVictims118), nil); ok {
+	if h, ok := f.Histogram(first(f, KubeSchedulerVictims, schedulerVictims118), nil); ok {
 		s.PreemptionVictims = int(math.Round(h.Sum))
 	}
 	return s, nil

@@ -5,24 +5,24 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/batkube/batkube/pkg/metrics"
 )
 
 // Metric families the policy reads.
 const (
-	familyPendingPods      = "scheduler_pending_pods"
+	familyPendingPods      = metrics.KubeSchedulerPendingPods
 	familyGoroutines       = "scheduler_goroutines"           // 1.22+
 	familyGoroutinesOld    = "scheduler_scheduler_goroutines" // up to 1.21
 	familyAsyncCalls       = "scheduler_pending_async_api_calls"
 	familyHandled          = "scheduler_event_handling_duration_seconds"
 	familyHandledCount     = familyHandled + "_count"
 	familyProcessStart     = "process_start_time_seconds"
-	familyAttempt          = "scheduler_scheduling_attempt_duration_seconds" // 1.23+
-	familyAttemptOld       = "scheduler_e2e_scheduling_duration_seconds"     // up to 1.22
-	familyQueuedEntities   = "scheduler_queued_entities"                     // 1.37: by queue and type (pod, podgroup)
-	familyVictims          = "scheduler_preemption_victims"                  // one observation per preemption carried out
-	familyGroupVictims     = "scheduler_workload_preemption_victims"         // 1.37: the same, for pod groups
+	familyAttempt          = metrics.KubeSchedulerAttemptLatency     // 1.23+
+	familyAttemptOld       = metrics.KubeSchedulerAttemptLatency118  // up to 1.22
+	familyQueuedEntities   = "scheduler_queued_entities"             // 1.37: by queue and type (pod, podgroup)
+	familyVictims          = metrics.KubeSchedulerVictims            // one observation per preemption carried out
+	familyGroupVictims     = "scheduler_workload_preemption_victims" // 1.37: the same, for pod groups
 	familyPreemptionsDone  = "scheduler_preemption_goroutines_execution_total"
 	familyFeature          = "kubernetes_feature_enabled"
 	eventAssignedPodDelete = "AssignedPodDelete"
@@ -82,7 +82,7 @@ func parse(data []byte) (sample, error) {
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
-		name, labels, value, err := parseLine(line)
+		name, labels, value, err := metrics.ParseLine(line)
 		if err != nil {
 			return sample{}, err
 		}
@@ -120,75 +120,4 @@ func parse(data []byte) (sample, error) {
 		return sample{}, errors.New("no scheduler_pending_pods in the metrics: is this a kube-scheduler?")
 	}
 	return s, nil
-}
-
-// parseLine splits `name{k="v",...} value [timestamp]`. Only the labels of
-// the families read are kept (others are parsed and dropped).
-func parseLine(line []byte) (name string, labels map[string]string, value float64, err error) {
-	i := bytes.IndexAny(line, "{ ")
-	if i <= 0 {
-		return "", nil, 0, fmt.Errorf("malformed metrics line %q", line)
-	}
-	name = string(line[:i])
-	rest := line[i:]
-	if rest[0] == '{' {
-		labels = map[string]string{}
-		rest = rest[1:]
-		for {
-			rest = bytes.TrimLeft(rest, " ,")
-			if len(rest) == 0 {
-				return "", nil, 0, fmt.Errorf("metrics line %q: unterminated labels", line)
-			}
-			if rest[0] == '}' {
-				rest = rest[1:]
-				break
-			}
-			eq := bytes.IndexByte(rest, '=')
-			if eq <= 0 || eq+1 >= len(rest) || rest[eq+1] != '"' {
-				return "", nil, 0, fmt.Errorf("metrics line %q: malformed label", line)
-			}
-			key := string(bytes.TrimSpace(rest[:eq]))
-			val, n, err := unquote(rest[eq+1:])
-			if err != nil {
-				return "", nil, 0, fmt.Errorf("metrics line %q: %w", line, err)
-			}
-			labels[key] = val
-			rest = rest[eq+1+n:]
-		}
-	}
-	fields := strings.Fields(string(rest))
-	if len(fields) == 0 {
-		return "", nil, 0, fmt.Errorf("metrics line %q: no value", line)
-	}
-	value, err = strconv.ParseFloat(fields[0], 64)
-	if err != nil {
-		return "", nil, 0, fmt.Errorf("metrics line %q: value: %w", line, err)
-	}
-	return name, labels, value, nil
-}
-
-// unquote reads a double-quoted label value with the exposition format's
-// escapes (\\, \", \n) and returns it and the bytes it took.
-func unquote(b []byte) (string, int, error) {
-	var out strings.Builder
-	for i := 1; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '"':
-			return out.String(), i + 1, nil
-		case '\\':
-			if i+1 >= len(b) {
-				return "", 0, errors.New("unterminated escape in a label value")
-			}
-			i++
-			switch b[i] {
-			case 'n':
-				out.WriteByte('\n')
-			default:
-				out.WriteByte(b[i])
-			}
-		default:
-			out.WriteByte(c)
-		}
-	}
-	return "", 0, errors.New("unterminated label value")
 }
