@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/engine"
 	"github.com/batkube/batkube/pkg/simulation"
 	"github.com/batkube/batkube/pkg/swf"
 )
@@ -327,6 +328,7 @@ func (r *run) bin(name string) (string, error) {
 }
 
 func (r *run) run(ctx context.Context) error {
+	r.tellPlatformNotes()
 	apiPort, err := r.portOr(r.cfg.APIPort)
 	if err != nil {
 		return err
@@ -565,6 +567,10 @@ func (r *run) wait(ctx context.Context) error {
 	}
 	serverDone, batsimDone := r.server.done, r.batsim.done
 	var schedulerErr error
+	// A scheduler that exits as the server ends the simulation (it sees
+	// the API server gone) is no news: its exit is told only if the server
+	// still runs a moment later.
+	var schedulerNews <-chan time.Time
 	sidecarDone := r.sidecarDone()
 	for serverDone != nil || batsimDone != nil {
 		select {
@@ -575,11 +581,14 @@ func (r *run) wait(ctx context.Context) error {
 		case <-schedulerDone:
 			schedulerDone = nil
 			schedulerErr = r.scheduler.failure()
-			if r.cfg.Logf != nil {
+			schedulerNews = time.After(schedulerExitGrace)
+		case <-schedulerNews:
+			schedulerNews = nil
+			if r.cfg.Logf != nil && serverDone != nil {
 				r.cfg.Logf("%v", schedulerErr)
 			}
 		case <-serverDone:
-			serverDone = nil
+			serverDone, schedulerNews = nil, nil
 			if r.server.err != nil {
 				// Batsim gets time to write its outputs; it ends once the
 				// server's socket is gone.
@@ -605,6 +614,27 @@ func (r *run) wait(ctx context.Context) error {
 	}
 	return nil
 }
+
+// tellPlatformNotes tells what the platform's network holds that the
+// engine does not model, or that real Batsim aborts on (hosts with no route
+// to the master host...), before the run starts. A platform the engine
+// cannot read is left to the simulator to refuse.
+func (r *run) tellPlatformNotes() {
+	if r.cfg.Logf == nil {
+		return
+	}
+	p, err := engine.ReadPlatformFileWith(r.cfg.Platform, engine.PlatformOptions{MasterHost: r.cfg.MasterHost})
+	if err != nil {
+		return
+	}
+	for _, note := range p.NetworkNotes {
+		r.cfg.Logf("platform %s: %s", filepath.Base(r.cfg.Platform), note)
+	}
+}
+
+// schedulerExitGrace is how long after the scheduler's exit the server may
+// end the run before that exit is told as news.
+const schedulerExitGrace = 2 * time.Second
 
 // failed describes a failed run: first the process that failed first
 // (usually the cause: Batsim fails when the server it talks to does, and
