@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"math"
 	"testing"
 )
 
@@ -12,10 +13,32 @@ func FuzzParsePlatform(f *testing.F) {
 	f.Add([]byte(`<platform version="4.1"><zone id="z" routing="Full"><host id="master_host" speed="1f"/><host id="a" speed="1Gf,2Gf" pstate="1" core="2"><prop id="k" value="v"/></host></zone></platform>`))
 	f.Add([]byte(`<platform><AS id="z" routing="Full"><host id="master_host" speed="1f"/><cluster id="c" prefix="n" suffix="" radical="0-3,7" speed="1Mf" bw="1Bps" lat="0"><prop id="x" value="y"/></cluster></AS></platform>`))
 	f.Add([]byte(`<platform><zone id="z"><cabinet id="c" prefix="n" suffix="" radical="1-2" speed="1" bw="1Bps" lat="0"/></zone></platform>`))
+	// the network: routes, zone routes, Floyd, Dijkstra, Vivaldi, clusters'
+	// links, host links
+	f.Add([]byte(`<platform version="4.1"><zone id="AS0" routing="Full"><zone id="a" routing="Floyd"><host id="master_host" speed="1Gf"/><host id="h" speed="1Gf"/><router id="r"/><link id="l1" bandwidth="1GBps" latency="10us" sharing_policy="SPLITDUPLEX"/><link id="l2" bandwidth="8Gbps" latency="1ms" sharing_policy="FATPIPE"/><route src="master_host" dst="r"><link_ctn id="l1" direction="UP"/></route><route src="h" dst="r" symmetrical="NO"><link_ctn id="l2"/></route></zone><cluster id="c" prefix="n" suffix="" radical="0-2" speed="1Gf" bw="125MBps" lat="50us" bb_bw="2GBps" bb_lat="500us" limiter_link="1GBps" loopback_bw="1GBps" loopback_lat="1ns"/><link id="bb" bandwidth="1GBps" latency="100us"/><zoneRoute src="a" dst="c" gw_src="r" gw_dst="nc_router"><link_ctn id="bb"/></zoneRoute></zone></platform>`))
+	f.Add([]byte(`<platform version="4.1"><zone id="z" routing="Dijkstra"><host id="master_host" speed="1Gf"/><host id="h" speed="1Gf"/><link id="l" bandwidth="1" latency="1"/><route src="h" dst="master_host"><link_ctn id="l"/></route></zone></platform>`))
+	f.Add([]byte(`<platform version="4.1"><zone id="z" routing="Vivaldi"><host id="master_host" speed="1Gf" coordinates="0 0 0"/><host id="h" speed="1Gf" coordinates="1 2 3"/></zone></platform>`))
+	f.Add([]byte(`<platform version="4.1"><zone id="z" routing="Cluster"><host id="master_host" speed="1Gf"/><host id="h" speed="1Gf"/><link id="u" bandwidth="1GBps" latency="1us"/><host_link id="h" up="u" down="u"/><router id="r"/><backbone id="b" bandwidth="1GBps" latency="1us"/></zone></platform>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := ParsePlatform(bytes.NewReader(data))
 		if err != nil {
 			return
+		}
+		finite := func(m MessageTime) bool {
+			s := m.Seconds()
+			return s >= 0 && !math.IsInf(s, 0) && !math.IsNaN(s)
+		}
+		if !finite(p.MasterMessage) {
+			t.Fatalf("master's messages: %+v", p.MasterMessage)
+		}
+		for i, r := range p.Resources {
+			if !finite(r.Notice) {
+				t.Fatalf("resource %d: notice %+v", i, r.Notice)
+			}
+			rt := p.route(i, 0)
+			if rt.latency < 0 || math.IsNaN(rt.latency) {
+				t.Fatalf("route %d to 0: %+v", i, rt)
+			}
 		}
 		for i, r := range p.Resources {
 			if r.ID != i || !(r.Speed > 0) || r.Cores < 1 || r.Properties == nil || r.ZoneProperties == nil {
