@@ -20,8 +20,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
 	"os/signal"
@@ -30,8 +30,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	flags "github.com/jessevdk/go-flags"
 
 	"github.com/batkube/batkube/pkg/campaign"
 	"github.com/batkube/batkube/pkg/launch"
@@ -77,29 +75,18 @@ func main() {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var opts options
-	parser := flags.NewParser(&opts, flags.HelpFlag|flags.PassDoubleDash)
-	parser.Name = "batkube-campaign"
-	parser.Usage = "[OPTIONS] CAMPAIGN.yaml"
-	parser.LongDescription = "Runs the matrix of a campaign file — schedulers × platforms × workloads × repetitions — " +
-		"--jobs at a time, each run into --out/<run>; finished runs are kept when it runs again. Ends with the table " +
-		"that compares the settings (mean ± standard deviation over repetitions) and report.html. With --emit-job, " +
-		"writes the Kubernetes Indexed Job that runs the same file on a cluster, one pod per run."
-	rest, err := parser.ParseArgs(args)
-	if err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			fmt.Fprintln(stdout, ferr.Message)
-			return 0
-		}
-		return usage(stderr, "%v", err)
+	cmd := command()
+	rest, code, ok := cli.Parse(cmd, &opts, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(rest) != 1 {
-		return usage(stderr, "want one campaign file, got %d arguments", len(rest))
+		return cmd.UsageError(stderr, "want one campaign file, got %d arguments", len(rest))
 	}
 	file := rest[0]
 	c, data, err := campaign.Read(file)
 	if err != nil {
-		return usage(stderr, "%v", err)
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	runs := c.Runs()
 	if opts.Title == "" {
@@ -130,12 +117,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if index != "" {
 		k, err := strconv.Atoi(index)
 		if err != nil || k < 0 || k >= len(runs) {
-			return usage(stderr, "index %q: want a run's index, 0 to %d", index, len(runs)-1)
+			return cmd.UsageError(stderr, "index %q: want a run's index, 0 to %d", index, len(runs)-1)
 		}
 		runs = runs[k : k+1]
 	}
 	if opts.Jobs < 1 {
-		return usage(stderr, "--jobs %d: want at least 1", opts.Jobs)
+		return cmd.UsageError(stderr, "--jobs %d: want at least 1", opts.Jobs)
 	}
 
 	show := &printer{w: stderr, logs: map[string][]string{}}
@@ -165,7 +152,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			failed = append(failed, res.Run.Name)
 		}
 	}
-	code := 0
+	code = 0
 	if index == "" { // one run of a Job: the comparison is made once all are in
 		code = writeResults(c, opts, stdout, stderr, false)
 	}
@@ -175,11 +162,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 1
 	}
 	return code
-}
-
-func usage(stderr io.Writer, format string, args ...any) int {
-	fmt.Fprintf(stderr, "batkube-campaign: "+format+"\nRun 'batkube-campaign --help' for usage.\n", args...)
-	return 2
 }
 
 // writeResults makes the table and the report of the finished runs.
@@ -228,7 +210,7 @@ func emitJob(c *campaign.Campaign, data []byte, file string, opts options, stdou
 		o.Args = append(o.Args, "--quiet")
 	}
 	if err := campaign.EmitJob(stdout, c, data, o); err != nil {
-		return usage(stderr, "%v", err)
+		return command().UsageError(stderr, "%v", err)
 	}
 	return 0
 }
@@ -283,4 +265,13 @@ func (p *printer) event(e campaign.Event) {
 		}
 		fmt.Fprintf(p.w, "batkube-campaign: %s\n", strings.Join(parts, "  "))
 	}
+}
+
+// command names the command and says what it does, for --help.
+func command() cli.Command {
+	return cli.Command{Name: "batkube-campaign", Usage: "[OPTIONS] CAMPAIGN.yaml",
+		Description: "Runs the matrix of a campaign file — schedulers × platforms × workloads × repetitions — " +
+			"--jobs at a time, each run into --out/<run>; finished runs are kept when it runs again. Ends with the table " +
+			"that compares the settings (mean ± standard deviation over repetitions) and report.html. With --emit-job, " +
+			"writes the Kubernetes Indexed Job that runs the same file on a cluster, one pod per run."}
 }

@@ -21,15 +21,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
-
-	flags "github.com/jessevdk/go-flags"
 
 	"github.com/batkube/batkube/pkg/enginerun"
 )
@@ -65,32 +63,20 @@ func main() {
 // run runs the command and returns its exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var opts options
-	parser := flags.NewParser(&opts, flags.HelpFlag|flags.PassDoubleDash)
-	parser.Name = "batkube-engine"
-	parser.Usage = "-p PLATFORM [-w WORKLOAD]... [OPTIONS]"
-	parser.LongDescription = "Runs Batkube's embedded simulation engine as Batsim 4.x would run: it connects to the " +
-		"decision process at the socket endpoint, simulates the workloads on the platform, and writes Batsim's " +
-		"PREFIX_jobs.csv, PREFIX_schedule.csv and PREFIX_machine_states.csv. Jobs take flops / host speed (or their delay); a job's end " +
-		"reaches the decision process after the latency of the route from its first host to the master host, as in Batsim; " +
-		"there is no model of communications within jobs, contention, I/O or energy: use real Batsim when those matter."
-	rest, err := parser.ParseArgs(args)
-	if err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			fmt.Fprintln(stdout, ferr.Message)
-			return 0
-		}
-		return usageError(stderr, err.Error())
+	cmd := command()
+	rest, code, ok := cli.Parse(cmd, &opts, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(rest) > 0 {
-		return usageError(stderr, fmt.Sprintf("unexpected argument %q", rest[0]))
+		return cmd.UsageError(stderr, "unexpected argument %q", rest[0])
 	}
 	naming, err := enginerun.ParseWorkloadNaming(opts.WorkloadNames)
 	if err != nil {
-		return usageError(stderr, err.Error())
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	if opts.Timeout < 0 {
-		return usageError(stderr, "--timeout must not be negative")
+		return cmd.UsageError(stderr, "--timeout must not be negative")
 	}
 
 	cfg := enginerun.Config{
@@ -128,11 +114,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func usageError(stderr io.Writer, msg string) int {
-	fmt.Fprintf(stderr, "batkube-engine: %s\nRun 'batkube-engine --help' for usage.\n", msg)
-	return 2
-}
-
 func printProgress(w io.Writer, p enginerun.Progress) {
 	fmt.Fprintf(w, "batkube-engine: t=%.1fs simulated, %d/%d jobs finished, %s elapsed\n",
 		p.Now, p.Finished, p.Total, p.Wall.Round(time.Millisecond))
@@ -156,4 +137,14 @@ func printSummary(w io.Writer, s enginerun.Summary, prefix string, machineStates
 		fmt.Fprintf(w, ", %s_machine_states.csv", prefix)
 	}
 	fmt.Fprintln(w)
+}
+
+// command names the command and says what it does, for --help.
+func command() cli.Command {
+	return cli.Command{Name: "batkube-engine", Usage: "-p PLATFORM [-w WORKLOAD]... [OPTIONS]",
+		Description: "Runs Batkube's embedded simulation engine as Batsim 4.x would run: it connects to the " +
+			"decision process at the socket endpoint, simulates the workloads on the platform, and writes Batsim's " +
+			"PREFIX_jobs.csv, PREFIX_schedule.csv and PREFIX_machine_states.csv. Jobs take flops / host speed (or their delay), " +
+			"their communications cross the platform's links and routes, and Batsim's own messages too, as SimGrid's ptask_L07 " +
+			"model has them; there is no I/O or energy model: use real Batsim when those matter."}
 }

@@ -12,15 +12,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	flags "github.com/jessevdk/go-flags"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/batkube/batkube/pkg/report"
@@ -47,26 +46,15 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	var opts options
-	parser := flags.NewParser(&opts, flags.HelpFlag|flags.PassDoubleDash)
-	parser.Name = "batkube-report"
-	parser.Usage = "[-o report.html] [OPTIONS] RUN_DIR [RUN_DIR...]"
-	parser.LongDescription = "Writes one self-contained HTML report of the runs whose output folders (batkube-run -o) are given: " +
-		"figures, Gantt chart, utilisation, queue length and waiting-time distribution per run, and a comparison of the runs; " +
-		"each chart also as SVG and PNG files beside the report."
-	dirs, err := parser.ParseArgs(args)
-	if err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			fmt.Fprintln(stdout, ferr.Message)
-			return 0
-		}
-		fmt.Fprintf(stderr, "batkube-report: %v\nRun 'batkube-report --help' for usage.\n", err)
-		return 2
+	cmd := command()
+	dirs, code, ok := cli.Parse(cmd, &opts, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(dirs) == 0 {
-		fmt.Fprintf(stderr, "batkube-report: no run folder given\nRun 'batkube-report --help' for usage.\n")
-		return 2
+		return cmd.UsageError(stderr, "no run folder given")
 	}
+	var err error
 	in := report.Inputs{Platform: opts.Platform, MasterHost: opts.MasterHost, Workloads: opts.Workloads}
 	if in.Nodes.DefaultCPU, err = resource.ParseQuantity(opts.DefaultCPU); err != nil {
 		fmt.Fprintf(stderr, "batkube-report: --node-default-cpu %q: %v\n", opts.DefaultCPU, err)
@@ -118,4 +106,12 @@ func write(opts options, in report.Inputs, dirs []string, stdout io.Writer) erro
 		fmt.Fprintf(stdout, "screenshot: %s\n", opts.Screenshot)
 	}
 	return nil
+}
+
+// command names the command and says what it does, for --help.
+func command() cli.Command {
+	return cli.Command{Name: "batkube-report", Usage: "[-o report.html] [OPTIONS] RUN_DIR [RUN_DIR...]",
+		Description: "Writes one self-contained HTML report of the runs whose output folders (batkube-run -o) are given: " +
+			"figures, Gantt chart, utilisation, queue length and waiting-time distribution per run, and a comparison of the runs; " +
+			"each chart also as SVG and PNG files beside the report."}
 }

@@ -10,8 +10,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
 	"os/signal"
@@ -20,8 +20,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	flags "github.com/jessevdk/go-flags"
 
 	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/report"
@@ -72,21 +70,10 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var opts options
-	parser := flags.NewParser(&opts, flags.HelpFlag|flags.PassDoubleDash)
-	parser.Name = "batkube-run"
-	parser.Usage = "-p PLATFORM -w WORKLOAD [-w WORKLOAD]... [OPTIONS]"
-	parser.LongDescription = "Runs a whole simulation: Batkube's API server and broker, a scheduler (the bundled " +
-		"kube-scheduler unless told otherwise) and Batsim, or Batkube's embedded engine when no batsim is installed. " +
-		"Shows progress, prints a summary and leaves every output in the --out folder."
-	rest, err := parser.ParseArgs(args)
-	if err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			fmt.Fprintln(stdout, ferr.Message)
-			return 0
-		}
-		fmt.Fprintf(stderr, "batkube-run: %v\nRun 'batkube-run --help' for usage.\n", err)
-		return 2
+	cmd := command()
+	rest, code, ok := cli.Parse(cmd, &opts, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if len(rest) > 0 {
 		fmt.Fprintf(stderr, "batkube-run: unexpected argument %q\nRun 'batkube-run --help' for usage.\n", rest[0])
@@ -270,4 +257,12 @@ func (p *progressPrinter) clear() {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.shown = false
 	}
+}
+
+// command names the command and says what it does, for --help.
+func command() cli.Command {
+	return cli.Command{Name: "batkube-run", Usage: "-p PLATFORM -w WORKLOAD [-w WORKLOAD]... [OPTIONS]",
+		Description: "Runs a whole simulation: Batkube's API server and broker, a scheduler (the bundled " +
+			"kube-scheduler unless told otherwise) and Batsim, or Batkube's embedded engine when no batsim is installed. " +
+			"Shows progress, prints a summary and leaves every output in the --out folder."}
 }

@@ -13,14 +13,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-
-	flags "github.com/jessevdk/go-flags"
 
 	"github.com/batkube/batkube/pkg/swf"
 )
@@ -48,33 +46,24 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var opts options
-	parser := flags.NewParser(&opts, flags.HelpFlag|flags.PassDoubleDash)
-	parser.Name = "batkube-swf"
-	parser.Usage = "[OPTIONS] TRACE.swf"
-	parser.LongDescription = "Converts a Standard Workload Format trace (Parallel Workloads Archive; plain or gzip-compressed; " +
-		"'-' reads standard input) into a Batsim workload of delay jobs. The workload goes to --out or standard output, " +
-		"the report of kept and dropped jobs to standard error."
-	rest, err := parser.ParseArgs(args)
-	if err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			fmt.Fprintln(stdout, ferr.Message)
-			return 0
-		}
-		return usageError(stderr, err.Error())
+	cmd := command()
+	rest, code, ok := cli.Parse(cmd, &opts, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	switch {
 	case len(rest) == 0:
-		return usageError(stderr, "no trace given")
+		return cmd.UsageError(stderr, "no trace given")
 	case len(rest) > 1:
-		return usageError(stderr, fmt.Sprintf("unexpected argument %q", rest[1]))
+		return cmd.UsageError(stderr, "unexpected argument %q", rest[1])
 	}
 	if msg := checkFlags(opts); msg != "" {
-		return usageError(stderr, msg)
+		return cmd.UsageError(stderr, "%s", msg)
 	}
 	trace := rest[0]
 
 	var t *swf.Trace
+	var err error
 	if trace == "-" {
 		t, err = swf.ReadFrom(stdin)
 		if err != nil {
@@ -120,11 +109,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-func usageError(stderr io.Writer, msg string) int {
-	fmt.Fprintf(stderr, "batkube-swf: %s\nUsage: batkube-swf [OPTIONS] TRACE.swf\nRun 'batkube-swf --help' for the options.\n", msg)
-	return 2
 }
 
 // checkFlags checks the values go-flags cannot, naming the flag at fault.
@@ -195,4 +179,12 @@ func writeWorkload(path string, w swf.Workload, stdout io.Writer) error {
 		return fmt.Errorf("cannot write the workload to %s: %w", path, err)
 	}
 	return nil
+}
+
+// command names the command and says what it does, for --help.
+func command() cli.Command {
+	return cli.Command{Name: "batkube-swf", Usage: "[OPTIONS] TRACE.swf",
+		Description: "Converts a Standard Workload Format trace (Parallel Workloads Archive; plain or gzip-compressed; " +
+			"'-' reads standard input) into a Batsim workload of delay jobs. The workload goes to --out or standard output, " +
+			"the report of kept and dropped jobs to standard error."}
 }

@@ -132,7 +132,7 @@ func TestErrors(t *testing.T) {
 		wantStderr string
 	}{
 		{name: "help", args: []string{"--help"}, wantCode: 0, wantStdout: "--cores-per-host"},
-		{name: "no trace", args: nil, wantCode: 2, wantStderr: "no trace given\nUsage: batkube-swf [OPTIONS] TRACE.swf"},
+		{name: "no trace", args: nil, wantCode: 2, wantStderr: "no trace given\nRun 'batkube-swf --help' for usage."},
 		{name: "two traces", args: []string{good, good}, wantCode: 2, wantStderr: "unexpected argument"},
 		{name: "unknown flag", args: []string{"--nope", good}, wantCode: 2, wantStderr: "nope"},
 		{name: "bad walltime", args: []string{"--walltime=sometimes", good}, wantCode: 2, wantStderr: "sometimes"},

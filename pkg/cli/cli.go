@@ -1,0 +1,47 @@
+// Package cli is the opening Batkube's commands share: their flags parsed
+// with go-flags, --help printed on standard output (exit code 0), and a
+// usage error on standard error, with the hint to run --help (exit code
+// 2). It knows nothing of any command's flags.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/jessevdk/go-flags"
+)
+
+// Command names a command and says what it does, for its --help.
+type Command struct {
+	Name        string // as typed: "batkube-run"
+	Usage       string // what follows the name: "[OPTIONS] FILE"
+	Description string // a paragraph
+}
+
+// Parse parses args into opts (a go-flags options struct). It returns the
+// arguments left over and ok; when not ok, the command ends with code:
+// 0 after --help, 2 after a usage error, each already printed.
+func Parse(c Command, opts any, args []string, stdout, stderr io.Writer) (rest []string, code int, ok bool) {
+	parser := flags.NewParser(opts, flags.HelpFlag|flags.PassDoubleDash)
+	parser.Name = c.Name
+	parser.Usage = c.Usage
+	parser.LongDescription = c.Description
+	rest, err := parser.ParseArgs(args)
+	if err != nil {
+		var ferr *flags.Error
+		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+			fmt.Fprintln(stdout, ferr.Message)
+			return nil, 0, false
+		}
+		return nil, c.UsageError(stderr, "%v", err), false
+	}
+	return rest, 0, true
+}
+
+// UsageError prints "NAME: message" and the hint to run --help on stderr,
+// and returns the exit code of a usage error, 2.
+func (c Command) UsageError(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", c.Name, fmt.Sprintf(format, args...), c.Name)
+	return 2
+}

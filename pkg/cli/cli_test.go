@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+type options struct {
+	Out   string `short:"o" long:"out" default:"x" description:"where"`
+	Count int    `long:"count" description:"how many"`
+}
+
+func TestParseHelpAndUsageErrors(t *testing.T) {
+	c := Command{Name: "tool", Usage: "[OPTIONS] FILE", Description: "Does things."}
+	var opts options
+	var out, errs bytes.Buffer
+	rest, code, ok := Parse(c, &opts, []string{"--count", "3", "a", "--", "-b"}, &out, &errs)
+	if !ok || code != 0 || opts.Count != 3 || opts.Out != "x" || strings.Join(rest, " ") != "a -b" {
+		t.Errorf("parse: rest %q code %d ok %t opts %+v", rest, code, ok, opts)
+	}
+	out.Reset()
+	if _, code, ok := Parse(c, &opts, []string{"--help"}, &out, &errs); ok || code != 0 ||
+		!strings.Contains(out.String(), "tool [OPTIONS] FILE") || !strings.Contains(out.String(), "Does things.") {
+		t.Errorf("--help: code %d ok %t, stdout %q", code, ok, out.String())
+	}
+	errs.Reset()
+	if _, code, ok := Parse(c, &opts, []string{"--nope"}, &out, &errs); ok || code != 2 ||
+		errs.String() != "tool: unknown flag `nope'\nRun 'tool --help' for usage.\n" {
+		t.Errorf("usage error: code %d ok %t, stderr %q", code, ok, errs.String())
+	}
+}
