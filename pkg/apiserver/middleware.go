@@ -9,6 +9,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/batkube/batkube/pkg/metrics"
 )
 
 type acceptKey struct{}
@@ -121,38 +123,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// statusRecorder remembers the status code of a response.
-type statusRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection (flush, deadlines).
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	if s.opts.Verbosity < 2 {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &metrics.StatusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		s.log.Info("request", "method", r.Method, "uri", r.URL.RequestURI(), "code", rec.code,
+		s.log.Info("request", "method", r.Method, "uri", r.URL.RequestURI(), "code", rec.Code,
 			"duration", time.Since(start), "accept", r.Header.Get("Accept"), "userAgent", r.UserAgent())
 	})
 }
@@ -161,7 +140,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 // so that no request brings the server down.
 func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &metrics.StatusRecorder{ResponseWriter: w}
 		defer func() {
 			v := recover()
 			if v == nil || v == http.ErrAbortHandler {
@@ -171,7 +150,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 				return
 			}
 			s.log.Error("panic serving a request", "method", r.Method, "uri", r.URL.RequestURI(), "panic", v)
-			if rec.code == 0 {
+			if rec.Code == 0 {
 				s.writeError(rec, r, apierrors.NewInternalError(fmt.Errorf("%v", v)))
 			}
 		}()

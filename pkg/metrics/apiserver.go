@@ -97,7 +97,7 @@ func NewAPIServer(reg *Registry, ops []endpoint.Operation) (*APIServer, error) {
 // Request.Route).
 func (m *APIServer) Instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rq := &Request{ResponseWriter: w, m: m, start: time.Now()}
+		rq := &Request{StatusRecorder: StatusRecorder{ResponseWriter: w}, m: m, start: time.Now()}
 		next.ServeHTTP(rq, r)
 		if rq.op != nil {
 			rq.op.observe(r, rq)
@@ -109,11 +109,10 @@ func (m *APIServer) Instrument(next http.Handler) http.Handler {
 // the status code, and the handler tells it the operation (Route) and
 // whether the request became a watch.
 type Request struct {
-	http.ResponseWriter
+	StatusRecorder
 	m     *APIServer
 	start time.Time
 	op    *operation
-	code  int
 	watch bool
 }
 
@@ -132,25 +131,6 @@ func RequestOf(w http.ResponseWriter) *Request {
 		}
 	}
 }
-
-// WriteHeader records the status code.
-func (r *Request) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-// Write records an implicit 200.
-func (r *Request) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (r *Request) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // Route tells which operation of the spec serves the request; requests
 // never routed to a resource operation (discovery, health checks, paths
@@ -288,7 +268,7 @@ func (o *operation) series(i int) *series {
 
 // observe counts and times a finished request.
 func (o *operation) observe(r *http.Request, rq *Request) {
-	code := rq.code
+	code := rq.Code
 	if code == 0 {
 		code = http.StatusOK
 	}

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/server"
 )
 
@@ -34,29 +35,6 @@ type Request struct {
 	Code        int
 }
 
-// codeRecorder remembers the status code of a response.
-type codeRecorder struct {
-	http.ResponseWriter
-	code int
-}
-
-func (r *codeRecorder) WriteHeader(code int) {
-	if r.code == 0 {
-		r.code = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *codeRecorder) Write(b []byte) (int, error) {
-	if r.code == 0 {
-		r.code = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap gives http.ResponseController the connection (flushes, deadlines).
-func (r *codeRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
 // Start serves a new Batkube API on a loopback port until the test ends.
 func Start(t testing.TB, opts server.Options) *Server {
 	t.Helper()
@@ -70,10 +48,10 @@ func Start(t testing.TB, opts server.Options) *Server {
 	ts := &Server{Server: srv}
 	h := srv.Handler()
 	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &codeRecorder{ResponseWriter: w}
+		rec := &metrics.StatusRecorder{ResponseWriter: w}
 		h.ServeHTTP(rec, r)
 		ts.mu.Lock()
-		ts.requests = append(ts.requests, Request{Method: r.Method, URI: r.URL.RequestURI(), Code: rec.code})
+		ts.requests = append(ts.requests, Request{Method: r.Method, URI: r.URL.RequestURI(), Code: rec.Code})
 		ts.mu.Unlock()
 	}))
 	hs.Config.ConnState = func(_ net.Conn, state http.ConnState) {
