@@ -11,21 +11,17 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"sort"
-	"syscall"
 	"time"
 
-	flags "github.com/jessevdk/go-flags"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/batkube/batkube/examples/internal/exmain"
 	"github.com/batkube/batkube/pkg/simtime/clockclient"
 )
 
@@ -37,19 +33,7 @@ type options struct {
 
 func main() {
 	var opts options
-	if _, err := flags.Parse(&opts); err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			os.Exit(0)
-		}
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, opts); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(os.Stderr, "timed-scheduler:", err)
-		os.Exit(1)
-	}
+	exmain.Main("timed-scheduler", &opts, func(ctx context.Context) error { return run(ctx, opts) })
 }
 
 func run(ctx context.Context, opts options) error {

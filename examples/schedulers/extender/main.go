@@ -30,14 +30,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	flags "github.com/jessevdk/go-flags"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,6 +43,8 @@ import (
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/batkube/batkube/examples/internal/exmain"
 )
 
 type options struct {
@@ -132,19 +130,7 @@ type inFlightPod struct {
 
 func main() {
 	var opts options
-	if _, err := flags.Parse(&opts); err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			os.Exit(0)
-		}
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, opts); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(os.Stderr, "extender:", err)
-		os.Exit(1)
-	}
+	exmain.Main("extender", &opts, func(ctx context.Context) error { return run(ctx, opts) })
 }
 
 func run(ctx context.Context, opts options) error {

@@ -17,21 +17,16 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
-	"syscall"
 
-	flags "github.com/jessevdk/go-flags"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/batkube/batkube/examples/internal/exmain"
 	"github.com/batkube/batkube/examples/schedulers/internal/room"
 	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
@@ -44,25 +39,7 @@ type options struct {
 
 func main() {
 	var opts options
-	if _, err := flags.Parse(&opts); err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			os.Exit(0)
-		}
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, opts)
-	switch {
-	case err == nil, errors.Is(err, context.Canceled):
-	case utilnet.IsProbableEOF(err) || utilnet.IsConnectionRefused(err):
-		// The server ends the simulation; it may go while we wait.
-		fmt.Fprintln(os.Stderr, "fifo: the API server is gone:", err)
-	default:
-		fmt.Fprintln(os.Stderr, "fifo:", err)
-		os.Exit(1)
-	}
+	exmain.Main("fifo", &opts, func(ctx context.Context) error { return run(ctx, opts) })
 }
 
 func run(ctx context.Context, opts options) error {

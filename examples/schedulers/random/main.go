@@ -13,27 +13,22 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
-	flags "github.com/jessevdk/go-flags"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/batkube/batkube/examples/internal/exmain"
 	"github.com/batkube/batkube/examples/schedulers/internal/room"
 	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
@@ -46,24 +41,7 @@ type options struct {
 
 func main() {
 	var opts options
-	if _, err := flags.Parse(&opts); err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			os.Exit(0)
-		}
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, opts)
-	switch {
-	case err == nil, errors.Is(err, context.Canceled):
-	case utilnet.IsProbableEOF(err) || utilnet.IsConnectionRefused(err):
-		fmt.Fprintln(os.Stderr, "random: the API server is gone:", err) // the simulation ended
-	default:
-		fmt.Fprintln(os.Stderr, "random:", err)
-		os.Exit(1)
-	}
+	exmain.Main("random", &opts, func(ctx context.Context) error { return run(ctx, opts) })
 }
 
 // scheduler holds the informers' view of the cluster and the random source.

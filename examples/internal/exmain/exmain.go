@@ -1,0 +1,52 @@
+// Package exmain is the main of Batkube's example schedulers: their flags
+// (go-flags: --help on standard output, a usage error with exit code 2), a
+// context cancelled on SIGINT and SIGTERM, and the way out: exit code 0
+// when the run ends (interrupted, or the API server gone because the
+// simulation is over, which is said on standard error), 1 with the error
+// otherwise.
+package exmain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/jessevdk/go-flags"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+)
+
+// Main parses the command line into opts, then calls run, and exits.
+func Main(name string, opts any, run func(ctx context.Context) error) {
+	if _, err := flags.Parse(opts); err != nil {
+		var ferr *flags.Error
+		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+			os.Exit(0)
+		}
+		os.Exit(2) // go-flags has printed the error
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Exit(os.Stderr, name, run(ctx))
+	stop()
+	os.Exit(code)
+}
+
+// Exit is the exit code of a scheduler whose run returned err, and what it
+// says on stderr: nothing for a run that ended or was interrupted, that
+// the API server is gone when it is (the simulation ended: code 0), the
+// error otherwise (code 1).
+func Exit(stderr io.Writer, name string, err error) int {
+	switch {
+	case err == nil, errors.Is(err, context.Canceled):
+		return 0
+	case utilnet.IsProbableEOF(err) || utilnet.IsConnectionRefused(err):
+		fmt.Fprintf(stderr, "%s: the API server is gone: %v\n", name, err)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+}
