@@ -194,6 +194,21 @@ func applyListRV(lo *store.ListOptions, opts *metav1.ListOptions, current uint64
 	return nil
 }
 
+// body returns the request body as an object of the served kind, in the
+// request's namespace; if it is not, it answers the error and returns
+// false.
+func (q *request) body(w http.ResponseWriter) (store.Object, bool) {
+	obj, err := q.decodedBody(q.res.gvk.Kind)
+	if err == nil {
+		err = q.checkNamespace(obj)
+	}
+	if err != nil {
+		q.fail(w, err)
+		return nil, false
+	}
+	return obj, true
+}
+
 // decodedBody returns the request body as an object of the served kind.
 func (q *request) decodedBody(want string) (store.Object, error) {
 	if q.args.Body == nil {
@@ -276,13 +291,8 @@ func (q *request) createOp(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, apierrors.NewMethodNotSupported(q.res.gvr.GroupResource(), "create "+q.op.Subresource))
 		return
 	}
-	obj, err := q.decodedBody(q.res.gvk.Kind)
-	if err != nil {
-		q.fail(w, err)
-		return
-	}
-	if err := q.checkNamespace(obj); err != nil {
-		q.fail(w, err)
+	obj, ok := q.body(w)
+	if !ok {
 		return
 	}
 	if a := q.server.opts.Admitter; a != nil {

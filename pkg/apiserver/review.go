@@ -45,13 +45,8 @@ func reviewerFor(gk schema.GroupKind) reviewer {
 // review serves POST of a review: 201 Created with the answer, in the
 // negotiated encoding.
 func (q *request) review(w http.ResponseWriter) {
-	obj, err := q.decodedBody(q.res.gvk.Kind)
-	if err != nil {
-		q.fail(w, err)
-		return
-	}
-	if err := q.checkNamespace(obj); err != nil {
-		q.fail(w, err)
+	obj, ok := q.body(w)
+	if !ok {
 		return
 	}
 	out, err := q.res.review(q, obj)

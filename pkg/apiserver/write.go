@@ -36,13 +36,8 @@ func (q *request) update(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, apierrors.NewMethodNotSupported(q.res.gvr.GroupResource(), "update "+q.op.Subresource))
 		return
 	}
-	obj, err := q.decodedBody(q.res.gvk.Kind)
-	if err != nil {
-		q.fail(w, err)
-		return
-	}
-	if err := q.checkNamespace(obj); err != nil {
-		q.fail(w, err)
+	obj, ok := q.body(w)
+	if !ok {
 		return
 	}
 	switch name := obj.GetName(); {
