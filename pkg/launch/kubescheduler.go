@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 
@@ -136,4 +137,86 @@ func profileNames(cfg map[string]any) []string {
 		names = []string{"default-scheduler"}
 	}
 	return names
+}
+
+// kubeScheduler is how a run starts a kube-scheduler.
+type kubeScheduler struct {
+	bin, config string
+	minor       int
+	version     string
+	names       []string // its profiles' schedulerNames
+	metricsPort int
+}
+
+func (r *run) startScheduler() error {
+	if r.cfg.NoScheduler {
+		return nil
+	}
+	logPath := filepath.Join(r.cfg.OutDir, "scheduler.log")
+	env := []string{"KUBECONFIG=" + r.kubeconfig}
+	var err error
+	if r.cfg.SchedulerCommand != "" {
+		command, _, err := r.expand(r.cfg.SchedulerCommand)
+		if err != nil {
+			return fmt.Errorf("launch: the scheduler's command: %w", err)
+		}
+		r.scheduler, err = startProcess(SchedulerProcess, logPath, env, "/bin/sh", "-c", "exec "+command)
+		return err
+	}
+	k := r.kube
+	args := []string{k.bin, "--config", k.config,
+		// Its metrics, for the server's settle policy: served on loopback,
+		// the scrapes authenticated and authorised by asking the server.
+		"--secure-port", strconv.Itoa(k.metricsPort), "--bind-address", "127.0.0.1",
+		"--authentication-kubeconfig", r.kubeconfig, "--authorization-kubeconfig", r.kubeconfig}
+	if r.gangs {
+		args = append(args, "--feature-gates=GenericWorkload=true")
+	}
+	args = append(args, r.cfg.KubeSchedulerArgs...)
+	if r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...); err != nil {
+		return err
+	}
+	// Its PID, for the server, which watches the process for quiescence.
+	return writeFileAtomic(r.schedulerPIDFile(), []byte(strconv.Itoa(r.scheduler.cmd.Process.Pid)+"\n"))
+}
+
+// schedulerPIDFile is where the bundled kube-scheduler's PID is written
+// for the server (kubernetes-server --kube-scheduler-pid-file).
+func (r *run) schedulerPIDFile() string { return filepath.Join(r.cfg.OutDir, "kube-scheduler.pid") }
+
+// planKubeScheduler prepares the kube-scheduler the run starts, if any:
+// its configuration, version and metrics port.
+func (r *run) planKubeScheduler() error {
+	if r.cfg.NoScheduler || r.cfg.SchedulerCommand != "" {
+		return nil
+	}
+	bin := r.cfg.KubeScheduler
+	if bin == "" {
+		var err error
+		if bin, err = r.bin("kube-scheduler"); err != nil {
+			return err
+		}
+	}
+	minor, version, err := kubeSchedulerVersion(bin)
+	if err != nil {
+		return err
+	}
+	if r.cfg.Gangs && minor < gangsMinMinor {
+		return fmt.Errorf("launch: gangs (pod groups) need kube-scheduler 1.%d or later; %s is %s", gangsMinMinor, bin, version)
+	}
+	r.gangs = !r.cfg.NoGangs && (r.cfg.Gangs || minor >= gangsMinMinor)
+	config := filepath.Join(r.cfg.OutDir, "kube-scheduler.yaml")
+	names, err := writeSchedulerConfig(config, r.cfg.SchedulerConfig, r.kubeconfig, minor, func(s string) (string, error) {
+		out, _, err := r.expand(s)
+		return out, err
+	})
+	if err != nil {
+		return err
+	}
+	port, err := r.port()
+	if err != nil {
+		return err
+	}
+	r.kube = &kubeScheduler{bin: bin, config: config, minor: minor, version: version, names: names, metricsPort: port}
+	return nil
 }

@@ -107,3 +107,21 @@ func (p *Ports) Release(ports ...int) {
 		delete(p.taken, port)
 	}
 }
+
+// port takes a free loopback port for the run from its pool.
+func (r *run) port() (int, error) {
+	p, err := r.pool.Take()
+	if err != nil {
+		return 0, err
+	}
+	r.held = append(r.held, p)
+	return p, nil
+}
+
+// portOr returns port, or a free one if it is 0.
+func (r *run) portOr(port int) (int, error) {
+	if port != 0 {
+		return port, nil
+	}
+	return r.port()
+}
