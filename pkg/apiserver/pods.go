@@ -154,3 +154,23 @@ func (q *request) notePodStatusWriter() {
 		q.server.actedAsScheduler(q.http.UserAgent())
 	}
 }
+
+// SetPodStatus is the kubelet's write of a pod's status (the simulation's
+// kubelet, part of this server: its writes are trusted, not validated as a
+// client's are). mutate changes the status of a copy of the pod that shares
+// its spec with the stored one (registry.PodForStatusChange), so that the
+// versions the watch history keeps share it too. A pod that is gone is a
+// NotFound error.
+func (s *Server) SetPodStatus(ctx context.Context, namespace, name string, mutate func(*corev1.Pod) error) error {
+	_, err := s.store.ChangeSharing(ctx, podsResource.GroupResource(), namespace, name, sharePodSpec, func(cur store.Object) (store.Object, error) {
+		pod, ok := cur.(*corev1.Pod)
+		if !ok {
+			return nil, fmt.Errorf("apiserver: stored pod %s/%s is a %T", namespace, name, cur)
+		}
+		if err := mutate(pod); err != nil {
+			return nil, err
+		}
+		return pod, nil
+	})
+	return err
+}

@@ -13,7 +13,6 @@ import (
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/podres"
 	"github.com/batkube/batkube/pkg/registry"
-	"github.com/batkube/batkube/pkg/store"
 )
 
 // The kubelet's part of a simulation: pods bound to a node are admitted
@@ -127,15 +126,9 @@ func hasCondition(pod *corev1.Pod, typ corev1.PodConditionType) bool {
 func (r *run) setStage(ctx context.Context, refs []podRef, stage podStage, exit int32) error {
 	at := metav1.NewTime(r.opts.Clock.Now())
 	for _, ref := range refs {
-		_, err := r.store.ChangeSharing(ctx, podsGVR.GroupResource(), ref.namespace, ref.name, func(cur store.Object) store.Object {
-			return registry.PodForStatusChange(cur).(store.Object) // a stage writes the status only
-		}, func(cur store.Object) (store.Object, error) {
-			pod, ok := cur.(*corev1.Pod)
-			if !ok {
-				return nil, fmt.Errorf("stored pod is a %T", cur)
-			}
+		err := r.api.SetPodStatus(ctx, ref.namespace, ref.name, func(pod *corev1.Pod) error {
 			stage.apply(pod, at, exit)
-			return pod, nil
+			return nil
 		})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("setting pod %s %s: %w", ref, stage.phase, err)
