@@ -2,6 +2,7 @@ package docs
 
 import (
 	"bufio"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -125,5 +126,38 @@ func TestPackagesImportOnlyLowerLayers(t *testing.T) {
 				t.Errorf("%s (layer %d) imports %s (layer %d): a package imports only lower layers (architecture.md)", pkg, n, dep, m)
 			}
 		}
+	}
+}
+
+// TestBrokerWritesOnlyThroughTheAPI: no code of pkg/broker calls a method
+// of the store that writes (its one door for writes is pkg/apiserver).
+func TestBrokerWritesOnlyThroughTheAPI(t *testing.T) {
+	writes := map[string]bool{"Create": true, "Update": true, "Change": true, "ChangeSharing": true, "Delete": true, "DeleteSharing": true}
+	files, err := filepath.Glob("../pkg/broker/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no broker files (%v)", err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || !writes[sel.Sel.Name] {
+				return true
+			}
+			if recv, ok := sel.X.(*ast.SelectorExpr); ok && recv.Sel.Name == "store" {
+				t.Errorf("%s: the broker calls store.%s: write through pkg/apiserver instead", filepath.Base(path), sel.Sel.Name)
+			}
+			return true
+		})
 	}
 }
