@@ -5,7 +5,7 @@ GO    ?= go
 BIN   := $(CURDIR)/bin
 # Packages of the main module without the generated router (vet on ~1M
 # generated lines takes minutes and finds nothing that regenerating would not).
-PKGS  := . ./cmd/... ./pkg/... ./docs ./examples/timed-scheduler ./examples/schedulers/...
+PKGS  := . ./cmd/... ./pkg/... ./docs ./examples/timed-scheduler ./examples/schedulers/... ./examples/internal/...
 # A count, not a duration: with a duration, go1.26's fuzz coordinator can
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
@@ -75,7 +75,7 @@ test-unit: ## the tests that need no upstream binary (all but pkg/e2e)
 
 vet: ## go vet and gofmt on the hand-written code
 	$(GO) vet $(PKGS)
-	@unformatted=$$(gofmt -l swagger.go cmd pkg docs examples/timed-scheduler examples/schedulers restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	@unformatted=$$(gofmt -l swagger.go cmd pkg docs examples/timed-scheduler examples/schedulers examples/internal restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
