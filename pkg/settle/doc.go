@@ -23,4 +23,11 @@
 // Auto picks among them as the run goes: the kube-scheduler policy when
 // one is configured, the signals once a scheduler has sent one, silence
 // otherwise.
+//
+// Who does what: this package holds the policies and what the broker may
+// ask of them (Policy, and the optional Waker, Gate, GroupReleaser, Prober,
+// Ender, Listener); package broker holds the loop that applies a step and
+// waits on the policy (settle.go); package simulation picks the run's
+// policy from its configuration (--settle), as it assembles the rest. This
+// package imports neither.
 package settle
