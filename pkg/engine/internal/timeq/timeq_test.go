@@ -1,6 +1,7 @@
 package timeq
 
 import (
+	"github.com/batkube/batkube/pkg/simtime/timerq"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -11,8 +12,8 @@ import (
 func at(s float64) Time { return Time{}.Plus(s) }
 
 func TestPopsByDateThenSchedulingOrder(t *testing.T) {
-	var q Queue[string]
-	a, b, c, d := &Item[string]{Value: "a"}, &Item[string]{Value: "b"}, &Item[string]{Value: "c"}, &Item[string]{Value: "d"}
+	var q timerq.Queue[string, Time]
+	a, b, c, d := &timerq.Item[string, Time]{Value: "a"}, &timerq.Item[string, Time]{Value: "b"}, &timerq.Item[string, Time]{Value: "c"}, &timerq.Item[string, Time]{Value: "d"}
 	q.Schedule(a, at(1e17+16))
 	q.Schedule(b, at(0.1))
 	q.Schedule(c, at(1e17+16))
@@ -45,8 +46,8 @@ func TestPopsByDateThenSchedulingOrder(t *testing.T) {
 func TestRandomScheduleMatchesASortedReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	dates := []float64{0, 0.1, 0.2, 0.30000000000000004, 0.3, 1e17, 1e17 + 16, math.Inf(1), 5e-324}
-	var q Queue[int]
-	its := make([]*Item[int], 300)
+	var q timerq.Queue[int, Time]
+	its := make([]*timerq.Item[int, Time], 300)
 	type ref struct {
 		at  Time
 		seq int
@@ -54,7 +55,7 @@ func TestRandomScheduleMatchesASortedReference(t *testing.T) {
 	model := map[int]ref{}
 	seq := 0
 	for i := range its {
-		its[i] = &Item[int]{Value: i}
+		its[i] = &timerq.Item[int, Time]{Value: i}
 	}
 	for n := range 20000 {
 		i := rng.IntN(len(its))
