@@ -279,7 +279,7 @@ func (e *Engine) fire(t *timer) {
 	case timerReceive:
 		e.onReceiveTimer()
 	case timerCall:
-		e.post(message{cost: e.md, handle: e.wakeUp})
+		e.post(message{cost: e.masterMsg, handle: e.wakeUp})
 	case timerTarget:
 		e.targetReached = true
 	case timerSubmit:

@@ -202,10 +202,9 @@ type Engine struct {
 	routes    map[[2]int]hostRoute
 	linkBytes map[int]float64
 	linkKeys  []int
-	latBytes  float64
-	// md is the time of a message between two actors of the master host,
-	// if it is noticeable (server.go), 0 otherwise.
-	md MessageTime
+	// masterMsg is the time of a message between two actors of the master
+	// host, if it is noticeable (server.go), none otherwise.
+	masterMsg MessageTime
 	// round counts the steps (SimGrid\'s scheduling rounds: server.go)
 	round     uint64
 	ended     []int32 // jobs finished or rejected since the last message
@@ -255,7 +254,7 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 	e.target.kind = timerTarget
 	e.recvTimer.kind = timerReceive
 	if !opts.NoNetwork {
-		e.md = p.MasterMessage
+		e.masterMsg = p.MasterMessage
 	}
 	for wi, w := range workloads {
 		if err := e.addWorkload(w); err != nil {
@@ -278,7 +277,7 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 		}
 		s := newSubmitter(wi, e.jobs[first:], first)
 		e.submitters = append(e.submitters, s)
-		if e.md != (MessageTime{}) {
+		if e.masterMsg.takesTime() {
 			s.batch = e.newJobBatches(s)
 		}
 		e.sleep(&s.timer, 0) // it starts at 0
@@ -289,7 +288,7 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 	for i, l := range opts.Events {
 		s := &eventSubmitter{list: l, timer: timer{kind: timerEvents, index: i}}
 		e.eventSubmitters = append(e.eventSubmitters, s)
-		if e.md != (MessageTime{}) {
+		if e.masterMsg.takesTime() {
 			s.batch = e.newEventBatches(s)
 		}
 		e.sleep(&s.timer, 0)
@@ -419,7 +418,7 @@ func (e *Engine) Apply(now float64, decisions []Decision) error {
 		// The request-reply actor sends the decision to the server,
 		// which applies it when it gets it (server.go).
 		var err error
-		if e.md != (MessageTime{}) || e.busy() {
+		if e.masterMsg.takesTime() || e.busy() {
 			err = e.sendDecision(d)
 			if e.err != nil {
 				return e.err
@@ -441,10 +440,10 @@ func (e *Engine) Apply(now float64, decisions []Decision) error {
 	if e.err != nil {
 		return e.err
 	}
-	if e.md != (MessageTime{}) {
+	if e.masterMsg.takesTime() {
 		// SCHED_READY: the server tells the decision process nothing
 		// before it has got it.
-		if !e.send(message{cost: e.md, handle: func() {}}) {
+		if !e.send(message{cost: e.masterMsg, handle: func() {}}) {
 			return e.err
 		}
 	}

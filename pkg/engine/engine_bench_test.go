@@ -74,31 +74,7 @@ func homogeneous(n int) *Platform {
 // BenchmarkDelayJobs runs 100,000 delay jobs on 1,000 hosts with a
 // first-fit decision loop; ns/job includes the decision loop.
 func BenchmarkDelayJobs(b *testing.B) {
-	const jobs, hosts = 100_000, 1000
-	w := delayJobs(jobs, 0.012) // about 830 jobs at a time
-	p := homogeneous(hosts)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	for b.Loop() {
-		e, err := New(p, []*Workload{w}, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		f := newFirstFit(hosts)
-		if err := loop(e, f.decide); err != nil {
-			b.Fatal(err)
-		}
-		if f.done != jobs {
-			b.Fatalf("got %d jobs completed, want %d", f.done, jobs)
-		}
-	}
-	elapsed := time.Since(start)
-	runtime.ReadMemStats(&after)
-	n := float64(b.N) * jobs
-	b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/job")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/job")
-	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/job")
+	benchDelayJobs(b, homogeneous(1000))
 }
 
 // BenchmarkDelayJobsOverTheNetwork is BenchmarkDelayJobs on a cluster512
@@ -106,8 +82,6 @@ func BenchmarkDelayJobs(b *testing.B) {
 // to the master host, and every message of Batsim's actors there 600 µs
 // (server.go), so the engine runs Batsim's messages one by one.
 func BenchmarkDelayJobsOverTheNetwork(b *testing.B) {
-	const jobs, hosts = 100_000, 1000
-	w := delayJobs(jobs, 0.012)
 	p, err := ParsePlatform(strings.NewReader(`<platform version="4.1"><zone id="AS0" routing="Full">
   <cluster id="c1" prefix="n" suffix="" radical="0-999" speed="1Gf" bw="125MBps" lat="50us" bb_bw="2.25GBps" bb_lat="500us"/>
   <cluster id="c2" prefix="master_host" suffix="" radical="0-0" speed="1Gf" bw="125MBps" lat="50us" bb_bw="2.25GBps" bb_lat="500us"><prop id="role" value="master"/></cluster>
@@ -117,9 +91,18 @@ func BenchmarkDelayJobsOverTheNetwork(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if p.MasterMessage == (MessageTime{}) {
+	if !p.MasterMessage.takesTime() {
 		b.Fatal("the master's messages take no time")
 	}
+	benchDelayJobs(b, p)
+}
+
+// benchDelayJobs runs 100,000 delay jobs (about 830 at a time) on the
+// platform's resources, and reports the time, allocations and bytes a job.
+func benchDelayJobs(b *testing.B, p *Platform) {
+	const jobs = 100_000
+	hosts := len(p.Resources)
+	w := delayJobs(jobs, 0.012)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()

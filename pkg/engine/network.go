@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"cmp"
+	"container/heap"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -116,24 +120,27 @@ func reversed(uses []linkUse) []linkUse {
 type netRoute struct {
 	links        []linkUse
 	gwSrc, gwDst *netPoint
+	dst          int // the index of the point it goes to, in its zone
 }
 
 // zoneNet is a zone's routing.
 type zoneNet struct {
-	point  *netPoint // the zone as a point of its parent (nil for the root)
-	points []*netPoint
+	routing string    // the zone's routing, lower case ("full", "cluster"...)
+	point   *netPoint // the zone as a point of its parent (nil for the root)
+	points  []*netPoint
 	// routes are the routes declared in the zone (Full, Floyd, Dijkstra),
 	// symmetrical ones in both directions.
 	routes map[[2]int]*netRoute
 	// Floyd: the predecessor of each point on the cheapest path, computed
 	// once.
 	pred [][]int
+	// Dijkstra: each point's routes out, by the index of their end.
+	out map[int][]*netRoute
 	// star routing (Cluster, Vivaldi): each point's links towards the
-	// centre (up) and from it (down), the backbone, and the router that
-	// stands for the zone as a gateway.
+	// centre (up) and from it (down), and the backbone. (Zone routes name
+	// the cluster's router as their gateway: it needs no links.)
 	up, down map[int][]linkUse
 	backbone *netLink
-	router   *netPoint
 	// loopback is a <cluster>'s (loopback_bw, loopback_lat): the route of
 	// a host to itself.
 	loopback *netLink
@@ -199,7 +206,7 @@ func (n *network) note(s string) {
 
 // addZone makes z a point of its parent.
 func (n *network) addZone(z *zoneNode) {
-	z.net = &zoneNet{routes: map[[2]int]*netRoute{}, up: map[int][]linkUse{}, down: map[int][]linkUse{}}
+	z.net = &zoneNet{routing: strings.ToLower(z.routing), routes: map[[2]int]*netRoute{}, up: map[int][]linkUse{}, down: map[int][]linkUse{}}
 	n.zoneList = append(n.zoneList, z)
 	if z.id != "" {
 		n.zones[z.id] = z
@@ -219,8 +226,8 @@ func (n *network) addPoint(z *zoneNode, name string, kind netPointKind) *netPoin
 	return p
 }
 
-// addLink declares a link; a split-duplex link is one here (both ways have
-// its bandwidth and latency).
+// addLink declares a link (a split-duplex one has a bandwidth each way:
+// see linkUse).
 func (n *network) addLink(id, bandwidth, latency, policy string) (*netLink, error) {
 	if id == "" {
 		return nil, errors.New("a <link> has no id")
@@ -241,16 +248,12 @@ func (n *network) addLink(id, bandwidth, latency, policy string) (*netLink, erro
 	return l, nil
 }
 
-// addRouter declares a router; the first router of a zone routed as a
-// Cluster is its router (its gateway to other zones).
+// addRouter declares a router.
 func (n *network) addRouter(z *zoneNode, name, coords string) (*netPoint, error) {
 	if z == nil {
 		return nil, fmt.Errorf("router %q is outside of any zone", name)
 	}
 	p := n.addPoint(z, name, pointRouter)
-	if isStar(z) && z.net.router == nil {
-		z.net.router = p
-	}
 	return p, n.setCoords(p, coords)
 }
 
@@ -294,8 +297,7 @@ func (n *network) addClusterHost(z *zoneNode, name string, link, limiter *netLin
 // isStar says whether a zone routes as a star (SimGrid's Cluster and
 // Vivaldi zones): through each point's private links and a backbone.
 func isStar(z *zoneNode) bool {
-	r := strings.ToLower(z.routing)
-	return r == "cluster" || r == "vivaldi"
+	return z.net.routing == "cluster" || z.net.routing == "vivaldi"
 }
 
 // resolve checks and builds every declared route once all is read.
@@ -318,8 +320,11 @@ func (n *network) resolve() error {
 		}
 	}
 	for _, z := range n.zoneList {
-		if strings.EqualFold(z.routing, "floyd") {
+		switch z.net.routing {
+		case "floyd":
 			floydTables(z)
+		case "dijkstra", "dijkstracache":
+			dijkstraEdges(z)
 		}
 	}
 	return nil
@@ -359,13 +364,13 @@ func (n *network) addRoute(d routeDecl) error {
 	if _, dup := d.zone.net.routes[key]; dup {
 		return fmt.Errorf("%s: the route is declared twice (routes are symmetrical by default)", where)
 	}
-	d.zone.net.routes[key] = &netRoute{links: links, gwSrc: gwSrc, gwDst: gwDst}
+	d.zone.net.routes[key] = &netRoute{links: links, gwSrc: gwSrc, gwDst: gwDst, dst: dst.id}
 	if d.symmetrical && src != dst {
 		back := [2]int{dst.id, src.id}
 		if _, dup := d.zone.net.routes[back]; dup {
 			return fmt.Errorf("%s: the route back is declared too: say symmetrical=\"NO\"", where)
 		}
-		d.zone.net.routes[back] = &netRoute{links: reversed(links), gwSrc: gwDst, gwDst: gwSrc}
+		d.zone.net.routes[back] = &netRoute{links: reversed(links), gwSrc: gwDst, gwDst: gwSrc, dst: src.id}
 	}
 	return nil
 }
@@ -395,6 +400,9 @@ type MessageTime struct {
 	Bandwidth float64
 }
 
+// takesTime reports whether the message takes any time.
+func (m MessageTime) takesTime() bool { return m != MessageTime{} }
+
 // Seconds is the message's time: latency plus a byte at the bandwidth.
 func (m MessageTime) Seconds() float64 {
 	if m.Bandwidth == 0 {
@@ -416,11 +424,10 @@ func (n *network) messageTime(src, dst string) (MessageTime, error) {
 	return MessageTime{Latency: r.latency, Bandwidth: r.minBW}, nil
 }
 
-// pathAcc accumulates a route: its latency, its links and the narrowest
-// bandwidth, and the links crossed if collect is set.
+// pathAcc accumulates a route: its latency and narrowest bandwidth, and
+// the links crossed if collect is set.
 type pathAcc struct {
 	latency float64
-	links   int
 	minBW   float64
 	collect bool
 	uses    []linkUse
@@ -431,13 +438,23 @@ func (r *pathAcc) add(uses []linkUse) {
 		r.uses = append(r.uses, uses...)
 	}
 	for _, u := range uses {
-		l := u.link
-		r.latency += l.latency
-		if l.bw > 0 && (r.minBW == 0 || l.bw < r.minBW) {
-			r.minBW = l.bw
-		}
-		r.links++
+		r.latency += u.link.latency
+		r.narrow(u.link.bw)
 	}
+}
+
+// narrow takes a bandwidth on the route into account (0: none).
+func (r *pathAcc) narrow(bw float64) {
+	if bw > 0 && (r.minBW == 0 || bw < r.minBW) {
+		r.minBW = bw
+	}
+}
+
+// merge appends the route o after r.
+func (r *pathAcc) merge(o *pathAcc) {
+	r.latency += o.latency
+	r.uses = append(r.uses, o.uses...)
+	r.narrow(o.minBW)
 }
 
 // maxRouteDepth bounds the recursion over gateways (a platform whose zone
@@ -454,11 +471,11 @@ func (n *network) route(src, dst *netPoint, r *pathAcc, depth int) error {
 	}
 	common, srcAnc, dstAnc := commonAncestors(src, dst)
 	if srcAnc == dstAnc {
-		_, _, err := n.localRoute(common, src, dst, r)
+		_, _, err := n.localRoute(common, src, dst, r, depth)
 		return err
 	}
 	mid := pathAcc{collect: r.collect}
-	gwSrc, gwDst, err := n.localRoute(common, srcAnc, dstAnc, &mid)
+	gwSrc, gwDst, err := n.localRoute(common, srcAnc, dstAnc, &mid, depth)
 	if err != nil {
 		return err
 	}
@@ -470,12 +487,7 @@ func (n *network) route(src, dst *netPoint, r *pathAcc, depth int) error {
 			return err
 		}
 	}
-	r.latency += mid.latency
-	r.uses = append(r.uses, mid.uses...)
-	if mid.minBW > 0 && (r.minBW == 0 || mid.minBW < r.minBW) {
-		r.minBW = mid.minBW
-	}
-	r.links += mid.links
+	r.merge(&mid)
 	if gwDst != dst {
 		return n.route(gwDst, dst, r, depth+1)
 	}
@@ -515,16 +527,15 @@ func commonAncestors(src, dst *netPoint) (common *zoneNode, srcAnc, dstAnc *netP
 
 // localRoute adds the route between two points of zone z, as its routing
 // computes it, and returns its gateways.
-func (n *network) localRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc, gwDst *netPoint, err error) {
-	routing := strings.ToLower(z.routing)
-	switch routing {
+func (n *network) localRoute(z *zoneNode, src, dst *netPoint, r *pathAcc, depth int) (gwSrc, gwDst *netPoint, err error) {
+	switch z.net.routing {
 	case "full", "", "floyd", "dijkstra", "dijkstracache":
 		if src == dst && z.net.routes[[2]int{src.id, dst.id}] == nil {
 			r.add([]linkUse{{link: n.loopback}})
 			return nil, nil, nil
 		}
 	}
-	switch routing {
+	switch z.net.routing {
 	case "full", "":
 		route := z.net.routes[[2]int{src.id, dst.id}]
 		if route == nil {
@@ -533,9 +544,9 @@ func (n *network) localRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc
 		r.add(route.links)
 		return route.gwSrc, route.gwDst, nil
 	case "floyd":
-		return n.floydRoute(z, src, dst, r)
+		return n.floydRoute(z, src, dst, r, depth)
 	case "dijkstra", "dijkstracache":
-		return n.dijkstraRoute(z, src, dst, r)
+		return n.dijkstraRoute(z, src, dst, r, depth)
 	case "cluster", "vivaldi":
 		return n.starRoute(z, src, dst, r)
 	case "none":
@@ -563,7 +574,7 @@ func (n *network) starRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc,
 		r.add([]linkUse{{link: z.net.backbone}})
 	}
 	r.add(z.net.down[dst.id])
-	if strings.EqualFold(z.routing, "vivaldi") {
+	if z.net.routing == "vivaldi" {
 		if src.coords == nil || dst.coords == nil {
 			return nil, nil, fmt.Errorf("zone %q is routed Vivaldi: %q and %q need coordinates", z.id, src.name, dst.name)
 		}
@@ -576,7 +587,7 @@ func (n *network) starRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc,
 // floydRoute is SimGrid's Floyd zone: the path of fewest links over the
 // declared routes (ties kept as its Floyd–Warshall loop keeps them),
 // following each route of the path in turn.
-func (n *network) floydRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc, gwDst *netPoint, err error) {
+func (n *network) floydRoute(z *zoneNode, src, dst *netPoint, r *pathAcc, depth int) (gwSrc, gwDst *netPoint, err error) {
 	zn := z.net
 	var stack []*netRoute
 	for cur := dst.id; ; {
@@ -590,7 +601,7 @@ func (n *network) floydRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc
 			break
 		}
 	}
-	return n.followRoutes(stack, r)
+	return n.followRoutes(stack, r, depth)
 }
 
 // floydTables computes a Floyd zone's paths, once the platform is read (the
@@ -623,32 +634,42 @@ func floydTables(z *zoneNode) {
 	}
 }
 
-// dijkstraRoute is SimGrid's Dijkstra zone: the path of fewest links.
-func (n *network) dijkstraRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gwSrc, gwDst *netPoint, err error) {
+// dijkstraEdges lists each point's routes out, once the platform is read.
+func dijkstraEdges(z *zoneNode) {
+	zn := z.net
+	zn.out = map[int][]*netRoute{}
+	keys := slices.SortedFunc(maps.Keys(zn.routes), func(a, b [2]int) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
+	for _, k := range keys {
+		zn.out[k[0]] = append(zn.out[k[0]], zn.routes[k])
+	}
+}
+
+// dijkstraRoute is SimGrid's Dijkstra zone: the path of fewest links, the
+// points taken by (cost, index) as its priority queue takes them.
+func (n *network) dijkstraRoute(z *zoneNode, src, dst *netPoint, r *pathAcc, depth int) (gwSrc, gwDst *netPoint, err error) {
 	zn := z.net
 	size := len(zn.points)
 	const inf = math.MaxInt
 	cost := make([]int, size)
 	pred := make([]int, size)
-	done := make([]bool, size)
 	for i := range cost {
 		cost[i], pred[i] = inf, -1
 	}
 	cost[src.id] = 0
-	for {
-		v := -1
-		for i := range size {
-			if !done[i] && cost[i] < inf && (v < 0 || cost[i] < cost[v]) {
-				v = i
-			}
+	q := &costQueue{{0, src.id}}
+	for q.Len() > 0 {
+		top := heap.Pop(q).(costEntry)
+		v := top.point
+		if top.cost > cost[v] {
+			continue // stale
 		}
-		if v < 0 {
-			break
-		}
-		done[v] = true
-		for u := range size {
-			if route := zn.routes[[2]int{v, u}]; route != nil && cost[v]+len(route.links) < cost[u] {
-				cost[u], pred[u] = cost[v]+len(route.links), v
+		for _, route := range zn.out[v] {
+			u := route.dst
+			if c := cost[v] + len(route.links); c < cost[u] {
+				cost[u], pred[u] = c, v
+				heap.Push(q, costEntry{c, u})
 			}
 		}
 	}
@@ -659,13 +680,32 @@ func (n *network) dijkstraRoute(z *zoneNode, src, dst *netPoint, r *pathAcc) (gw
 		}
 		stack = append(stack, zn.routes[[2]int{pred[cur], cur}])
 	}
-	return n.followRoutes(stack, r)
+	return n.followRoutes(stack, r, depth)
+}
+
+// costEntry is a point of a Dijkstra zone at a cost; costQueue orders
+// them by cost, then index.
+type costEntry struct{ cost, point int }
+
+type costQueue []costEntry
+
+func (q costQueue) Len() int { return len(q) }
+func (q costQueue) Less(i, j int) bool {
+	return q[i].cost < q[j].cost || q[i].cost == q[j].cost && q[i].point < q[j].point
+}
+func (q costQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *costQueue) Push(x any)   { *q = append(*q, x.(costEntry)) }
+func (q *costQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
 }
 
 // followRoutes adds the routes of a path given from its end back to its
 // start; between zones, the route from one route's destination gateway to
 // the next one's source gateway is added in between, as SimGrid does.
-func (n *network) followRoutes(stack []*netRoute, r *pathAcc) (gwSrc, gwDst *netPoint, err error) {
+func (n *network) followRoutes(stack []*netRoute, r *pathAcc, depth int) (gwSrc, gwDst *netPoint, err error) {
 	if len(stack) == 0 {
 		return nil, nil, nil
 	}
@@ -674,7 +714,7 @@ func (n *network) followRoutes(stack []*netRoute, r *pathAcc) (gwSrc, gwDst *net
 	for i := len(stack) - 1; i >= 0; i-- {
 		route := stack[i]
 		if prevDst != nil && route.gwSrc != nil && prevDst.name != route.gwSrc.name {
-			if err := n.route(prevDst, route.gwSrc, r, 1); err != nil {
+			if err := n.route(prevDst, route.gwSrc, r, depth+1); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -336,7 +336,7 @@ func (e *Engine) newActivity(r *run, p *Profile) *activity {
 			bound = math.Min(bound, e.platform.Resources[h].Speed/flops)
 		}
 	}
-	latency, bytes := e.communications(r, p)
+	latency, latBytes, bytes := e.communications(r, p)
 	if math.IsInf(bound, 1) && len(bytes) == 0 {
 		return nil
 	}
@@ -374,9 +374,9 @@ func (e *Engine) newActivity(r *run, p *Profile) *activity {
 			a.coef = append(a.coef, b)
 		}
 	}
-	if e.latBytes > 0 {
+	if latBytes > 0 {
 		// SimGrid's TCP window: gamma / (2 × the largest latency × bytes)
-		bound = math.Min(bound, tcpGamma/(2*e.latBytes))
+		bound = math.Min(bound, tcpGamma/(2*latBytes))
 	}
 	a.bound = bound
 	return a
@@ -389,16 +389,15 @@ const tcpGamma = 4194304
 // communications adds up what a leaf of a parallel task sends: the bytes
 // crossing each link's bandwidth (by linkUse.constraint(), in a map reused
 // by the next call), and the latency the task waits first (the longest of
-// its routes'), as SimGrid's ptask_L07 model; e.latBytes is the largest
-// latency × bytes of a route. Executor x sends to executor y Coms[x*n+y]
+// its routes'), as SimGrid's ptask_L07 model, and the largest latency ×
+// bytes of a route (for the TCP window). Executor x sends to executor y Coms[x*n+y]
 // bytes (parallel), Com (parallel_homogeneous) or Com / n
 // (parallel_homogeneous_total) when x != y.
-func (e *Engine) communications(r *run, p *Profile) (latency float64, bytes map[int]float64) {
-	clear(e.linkBytes)
-	e.latBytes = 0
+func (e *Engine) communications(r *run, p *Profile) (latency, latBytes float64, bytes map[int]float64) {
 	if p.Coms == nil && p.Com == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
+	clear(e.linkBytes)
 	if e.linkBytes == nil {
 		e.linkBytes = map[int]float64{}
 	}
@@ -420,13 +419,13 @@ func (e *Engine) communications(r *run, p *Profile) (latency float64, bytes map[
 			}
 			rt := e.hostRoute(hx, hy)
 			latency = math.Max(latency, rt.latency)
-			e.latBytes = math.Max(e.latBytes, rt.latency*b)
+			latBytes = math.Max(latBytes, rt.latency*b)
 			for _, u := range rt.uses {
 				e.linkBytes[u.constraint()] += b
 			}
 		}
 	}
-	return latency, e.linkBytes
+	return latency, latBytes, e.linkBytes
 }
 
 // hostRoute is the route between two resources, computed once.
@@ -617,8 +616,8 @@ func (e *Engine) kill(d KillJob) error {
 			e.outbox = append(e.outbox, JobKilled{Timestamp: e.now, JobIDs: ids, Progress: progress})
 		}
 	}
-	if e.md != (MessageTime{}) {
-		e.afterPut = append(e.afterPut, message{cost: e.md, handle: done})
+	if e.masterMsg.takesTime() {
+		e.afterPut = append(e.afterPut, message{cost: e.masterMsg, handle: done})
 	} else {
 		done()
 	}

@@ -18,10 +18,10 @@ package engine
 // engine leaves out, or what the platform makes of it (15 µs on Batsim's
 // small_platform.xml, 600 µs through cluster512.xml's backbone). From
 // selfNoticeable on, the engine runs Batsim's actors message by message
-// (Engine.md): submitters say hello, send each batch of submissions and
-// say goodbye, each waiting for the server to get the message before going
-// on; the request-reply actor sends each decision, then SCHED_READY; a
-// waiter and a killer each send one message when done.
+// (Engine.masterMsg): submitters say hello, send each batch of
+// submissions and say goodbye, each waiting for the server to get the
+// message before going on; the request-reply actor sends each decision,
+// then SCHED_READY; a waiter and a killer each send one message when done.
 
 // message is a message to Batsim's server: once the server gets it, it
 // crosses the network in cost seconds, then the server handles it (ends
@@ -74,7 +74,7 @@ func (e *Engine) serverSends() bool {
 // left after a step), then its byte crosses at the bandwidth (over when
 // less than doneBelow of it is left): two steps.
 func (e *Engine) get(m message) {
-	if m.cost == (MessageTime{}) {
+	if !m.cost.takesTime() {
 		e.handle(m)
 		return
 	}
@@ -136,7 +136,7 @@ func (e *Engine) received() {
 // pays for the closure.)
 func (e *Engine) sendDecision(d Decision) error {
 	var err error
-	e.send(message{cost: e.md, handle: func() { err = e.apply(d) }})
+	e.send(message{cost: e.masterMsg, handle: func() { err = e.apply(d) }})
 	return err
 }
 
@@ -166,13 +166,13 @@ func (e *Engine) send(m message) bool {
 }
 
 // batchSender is a Batsim submitter (of jobs, or of external events) whose
-// messages take time (Engine.md > 0), as Batsim 4.2.1's static submitters
-// run: it says hello; once the server has got that, it reads the clock
-// (cur), and the items dated no later than cur make one message; at the
-// first dated later, it sends that message (if any), waits until the
-// server has got it, then sleeps (double)(date - cur) and reads the clock
-// again: the item it slept for starts the next message. After the last
-// message, it says goodbye.
+// messages take time (Engine.masterMsg), as Batsim 4.2.1's static
+// submitters run: it says hello; once the server has got that, it reads
+// the clock (cur), and the items dated no later than cur make one message;
+// at the first dated later, it sends that message (if any), waits until
+// the server has got it, then sleeps (double)(date - cur) and reads the
+// clock again: the item it slept for starts the next message. After the
+// last message, it says goodbye.
 type batchSender struct {
 	dates   []float64 // the items', in order
 	next    int       // the first item not in a message yet
@@ -189,7 +189,7 @@ type batchSender struct {
 func (e *Engine) onBatchSender(b *batchSender) {
 	if !b.started {
 		b.started = true
-		e.post(message{cost: e.md, handle: func() {
+		e.post(message{cost: e.masterMsg, handle: func() {
 			b.cur = e.now
 			e.batchOn(b)
 		}})
@@ -213,13 +213,13 @@ func (e *Engine) batchOn(b *batchSender) {
 			e.sleep(b.timer, sleepUntil(b.dates[b.next], b.cur))
 			return
 		}
-		e.post(message{cost: e.md, handle: b.bye})
+		e.post(message{cost: e.masterMsg, handle: b.bye})
 	}
 	if to == from {
 		then()
 		return
 	}
-	e.post(message{cost: e.md, handle: func() {
+	e.post(message{cost: e.masterMsg, handle: func() {
 		b.deliver(from, to)
 		then()
 	}})
