@@ -377,10 +377,6 @@ func (r *run) wait(ctx context.Context) error {
 	}
 	serverDone, batsimDone := r.server.done, r.batsim.done
 	var schedulerErr error
-	// A scheduler that exits as the server ends the simulation (it sees
-	// the API server gone) is no news: its exit is told only if the server
-	// still runs a moment later.
-	var schedulerNews <-chan time.Time
 	sidecarDone := r.sidecarDone()
 	for serverDone != nil || batsimDone != nil {
 		select {
@@ -391,14 +387,14 @@ func (r *run) wait(ctx context.Context) error {
 		case <-schedulerDone:
 			schedulerDone = nil
 			schedulerErr = r.scheduler.failure()
-			schedulerNews = time.After(schedulerExitGrace)
-		case <-schedulerNews:
-			schedulerNews = nil
-			if r.cfg.Logf != nil && serverDone != nil {
+			// A scheduler that exits because the server has ended the
+			// simulation (it finds the API gone) is no news; one that
+			// exits while the API still answers is.
+			if r.cfg.Logf != nil && serverDone != nil && r.serving(progress) {
 				r.cfg.Logf("%v", schedulerErr)
 			}
 		case <-serverDone:
-			serverDone, schedulerNews = nil, nil
+			serverDone = nil
 			if r.server.err != nil {
 				// Batsim gets time to write its outputs; it ends once the
 				// server's socket is gone.
@@ -442,9 +438,15 @@ func (r *run) tellPlatformNotes() {
 	}
 }
 
-// schedulerExitGrace is how long after the scheduler's exit the server may
-// end the run before that exit is told as news.
-const schedulerExitGrace = 2 * time.Second
+// serving reports whether the API server answers /readyz.
+func (r *run) serving(c *http.Client) bool {
+	resp, err := c.Get(r.apiURL + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
 
 // failed describes a failed run: first the process that failed first
 // (usually the cause: Batsim fails when the server it talks to does, and

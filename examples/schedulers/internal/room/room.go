@@ -5,7 +5,10 @@
 // taking it from there.
 package room
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+)
 
 // Requests sums the requests of the pod's containers, by resource.
 func Requests(p *corev1.Pod) corev1.ResourceList {
@@ -64,7 +67,7 @@ func Admits(n *corev1.Node, p *corev1.Pod) bool {
 		}
 		tolerated := false
 		for _, tol := range p.Spec.Tolerations {
-			if tolerates(tol, t) {
+			if tol.ToleratesTaint(klog.Background(), t, false) {
 				tolerated = true
 				break
 			}
@@ -74,22 +77,4 @@ func Admits(n *corev1.Node, p *corev1.Pod) bool {
 		}
 	}
 	return true
-}
-
-// tolerates is a toleration matching a taint: same effect (or any), same
-// key (or any, with Exists), and Exists or the same value.
-func tolerates(tol corev1.Toleration, t *corev1.Taint) bool {
-	if tol.Effect != "" && tol.Effect != t.Effect {
-		return false
-	}
-	if tol.Key != "" && tol.Key != t.Key {
-		return false
-	}
-	switch tol.Operator {
-	case corev1.TolerationOpExists:
-		return true
-	case corev1.TolerationOpEqual, "":
-		return tol.Key != "" && tol.Value == t.Value
-	}
-	return false
 }
