@@ -146,15 +146,6 @@ func podScheduled(pod *corev1.Pod) [3]string {
 	return [3]string{}
 }
 
-// notePodStatusWriter records the client of a successful write of a pod's
-// PodScheduled condition (watchPodScheduled) as a scheduler: a scheduler
-// marks the pods it cannot place (PodScheduled=False).
-func (q *request) notePodStatusWriter() {
-	if q.op.Subresource == "status" && q.res.storage == podsResource.GroupResource() {
-		q.server.actedAsScheduler(q.http.UserAgent())
-	}
-}
-
 // SetPodStatus is the kubelet's write of a pod's status (the simulation's
 // kubelet, part of this server: its writes are trusted, not validated as a
 // client's are). mutate changes the status of a copy of the pod that shares

@@ -51,7 +51,7 @@ func (q *request) update(ctx context.Context, w http.ResponseWriter) {
 		return
 	}
 	if *scheduled {
-		q.notePodStatusWriter()
+		q.server.actedAsScheduler(q.http.UserAgent())
 	}
 	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
 }
@@ -190,7 +190,7 @@ func (q *request) patch(ctx context.Context, w http.ResponseWriter) {
 		return
 	}
 	if *scheduled {
-		q.notePodStatusWriter()
+		q.server.actedAsScheduler(q.http.UserAgent())
 	}
 	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
 }
