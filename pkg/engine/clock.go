@@ -8,7 +8,6 @@ import (
 
 	"github.com/batkube/batkube/pkg/engine/internal/ld"
 	"github.com/batkube/batkube/pkg/engine/internal/timeq"
-	"github.com/batkube/batkube/pkg/simtime/timerq"
 )
 
 // The engine's clock is SimGrid's (the one Batsim runs on), a double that
@@ -56,7 +55,7 @@ const (
 
 // timer is a SimGrid action the engine waits for.
 type timer struct {
-	item  timerq.Item[*timer, timeq.Time] // when lazy: due at item.At() in virtual time
+	item  timeq.Item[*timer] // when lazy: due at item.At() in virtual time
 	kind  timerKind
 	armed bool
 	born  uint64  // creation order: SimGrid handles the actions ended in one step in this order

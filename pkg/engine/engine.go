@@ -8,7 +8,6 @@ import (
 
 	"github.com/batkube/batkube/pkg/engine/internal/ld"
 	"github.com/batkube/batkube/pkg/engine/internal/timeq"
-	"github.com/batkube/batkube/pkg/simtime/timerq"
 )
 
 // Options are the Batsim options the simulation mirrors.
@@ -174,12 +173,12 @@ type Engine struct {
 	// virtual time the timers are due at (see clock.go).
 	now           float64
 	vt            timeq.Time
-	timers        timerq.Queue[*timer, timeq.Time] // due at a virtual time
-	stepped       []*timer                         // long sleeps, decremented at each step
-	few           []*timer                         // the submitters' other sleeps
-	born          uint64                           // timers created so far
-	due, notDue   []*timer                         // scratch of step
-	target        timer                            // Batsim's request-reply actor sleeping until a decision's date
+	timers        timeq.Queue[*timer] // due at a virtual time
+	stepped       []*timer            // long sleeps, decremented at each step
+	few           []*timer            // the submitters' other sleeps
+	born          uint64              // timers created so far
+	due, notDue   []*timer            // scratch of step
+	target        timer               // Batsim's request-reply actor sleeping until a decision's date
 	targetReached bool
 	calls         int // pending CALL_ME_LATERs
 	hosts         []host

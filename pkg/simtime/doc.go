@@ -6,8 +6,7 @@
 //     time-virtualised schedulers. The broker moves it when Batsim's
 //     messages say time has passed; object timestamps and the API server's
 //     notion of now read it.
-//   - timerq: the timers' priority queue, of simclock and of the embedded
-//     engine (pkg/engine, whose instants are exact sums of doubles).
+//   - timerq (inside simclock): the timers' priority queue.
 //   - timeservice (in kubernetes-server): the clock served over HTTP
 //     beside the Kubernetes API (/batkube/v1/clock): a scheduler reads now
 //     and waits for an instant, which becomes a CALL_ME_LATER to Batsim.

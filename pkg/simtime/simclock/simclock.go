@@ -29,7 +29,7 @@ type Clock struct {
 	// Batsim's dates go far beyond what a Duration holds (1e17 s).
 	secs float64
 
-	timers timerq.Queue[*Timer, timerq.Duration] // pending timers, earliest first, in registration order at one instant
+	timers timerq.Queue[*Timer] // pending timers, earliest first, in registration order at one instant
 	// activity counts timer registrations and cancellations; changed, when
 	// not nil, is closed at the next one.
 	activity uint64
@@ -119,7 +119,7 @@ func (c *Clock) advanceLocked(d time.Duration) {
 func (c *Clock) fireLocked() int {
 	now := c.epoch.Add(c.now)
 	fired := 0
-	for next := c.timers.Peek(); next != nil && time.Duration(next.At()) <= c.now; next = c.timers.Peek() {
+	for next := c.timers.Peek(); next != nil && next.At() <= c.now; next = c.timers.Peek() {
 		c.timers.Pop().Value.c <- now // buffered, and a timer fires at most once
 		fired++
 	}
@@ -139,7 +139,7 @@ func (c *Clock) NewTimer(at time.Time) *Timer {
 		ch <- c.epoch.Add(c.now)
 		return t
 	}
-	c.timers.Schedule(&t.item, timerq.Duration(t.at))
+	c.timers.Schedule(&t.item, t.at)
 	c.changedLocked()
 	return t
 }
@@ -169,7 +169,7 @@ func (c *Clock) NextTimer() (at time.Time, ok bool) {
 	if next == nil {
 		return time.Time{}, false
 	}
-	return c.epoch.Add(time.Duration(next.At())), true
+	return c.epoch.Add(next.At()), true
 }
 
 // NextTimerSeconds returns the earliest pending timer in protocol seconds,
@@ -182,7 +182,7 @@ func (c *Clock) NextTimerSeconds() (s float64, ok bool) {
 	if next == nil {
 		return 0, false
 	}
-	return ToSeconds(time.Duration(next.At())), true
+	return ToSeconds(next.At()), true
 }
 
 // Pending returns the number of pending timers.
@@ -220,8 +220,8 @@ type Timer struct {
 
 	c     chan time.Time
 	clock *Clock
-	at    time.Duration                        // since the epoch
-	item  timerq.Item[*Timer, timerq.Duration] // queued until fired or stopped
+	at    time.Duration       // since the epoch
+	item  timerq.Item[*Timer] // queued until fired or stopped
 }
 
 // When returns the instant the timer fires at.

@@ -8,8 +8,8 @@ import (
 )
 
 func TestPopsByInstantThenSchedulingOrder(t *testing.T) {
-	var q Queue[string, Duration]
-	a, b, c, d := &Item[string, Duration]{Value: "a"}, &Item[string, Duration]{Value: "b"}, &Item[string, Duration]{Value: "c"}, &Item[string, Duration]{Value: "d"}
+	var q Queue[string]
+	a, b, c, d := &Item[string]{Value: "a"}, &Item[string]{Value: "b"}, &Item[string]{Value: "c"}, &Item[string]{Value: "d"}
 	q.Schedule(a, 5)
 	q.Schedule(b, 1)
 	q.Schedule(c, 5)
@@ -37,8 +37,8 @@ func TestPopsByInstantThenSchedulingOrder(t *testing.T) {
 // random and checks the pops against a simple sorted model.
 func TestRandomScheduleMatchesASortedReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var q Queue[int, Duration]
-	its := make([]*Item[int, Duration], 200)
+	var q Queue[int]
+	its := make([]*Item[int], 200)
 	type ref struct {
 		at  time.Duration
 		seq int
@@ -46,7 +46,7 @@ func TestRandomScheduleMatchesASortedReference(t *testing.T) {
 	model := map[int]ref{}
 	seq := 0
 	for i := range its {
-		its[i] = &Item[int, Duration]{Value: i}
+		its[i] = &Item[int]{Value: i}
 	}
 	for range 5000 {
 		i := rng.IntN(len(its))
@@ -57,7 +57,7 @@ func TestRandomScheduleMatchesASortedReference(t *testing.T) {
 		}
 		at := time.Duration(rng.IntN(50))
 		seq++
-		q.Schedule(its[i], Duration(at))
+		q.Schedule(its[i], at)
 		model[i] = ref{at, seq}
 	}
 	var want []int

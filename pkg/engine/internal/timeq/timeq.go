@@ -1,5 +1,6 @@
-// Package timeq is the engine's virtual time (Time): the dates its timers
-// are due at, which its event queue (pkg/simtime/timerq) orders.
+// Package timeq is the engine's event queue: timers ordered by their due
+// date in virtual time (see Time), timers of one date in the order they
+// were scheduled. Timers can be moved and cancelled in O(log n).
 package timeq
 
 import "math"
@@ -37,4 +38,153 @@ func twoSum(a, b float64) (s, e float64) {
 	s = a + b
 	bb := s - a
 	return s, (a - (s - bb)) + (b - bb)
+}
+
+// Item is a timer carrying a Value. Its zero value is not queued; an Item
+// belongs to at most one Queue at a time.
+type Item[T any] struct {
+	Value T
+	at    Time
+	seq   uint64 // tie-break: the order of scheduling
+	pos   int    // 1 + index in the queue; 0 when not queued
+}
+
+// At returns the date the item was last scheduled at.
+func (it *Item[T]) At() Time { return it.at }
+
+// SetAt sets the date of an item that is not queued (one kept outside of
+// a queue).
+func (it *Item[T]) SetAt(at Time) {
+	if it.pos == 0 {
+		it.at = at
+	}
+}
+
+// Queued reports whether the item waits in a queue.
+func (it *Item[T]) Queued() bool { return it.pos > 0 }
+
+// Queue is a min-queue of items by (date, scheduling order). The zero value
+// is an empty queue. It is not safe for concurrent use. Dates must not be
+// NaN.
+type Queue[T any] struct {
+	h   []*Item[T]
+	seq uint64
+}
+
+// Len returns the number of queued items.
+func (q *Queue[T]) Len() int { return len(q.h) }
+
+// Schedule queues it at date at, or moves it there if it is queued already;
+// it then comes after the items scheduled before at that date.
+func (q *Queue[T]) Schedule(it *Item[T], at Time) {
+	q.seq++
+	it.at, it.seq = at, q.seq
+	if it.pos > 0 {
+		i := it.pos - 1
+		if !q.down(i) {
+			q.up(i)
+		}
+		return
+	}
+	q.h = append(q.h, it)
+	it.pos = len(q.h)
+	q.up(len(q.h) - 1)
+}
+
+// Cancel removes it from the queue and reports whether it was queued.
+func (q *Queue[T]) Cancel(it *Item[T]) bool {
+	if it.pos == 0 {
+		return false
+	}
+	q.remove(it.pos - 1)
+	return true
+}
+
+// Peek returns the earliest item, or nil if the queue is empty.
+func (q *Queue[T]) Peek() *Item[T] {
+	if len(q.h) == 0 {
+		return nil
+	}
+	return q.h[0]
+}
+
+// Pop removes and returns the earliest item, or nil if the queue is empty.
+func (q *Queue[T]) Pop() *Item[T] {
+	if len(q.h) == 0 {
+		return nil
+	}
+	it := q.h[0]
+	q.remove(0)
+	return it
+}
+
+// remove takes the item at index i out of the heap.
+func (q *Queue[T]) remove(i int) {
+	it := q.h[i]
+	last := len(q.h) - 1
+	if i != last {
+		q.h[i] = q.h[last]
+		q.h[i].pos = i + 1
+	}
+	q.h[last] = nil
+	q.h = q.h[:last]
+	it.pos = 0
+	if i < last && !q.down(i) {
+		q.up(i)
+	}
+}
+
+func (q *Queue[T]) less(i, j int) bool { return before(q.h[i], q.h[j]) }
+
+// before orders items by date, then scheduling order.
+func before[T any](a, b *Item[T]) bool {
+	if a.at.Hi != b.at.Hi {
+		return a.at.Hi < b.at.Hi
+	}
+	if a.at.Lo != b.at.Lo {
+		return a.at.Lo < b.at.Lo
+	}
+	return a.seq < b.seq
+}
+
+// up sifts the item at i up.
+func (q *Queue[T]) up(i int) {
+	it := q.h[i]
+	for i > 0 {
+		parent := (i - 1) / 2
+		p := q.h[parent]
+		if !before(it, p) {
+			break
+		}
+		q.h[i] = p
+		p.pos = i + 1
+		i = parent
+	}
+	q.h[i] = it
+	it.pos = i + 1
+}
+
+// down sifts the item at i down and reports whether it moved.
+func (q *Queue[T]) down(i int) bool {
+	start, n := i, len(q.h)
+	it := q.h[i]
+	for {
+		child := 2*i + 1
+		if child >= n {
+			break
+		}
+		c := q.h[child]
+		if right := child + 1; right < n && before(q.h[right], c) {
+			child, c = right, q.h[right]
+		}
+		if !before(c, it) {
+			break
+		}
+		q.h[i] = c
+		c.pos = i + 1
+		i = child
+	}
+	q.h[i] = it
+	it.pos = i + 1
+	return i > start
 }

@@ -6,21 +6,47 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/batkube/batkube/pkg/simtime/timerq"
 )
 
 func at(s float64) Time { return Time{}.Plus(s) }
 
-// TestRandomScheduleMatchesASortedReference: the engine's timer queue
-// (timerq over virtual time) moves and cancels items at random, with dates
-// close to one another, past 1e17 s and infinite ones, and its pops follow
-// a sorted model.
+func TestPopsByDateThenSchedulingOrder(t *testing.T) {
+	var q Queue[string]
+	a, b, c, d := &Item[string]{Value: "a"}, &Item[string]{Value: "b"}, &Item[string]{Value: "c"}, &Item[string]{Value: "d"}
+	q.Schedule(a, at(1e17+16))
+	q.Schedule(b, at(0.1))
+	q.Schedule(c, at(1e17+16))
+	q.Schedule(d, at(0.30000000000000004))
+	q.Schedule(d, at(1e17+16)) // moved: now after a and c
+	if !q.Cancel(b) || q.Cancel(b) || b.Queued() {
+		t.Fatal("Cancel: want true for a queued item, then false")
+	}
+	if q.Peek() != a || a.At() != at(1e17+16) {
+		t.Fatalf("Peek: got %v", q.Peek())
+	}
+	var got []string
+	for it := q.Pop(); it != nil; it = q.Pop() {
+		if it.Queued() {
+			t.Fatalf("%s still queued after Pop", it.Value)
+		}
+		got = append(got, it.Value)
+	}
+	if want := []string{"a", "c", "d"}; !slices.Equal(got, want) {
+		t.Fatalf("popped %v, want %v", got, want)
+	}
+	if q.Peek() != nil || q.Len() != 0 {
+		t.Fatal("an emptied queue is not empty")
+	}
+}
+
+// TestRandomScheduleMatchesASortedReference moves and cancels items at
+// random, with dates close to one another and infinite ones, and checks the
+// pops against a sorted model.
 func TestRandomScheduleMatchesASortedReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	dates := []float64{0, 0.1, 0.2, 0.30000000000000004, 0.3, 1e17, 1e17 + 16, math.Inf(1), 5e-324}
-	var q timerq.Queue[int, Time]
-	its := make([]*timerq.Item[int, Time], 300)
+	var q Queue[int]
+	its := make([]*Item[int], 300)
 	type ref struct {
 		at  Time
 		seq int
@@ -28,7 +54,7 @@ func TestRandomScheduleMatchesASortedReference(t *testing.T) {
 	model := map[int]ref{}
 	seq := 0
 	for i := range its {
-		its[i] = &timerq.Item[int, Time]{Value: i}
+		its[i] = &Item[int]{Value: i}
 	}
 	for n := range 20000 {
 		i := rng.IntN(len(its))
