@@ -196,7 +196,11 @@ type Engine struct {
 	inbox     []message
 	recvTimer timer
 	afterPut  []message
-	crossing  bool // the message's byte is crossing (its latency is over)
+	// posted numbers the messages put, handled is the last one handled,
+	// decisionErr the error of the last decision applied
+	posted, handled uint64
+	decisionErr     error
+	crossing        bool // the message's byte is crossing (its latency is over)
 	// routes between resources, computed once; scratch of communications
 	routes    map[[2]int]hostRoute
 	linkBytes map[int]float64

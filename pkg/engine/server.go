@@ -27,10 +27,12 @@ package engine
 // crosses the network in cost seconds, then the server handles it (ends
 // run, or calls handle).
 type message struct {
-	cost   MessageTime
-	run    *run // a job's end, from its first host
-	handle func()
-	round  uint64 // the step it was put in
+	cost     MessageTime
+	run      *run     // a job's end, from its first host
+	decision Decision // a decision of the request-reply actor
+	handle   func()
+	round    uint64 // the step it was put in
+	seq      uint64 // the order it was put in
 }
 
 // busy reports whether Batsim's server is getting a message, or has
@@ -39,14 +41,17 @@ func (e *Engine) busy() bool {
 	return e.receiving || len(e.inbox) > 0
 }
 
-// post puts a message in the server's mailbox.
-func (e *Engine) post(m message) {
-	m.round = e.round
+// post puts a message in the server's mailbox and returns its number (the
+// server handles them in that order).
+func (e *Engine) post(m message) uint64 {
+	e.posted++
+	m.round, m.seq = e.round, e.posted
 	if e.busy() {
 		e.inbox = append(e.inbox, m)
-		return
+	} else {
+		e.get(m)
 	}
-	e.get(m)
+	return m.seq
 }
 
 // serverSends reports whether the server, having handled a message, finds
@@ -107,11 +112,15 @@ func (e *Engine) onReceiveTimer() {
 }
 
 func (e *Engine) handle(m message) {
-	if m.run != nil {
+	e.handled = m.seq
+	switch {
+	case m.run != nil:
 		e.noticeEnd(m.run)
-		return
+	case m.decision != nil:
+		e.decisionErr = e.apply(m.decision)
+	default:
+		m.handle()
 	}
-	m.handle()
 }
 
 // received is the message being got arriving: the server handles it, then
@@ -132,29 +141,22 @@ func (e *Engine) received() {
 }
 
 // sendDecision is the request-reply actor sending a decision: the server
-// applies it once it gets it. (Apart from Apply, so that only this path
-// pays for the closure.)
+// applies it once it gets it; its error, if any.
 func (e *Engine) sendDecision(d Decision) error {
-	var err error
-	e.send(message{cost: e.masterMsg, handle: func() { err = e.apply(d) }})
-	return err
+	e.decisionErr = nil
+	e.send(message{cost: e.masterMsg, decision: d})
+	return e.decisionErr
 }
 
 // send is the request-reply actor (or a submitter) sending a message and
 // waiting until the server has handled it; false if the simulation failed
 // or cannot go on meanwhile.
 func (e *Engine) send(m message) bool {
-	done := false
-	handle := m.handle
-	m.handle = func() {
-		done = true
-		handle()
-	}
-	e.post(m)
+	seq := e.post(m)
 	// a killer created by the last decision puts its message after this
 	// one
 	e.flushKillers()
-	for !done && e.err == nil {
+	for e.handled < seq && e.err == nil {
 		d, ok := e.nextStep()
 		if !ok {
 			e.fail(e.stuck())
@@ -162,7 +164,7 @@ func (e *Engine) send(m message) bool {
 		}
 		e.step(d)
 	}
-	return done && e.err == nil
+	return e.err == nil
 }
 
 // batchSender is a Batsim submitter (of jobs, or of external events) whose
