@@ -41,8 +41,27 @@ $(BIN)/kube-scheduler: $(KUBE_137_MOD) examples/kube-1.37/kube-scheduler/main.go
 $(BIN)/kubectl: $(KUBE_137_MOD) examples/kube-1.37/kubectl/main.go
 	$(call upstream_build,examples/kube-1.37) -o $@ ./kubectl
 
-$(BIN)/kube-controller-manager: $(KUBE_137_MOD) examples/kube-1.37/kube-controller-manager/main.go
-	$(call upstream_build,examples/kube-1.37) -o $@ ./kube-controller-manager
+# kube-controller-manager's clock is Batkube's: k8s.io/utils/clock, the seam
+# through which every controller takes its time, is compiled from
+# pkg/simtime/kubeclock (simulated time when the process is started with
+# BATKUBE_CLOCK, real time otherwise); the controllers' code is upstream's.
+# A copy of k8s.io/utils at the pinned version, made from the module cache,
+# with clock/clock.go replaced, stands in for the module through a go.mod
+# of the build's own (-modfile). The copy lives in .build/ and is never
+# committed.
+KUBECLOCK_SOURCES := $(filter-out %_test.go,$(wildcard pkg/simtime/kubeclock/*.go))
+KCM_BUILD := $(CURDIR)/.build/kube-controller-manager
+
+$(BIN)/kube-controller-manager: $(KUBE_137_MOD) examples/kube-1.37/kube-controller-manager/main.go $(KUBECLOCK_SOURCES)
+	rm -rf $(KCM_BUILD) && mkdir -p $(KCM_BUILD)
+	utils=$$($(GO) mod download -C examples/kube-1.37 -json k8s.io/utils | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	  test -n "$$utils" && cp -R "$$utils" $(KCM_BUILD)/utils
+	chmod -R u+w $(KCM_BUILD)/utils
+	rm $(KCM_BUILD)/utils/clock/clock.go
+	cp $(KUBECLOCK_SOURCES) $(KCM_BUILD)/utils/clock/
+	cp examples/kube-1.37/go.mod examples/kube-1.37/go.sum $(KCM_BUILD)/
+	$(GO) mod edit -modfile=$(KCM_BUILD)/go.mod -replace=k8s.io/utils=$(KCM_BUILD)/utils
+	$(call upstream_build,examples/kube-1.37) -modfile=$(KCM_BUILD)/go.mod -o $@ ./kube-controller-manager
 
 $(BIN)/kube-scheduler-1.18: $(KUBE_118_MOD) examples/kube-1.18/kube-scheduler/main.go
 	$(call upstream_build,examples/kube-1.18) -o $@ ./kube-scheduler

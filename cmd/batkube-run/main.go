@@ -27,38 +27,39 @@ import (
 )
 
 type options struct {
-	Platform         string        `short:"p" long:"platform" value-name:"FILE" required:"true" description:"SimGrid platform file (hosts become nodes)"`
-	Workloads        []string      `short:"w" long:"workload" value-name:"FILE" required:"true" description:"Batsim workload file (jobs become pods); repeat for several workloads"`
-	Out              string        `short:"o" long:"out" value-name:"DIR" default:"out/run" description:"folder of the outputs: _jobs.csv, _schedule.csv, summary.json, every process's log, the kubeconfig"`
-	Batsim           string        `long:"batsim" value-name:"auto|embedded|PATH" default:"auto" description:"the simulator: a batsim 4.x binary (auto: the one on PATH, if any) or Batkube's embedded engine"`
-	SchedulerCommand string        `long:"scheduler-cmd" value-name:"COMMAND" description:"run this shell command as the scheduler instead of the bundled kube-scheduler; {kubeconfig} is replaced by the run's kubeconfig (KUBECONFIG is set too)"`
-	SchedulerConfig  string        `long:"scheduler-config" value-name:"FILE" description:"KubeSchedulerConfiguration for the bundled kube-scheduler (its kubeconfig is replaced by the run's)"`
-	KubeScheduler    string        `long:"kube-scheduler" value-name:"PATH" description:"run this kube-scheduler binary instead of the bundled one (e.g. bin/kube-scheduler-1.18), configured as the bundled one: its metrics tell the server when it is done"`
-	KubeSchedulerArg []string      `long:"kube-scheduler-arg" value-name:"ARG" description:"pass ARG to kube-scheduler, e.g. --kube-scheduler-arg=--feature-gates=GenericWorkload=true (repeatable)"`
-	SidecarCmd       []string      `long:"sidecar-cmd" value-name:"COMMAND" description:"start this shell command beside the scheduler, e.g. a scheduler extender (repeatable); {kubeconfig} is the run's kubeconfig and {port:NAME} a free loopback port, the same here and in --scheduler-config; the scheduler starts once the ports it names accept connections"`
-	NoScheduler      bool          `long:"no-scheduler" description:"start no scheduler: bring your own, pointed at the kubeconfig printed at start"`
-	DynamicJobs      bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
-	ControllerMgr    bool          `long:"controller-manager" description:"start kube-controller-manager 1.37 (bin/kube-controller-manager, built by make upstream), unmodified, with the job, replicaset, deployment, garbage-collector, ttl-after-finished and resourceclaim controllers: the pods of Jobs and Deployments created during the run (kubectl, --objects) become Batsim jobs (implies --dynamic-jobs); each step waits until its process is idle"`
-	ControllerMgrArg []string      `long:"controller-manager-arg" value-name:"ARG" description:"pass ARG to kube-controller-manager, e.g. --controller-manager-arg=--concurrent-job-syncs=10 (repeatable)"`
-	Gangs            bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all, as Batsim places a job; on by default with the bundled kube-scheduler (1.37+, run with --feature-gates=GenericWorkload=true; Batkube creates each gang's PodGroup once kube-scheduler holds all its pods, and creates a waiting one again when room is freed, since kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
-	NoGangs          bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
-	MasterHost       string        `short:"m" long:"master-host" value-name:"NAME" description:"the platform's host Batsim makes its master (Batsim's -m; default master_host, or the host whose role property is master): needed by platforms with neither, such as Batsim's cluster_locality_*.xml"`
-	Events           []string      `long:"events" value-name:"FILE" description:"a Batsim external-events file (machines becoming unavailable and available again), for Batsim or the embedded engine (repeatable): an unavailable machine's node goes NotReady with the unreachable taints and the jobs on it are killed"`
-	SWFCoresPerHost  int           `long:"swf-cores-per-host" value-name:"C" description:"a workload FILE.swf (or .swf.gz) is a Parallel Workloads Archive trace, converted into OUT/FILE.json: 0 (the default) is Batsim's convention, one processor is one host held alone; with C > 0 a job of P processors asks for ceil(P/C) hosts whose pods request the cores (and memory) of their share"`
-	SWFFrom          float64       `long:"swf-from" value-name:"SECONDS" description:"of a trace, keep the jobs submitted from this time on (the trace's own submit times)"`
-	SWFTo            float64       `long:"swf-to" value-name:"SECONDS" description:"of a trace, keep the jobs submitted before this time (0: to the end)"`
-	SWFMaxJobs       int           `long:"swf-max-jobs" value-name:"N" description:"of a trace, keep at most the first N jobs (after --swf-from; 0: all)"`
-	SWFWalltime      string        `long:"swf-walltime" choice:"max" choice:"requested" choice:"none" default:"max" description:"a trace job's walltime: max (Batsim's converter: the larger of the requested time and twice the run time), requested, or none"`
-	Objects          []string      `long:"objects" value-name:"FILE" description:"Kubernetes objects (YAML or JSON manifest) the cluster starts with, e.g. the PriorityClasses a workload's pods name (repeatable)"`
-	APIPort          int           `long:"port" default:"0" description:"port of the API server on 127.0.0.1 (0: a free one)"`
-	BatsimPort       int           `long:"batsim-port" default:"0" description:"port of the Batsim socket on 127.0.0.1 (0: a free one)"`
-	BinDir           string        `long:"bin-dir" value-name:"DIR" description:"where kubernetes-server, batkube-engine and kube-scheduler are (default: beside this binary)"`
-	ServerArgs       []string      `long:"server-arg" value-name:"ARG" description:"pass ARG to kubernetes-server, e.g. --server-arg=--settle-quiet=100ms (repeatable; see kubernetes-server --help); {port:NAME} is a free port, as in --sidecar-cmd"`
-	BatsimArgs       []string      `long:"batsim-arg" value-name:"ARG" description:"pass ARG to batsim or batkube-engine (repeatable)"`
-	Repeat           int           `long:"repeat" default:"1" value-name:"N" description:"run the simulation N times (outputs in --out/1, --out/2...) and print the mean and spread of makespan and waiting time: kube-scheduler breaks ties at random, so one run of it is one sample"`
-	Report           bool          `long:"report" description:"at the end, write the run's report.html (figures, Gantt chart, utilisation, queue, waiting times; see batkube-report) and its charts (report-charts/) into --out; with --repeat, each run's in its folder and one of all the runs, with their mean ± spread, in --out"`
-	ProgressInterval time.Duration `long:"progress-interval" default:"1s" description:"how often progress is shown"`
-	Quiet            bool          `short:"q" long:"quiet" description:"show no progress"`
+	Platform          string        `short:"p" long:"platform" value-name:"FILE" required:"true" description:"SimGrid platform file (hosts become nodes)"`
+	Workloads         []string      `short:"w" long:"workload" value-name:"FILE" required:"true" description:"Batsim workload file (jobs become pods); repeat for several workloads"`
+	Out               string        `short:"o" long:"out" value-name:"DIR" default:"out/run" description:"folder of the outputs: _jobs.csv, _schedule.csv, summary.json, every process's log, the kubeconfig"`
+	Batsim            string        `long:"batsim" value-name:"auto|embedded|PATH" default:"auto" description:"the simulator: a batsim 4.x binary (auto: the one on PATH, if any) or Batkube's embedded engine"`
+	SchedulerCommand  string        `long:"scheduler-cmd" value-name:"COMMAND" description:"run this shell command as the scheduler instead of the bundled kube-scheduler; {kubeconfig} is replaced by the run's kubeconfig (KUBECONFIG is set too)"`
+	SchedulerConfig   string        `long:"scheduler-config" value-name:"FILE" description:"KubeSchedulerConfiguration for the bundled kube-scheduler (its kubeconfig is replaced by the run's)"`
+	KubeScheduler     string        `long:"kube-scheduler" value-name:"PATH" description:"run this kube-scheduler binary instead of the bundled one (e.g. bin/kube-scheduler-1.18), configured as the bundled one: its metrics tell the server when it is done"`
+	KubeSchedulerArg  []string      `long:"kube-scheduler-arg" value-name:"ARG" description:"pass ARG to kube-scheduler, e.g. --kube-scheduler-arg=--feature-gates=GenericWorkload=true (repeatable)"`
+	SidecarCmd        []string      `long:"sidecar-cmd" value-name:"COMMAND" description:"start this shell command beside the scheduler, e.g. a scheduler extender (repeatable); {kubeconfig} is the run's kubeconfig and {port:NAME} a free loopback port, the same here and in --scheduler-config; the scheduler starts once the ports it names accept connections"`
+	NoScheduler       bool          `long:"no-scheduler" description:"start no scheduler: bring your own, pointed at the kubeconfig printed at start"`
+	DynamicJobs       bool          `long:"dynamic-jobs" description:"let clients create pods during the run (Batsim's dynamic jobs)"`
+	ControllerMgr     bool          `long:"controller-manager" description:"start kube-controller-manager 1.37 (bin/kube-controller-manager, built by make upstream), unmodified, with the job, replicaset, deployment, garbage-collector, ttl-after-finished and resourceclaim controllers: the pods of Jobs and Deployments created during the run (kubectl, --objects) become Batsim jobs (implies --dynamic-jobs); each step waits until its process is idle"`
+	ControllerMgrWall bool          `long:"controller-manager-wall-clock" description:"run kube-controller-manager on the wall clock: its delays (a Job's batched sync, 1 s; its back-off after a failed pod, 10 s doubling) are waited out in wall time at the instant they start, rather than passing in simulated time as on a real cluster (the default, read from the run's clock page by the kube-controller-manager of make upstream)"`
+	ControllerMgrArg  []string      `long:"controller-manager-arg" value-name:"ARG" description:"pass ARG to kube-controller-manager, e.g. --controller-manager-arg=--concurrent-job-syncs=10 (repeatable)"`
+	Gangs             bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all, as Batsim places a job; on by default with the bundled kube-scheduler (1.37+, run with --feature-gates=GenericWorkload=true; Batkube creates each gang's PodGroup once kube-scheduler holds all its pods, and creates a waiting one again when room is freed, since kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
+	NoGangs           bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
+	MasterHost        string        `short:"m" long:"master-host" value-name:"NAME" description:"the platform's host Batsim makes its master (Batsim's -m; default master_host, or the host whose role property is master): needed by platforms with neither, such as Batsim's cluster_locality_*.xml"`
+	Events            []string      `long:"events" value-name:"FILE" description:"a Batsim external-events file (machines becoming unavailable and available again), for Batsim or the embedded engine (repeatable): an unavailable machine's node goes NotReady with the unreachable taints and the jobs on it are killed"`
+	SWFCoresPerHost   int           `long:"swf-cores-per-host" value-name:"C" description:"a workload FILE.swf (or .swf.gz) is a Parallel Workloads Archive trace, converted into OUT/FILE.json: 0 (the default) is Batsim's convention, one processor is one host held alone; with C > 0 a job of P processors asks for ceil(P/C) hosts whose pods request the cores (and memory) of their share"`
+	SWFFrom           float64       `long:"swf-from" value-name:"SECONDS" description:"of a trace, keep the jobs submitted from this time on (the trace's own submit times)"`
+	SWFTo             float64       `long:"swf-to" value-name:"SECONDS" description:"of a trace, keep the jobs submitted before this time (0: to the end)"`
+	SWFMaxJobs        int           `long:"swf-max-jobs" value-name:"N" description:"of a trace, keep at most the first N jobs (after --swf-from; 0: all)"`
+	SWFWalltime       string        `long:"swf-walltime" choice:"max" choice:"requested" choice:"none" default:"max" description:"a trace job's walltime: max (Batsim's converter: the larger of the requested time and twice the run time), requested, or none"`
+	Objects           []string      `long:"objects" value-name:"FILE" description:"Kubernetes objects (YAML or JSON manifest) the cluster starts with, e.g. the PriorityClasses a workload's pods name (repeatable)"`
+	APIPort           int           `long:"port" default:"0" description:"port of the API server on 127.0.0.1 (0: a free one)"`
+	BatsimPort        int           `long:"batsim-port" default:"0" description:"port of the Batsim socket on 127.0.0.1 (0: a free one)"`
+	BinDir            string        `long:"bin-dir" value-name:"DIR" description:"where kubernetes-server, batkube-engine and kube-scheduler are (default: beside this binary)"`
+	ServerArgs        []string      `long:"server-arg" value-name:"ARG" description:"pass ARG to kubernetes-server, e.g. --server-arg=--settle-quiet=100ms (repeatable; see kubernetes-server --help); {port:NAME} is a free port, as in --sidecar-cmd"`
+	BatsimArgs        []string      `long:"batsim-arg" value-name:"ARG" description:"pass ARG to batsim or batkube-engine (repeatable)"`
+	Repeat            int           `long:"repeat" default:"1" value-name:"N" description:"run the simulation N times (outputs in --out/1, --out/2...) and print the mean and spread of makespan and waiting time: kube-scheduler breaks ties at random, so one run of it is one sample"`
+	Report            bool          `long:"report" description:"at the end, write the run's report.html (figures, Gantt chart, utilisation, queue, waiting times; see batkube-report) and its charts (report-charts/) into --out; with --repeat, each run's in its folder and one of all the runs, with their mean ± spread, in --out"`
+	ProgressInterval  time.Duration `long:"progress-interval" default:"1s" description:"how often progress is shown"`
+	Quiet             bool          `short:"q" long:"quiet" description:"show no progress"`
 }
 
 func main() {
@@ -81,24 +82,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	show := newProgressPrinter(stderr)
 	cfg := launch.Config{
-		Platform:              opts.Platform,
-		Workloads:             opts.Workloads,
-		OutDir:                opts.Out,
-		BinDir:                opts.BinDir,
-		Batsim:                opts.Batsim,
-		SchedulerCommand:      opts.SchedulerCommand,
-		SchedulerConfig:       opts.SchedulerConfig,
-		KubeScheduler:         opts.KubeScheduler,
-		KubeSchedulerArgs:     opts.KubeSchedulerArg,
-		Sidecars:              opts.SidecarCmd,
-		ControllerManager:     opts.ControllerMgr,
-		ControllerManagerArgs: opts.ControllerMgrArg,
-		NoScheduler:           opts.NoScheduler,
-		DynamicJobs:           opts.DynamicJobs,
-		Gangs:                 opts.Gangs,
-		NoGangs:               opts.NoGangs,
-		MasterHost:            opts.MasterHost,
-		Events:                opts.Events,
+		Platform:                   opts.Platform,
+		Workloads:                  opts.Workloads,
+		OutDir:                     opts.Out,
+		BinDir:                     opts.BinDir,
+		Batsim:                     opts.Batsim,
+		SchedulerCommand:           opts.SchedulerCommand,
+		SchedulerConfig:            opts.SchedulerConfig,
+		KubeScheduler:              opts.KubeScheduler,
+		KubeSchedulerArgs:          opts.KubeSchedulerArg,
+		Sidecars:                   opts.SidecarCmd,
+		ControllerManager:          opts.ControllerMgr,
+		ControllerManagerArgs:      opts.ControllerMgrArg,
+		ControllerManagerWallClock: opts.ControllerMgrWall,
+		NoScheduler:                opts.NoScheduler,
+		DynamicJobs:                opts.DynamicJobs,
+		Gangs:                      opts.Gangs,
+		NoGangs:                    opts.NoGangs,
+		MasterHost:                 opts.MasterHost,
+		Events:                     opts.Events,
 		SWF: swf.Options{CoresPerHost: opts.SWFCoresPerHost, From: opts.SWFFrom, To: opts.SWFTo, MaxJobs: opts.SWFMaxJobs,
 			Walltime: swf.WalltimePolicy(opts.SWFWalltime)},
 		Objects:          opts.Objects,

@@ -64,6 +64,7 @@ type simulationOptions struct {
 	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"last resort, for schedulers that neither expose their state nor signal: the scheduler is deemed done when the API is quiet this long while pods are pending"`
 	ReleaseAllGroups   bool          `long:"release-all-groups" description:"with kube-scheduler 1.37 and pod groups: once room is freed, create again every waiting pod group (so that kube-scheduler attempts it at once rather than on its real-time back-off), not only those whose pods may fit by their requests on the nodes' free room (the bound NodeResourcesFit checks; use this flag with a profile that disables that plugin)"`
 	MaxSettle          time.Duration `long:"settle-max" default:"0s" description:"wall time the scheduler gets at most per simulation step (0: 2s with the quiet window alone, 1m otherwise)"`
+	ClockFile          string        `long:"clock-file" value-name:"FILE" description:"write the run's clock page to FILE: processes started with BATKUBE_CLOCK=FILE and BATKUBE_CLOCK_SERVER=this server's URL (the kube-controller-manager of make upstream; batkube-run --controller-manager does it) read simulated time from it and wait for simulated instants on this server, so that their delays (a Job's batched sync, its back-off after a failed pod) are simulated time; removed at the end of the run"`
 	ControllersFile    string        `long:"controllers-file" value-name:"FILE" description:"write the controllers' log to FILE (CSV, the runner's _controllers.csv): per controller object that owned pods (Job, ReplicaSet...), when it was first seen, its first pod's start and its last pod's end (simulated), its pods and how they ended, its final state (a Job's Complete or Failed, with the reason)"`
 	PodsFile           string        `long:"pods-file" value-name:"FILE" description:"write the pods' log to FILE (CSV, the runner's _pods.csv): per pod its job, node, simulated times (created, first scheduling attempt, bound, started, finished), final phase and reason, FailedScheduling events, preempted or not"`
 	StatsFile          string        `long:"stats-file" value-name:"FILE" description:"write the run's final progress and settle statistics to FILE (JSON) when the simulation ends"`
@@ -263,6 +264,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		KubeSchedulerMetricsFile: sim.KubeSchedulerFile,
 		PodsFile:                 sim.PodsFile,
 		ControllersFile:          sim.ControllersFile,
+		ClockFile:                sim.ClockFile,
 		Logger:                   logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,
 			SchedulerNames: sim.SchedulerNames, KubeSchedulerVersion: sim.KubeSchedulerVer, KubeSchedulerPIDFile: sim.KubeSchedulerPID,

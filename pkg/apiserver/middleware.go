@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -78,12 +79,49 @@ func (s *Server) countRequests(next http.Handler) http.Handler {
 			return
 		}
 		s.requestsInFlight.Add(1)
+		p := &parking{inFlight: &s.requestsInFlight}
 		defer func() {
+			p.unpark()
 			s.requestsFinished.Add(1)
 			s.requestsInFlight.Add(-1)
 		}()
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), parkingKey{}, p)))
 	})
+}
+
+// parking takes a request out of those in progress while it waits parked
+// (ParkRequest).
+type parking struct {
+	inFlight *atomic.Int64
+	parked   atomic.Bool
+}
+
+type parkingKey struct{}
+
+func (p *parking) park() {
+	if p.parked.CompareAndSwap(false, true) {
+		p.inFlight.Add(-1)
+	}
+}
+
+func (p *parking) unpark() {
+	if p.parked.CompareAndSwap(true, false) {
+		p.inFlight.Add(1)
+	}
+}
+
+// ParkRequest returns, for a request in progress, functions that take it
+// out of RequestCounts' requests in progress (park) and put it back
+// (unpark): a long wait on the simulated clock (package timeservice) is
+// not work in progress while its timer is pending, which the broker knows
+// of. A request still parked when it ends is unparked then. Requests that
+// are not counted (watches) get functions that do nothing.
+func (s *Server) ParkRequest(r *http.Request) (park, unpark func()) {
+	p, ok := r.Context().Value(parkingKey{}).(*parking)
+	if !ok {
+		return func() {}, func() {}
+	}
+	return p.park, p.unpark
 }
 
 // isWatchRequest: ?watch=true (or 1), or a legacy /watch/ path. The

@@ -40,6 +40,12 @@ type Options struct {
 	// pending or not (kube-controller-manager; package
 	// settle/controllers).
 	Controllers settle.Barrier
+	// ControllersOnSimulatedTime, if set, says whether the controllers'
+	// clock is the run's simulated clock (a kube-controller-manager built
+	// with package kubeclock, attached to the clock page): their delays
+	// are then timers of the simulated clock, which the broker wakes for,
+	// rather than waits in wall time that every step sits out.
+	ControllersOnSimulatedTime func() bool
 	// Objects are created at their instants once the simulation has begun
 	// (SplitTimedObjects); objects whose controllers create pods need
 	// Batsim's dynamic jobs.

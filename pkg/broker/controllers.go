@@ -89,6 +89,28 @@ func kubeJobFinished(job *batchv1.Job) bool {
 	return false
 }
 
+// owedInWallTime says what the Job controller still has to do at this
+// instant on timers of wall time ("" if nothing, or if its clock is the
+// simulated clock, whose timers are the run's wake-ups).
+func (r *run) owedInWallTime() string {
+	if r.controllersOnSimulatedTime {
+		return ""
+	}
+	return r.controlled.owed()
+}
+
+// controllersOwe reports whether the controllers have work pending on the
+// simulated clock (a Work timer) while Jobs are unfinished: the
+// simulation is not over then, even with no Batsim job left (the Job
+// controller's batched sync that completes a Job, its back-off before it
+// replaces a failed pod).
+func (r *run) controllersOwe() (at float64, ok bool) {
+	if len(r.controlled.jobs) == 0 {
+		return 0, false
+	}
+	return r.opts.Clock.NextWorkSeconds()
+}
+
 // owed says what the Job controller still has to do at this instant that
 // its process does not show ("" if nothing): count finished pods, or
 // create the pods of a Job that has fewer than it wants.

@@ -64,6 +64,9 @@ type run struct {
 	// _controllers.csv (nil: off).
 	controlled controlled
 	owners     *ownerLog
+	// controllersOnSimulatedTime: the controllers' clock is the simulated
+	// clock (Options.ControllersOnSimulatedTime), known once they run.
+	controllersOnSimulatedTime bool
 
 	step stepState
 }
@@ -111,6 +114,8 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 		if err := r.awaitControllers(ctx); err != nil {
 			return batsim.Message{}, false, fmt.Errorf("broker: %w", err)
 		}
+		r.controllersOnSimulatedTime = r.opts.ControllersOnSimulatedTime != nil && r.opts.ControllersOnSimulatedTime()
+		r.log.Info("the controllers run", "clock", map[bool]string{true: "simulated", false: "wall (their delays are waited out in wall time)"}[r.controllersOnSimulatedTime])
 	}
 	r.opts.Clock.Advance(now)
 	r.step = stepState{decisions: r.step.decisions[:0], toStart: r.step.toStart[:0]}
@@ -165,7 +170,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	// With dynamic jobs, Batsim ends the simulation only once told that no
 	// more jobs will be registered: that is when the workload is over and
 	// nothing is left to run. Pods created later are refused.
-	if r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 && len(r.awaiting) == 0 && len(r.objects) == 0 {
+	if _, owe := r.controllersOwe(); !owe && r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 && len(r.awaiting) == 0 && len(r.objects) == 0 {
 		r.step.decisions = append(r.step.decisions, batsim.Notify{Type: batsim.RegistrationFinished})
 		r.registrationOK.Store(true)
 	}

@@ -87,7 +87,7 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 			}
 			s.stats.BarrierChecks++
 			wait := barrierBackoff
-			if owed := r.controlled.owed(); bv.Idle && owed != "" {
+			if owed := r.owedInWallTime(); bv.Idle && owed != "" {
 				// Idle on a timer of the controllers' own, which ends
 				// in a write to a pod or a Job (taken in): no need to
 				// look at the process meanwhile.

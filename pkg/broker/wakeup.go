@@ -62,10 +62,14 @@ func (r *run) callAt(at float64) {
 }
 
 // timerWakeUp asks for a call at the next timer of a time-virtualised
-// scheduler, as long as the simulation has jobs to run: a scheduler's
-// periodic timer must not keep a finished simulation alive.
+// scheduler or of a controller, as long as the simulation has jobs to run
+// (a scheduler's periodic timer must not keep a finished simulation
+// alive), or at the controllers' next work while Jobs are unfinished.
 func (r *run) timerWakeUp(replyNow float64) {
 	if r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 {
+		if at, ok := r.controllersOwe(); ok && at > replyNow {
+			r.callAt(at)
+		}
 		return
 	}
 	at, ok := r.opts.Clock.NextTimerSeconds()

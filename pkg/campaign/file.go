@@ -52,6 +52,9 @@ type Scheduler struct {
 	// scheduler (--controller-manager), with ControllerManagerArgs.
 	ControllerManager     bool     `json:"controllerManager,omitempty"`
 	ControllerManagerArgs []string `json:"controllerManagerArgs,omitempty"`
+	// ControllerManagerWallClock runs it on the wall clock
+	// (--controller-manager-wall-clock).
+	ControllerManagerWallClock bool `json:"controllerManagerWallClock,omitempty"`
 	// Gangs maps multi-host jobs onto pod groups (--gangs; the default
 	// with kube-scheduler 1.37+); NoGangs keeps independent pods
 	// (--no-gangs).

@@ -156,5 +156,6 @@ func (r Run) Config(base launch.Config, out string) launch.Config {
 	cfg.KubeSchedulerArgs, cfg.ServerArgs, cfg.Sidecars, cfg.DynamicJobs = s.KubeSchedulerArgs, s.ServerArgs, s.Sidecars, s.DynamicJobs
 	cfg.Gangs, cfg.NoGangs = s.Gangs, s.NoGangs
 	cfg.ControllerManager, cfg.ControllerManagerArgs = s.ControllerManager, s.ControllerManagerArgs
+	cfg.ControllerManagerWallClock = s.ControllerManagerWallClock
 	return cfg
 }

@@ -18,8 +18,16 @@ import (
 // a time, pods of 4 cores for 30 to 60 s (8 pods fit at once, 2 per node).
 // It reports the wall time, the control plane's CPU (kube-scheduler and
 // kube-controller-manager) and their ratio, and the pods that waited at an
-// instant when a node had room for them (from _pods.csv, pod by pod).
+// instant when a node had room for them (from _pods.csv, pod by pod), with
+// kube-controller-manager on the run's simulated clock (the default) and on
+// the wall clock, side by side.
 func BenchmarkSimulationJobs(b *testing.B) {
+	for _, clock := range []string{"simulated", "wall"} {
+		b.Run("clock="+clock, func(b *testing.B) { benchmarkJobs(b, clock == "wall") })
+	}
+}
+
+func benchmarkJobs(b *testing.B, wallClock bool) {
 	dir := b.TempDir()
 	workload := filepath.Join(dir, "one.json")
 	writeJSON(b, workload, map[string]any{"nb_res": 4,
@@ -48,6 +56,7 @@ spec:
 		s := newSimulation(b, "examples/platforms/platform_4.xml", workload)
 		s.obs = nil
 		s.cfg.ControllerManager = true
+		s.cfg.ControllerManagerWallClock = wallClock
 		s.cfg.Objects = []string{objects}
 		sum := s.mustRun(30 * time.Minute)
 		if want := 1 + 24*4; sum.Succeeded != want {

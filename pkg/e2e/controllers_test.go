@@ -15,73 +15,125 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/batkube/batkube/pkg/simtime/simclock"
 )
 
 // TestControllersInSimulatedTime runs the real kube-controller-manager
 // 1.37 (batkube-run --controller-manager) on the objects of
 // testdata/controllers.yaml, created and deleted at their simulated
 // instants, beside kube-scheduler, on platform_4 (room for every pod at
-// once): every pod a controller creates starts at the instant its
-// controller had to create it — the Job's first two at its creation
-// (10 s), the next two when those end (40 s), the last at 70 s; the
-// failing Job's retry when its first pod fails (25 s); the Deployment's
-// two at 5 s, killed at its deletion (200 s) — and every step is exact.
-// The Jobs' statuses are what the Job controller writes on a real
-// cluster for these pod outcomes: Complete with 5 succeeded; Failed
-// (BackoffLimitExceeded) with 2 failed; _controllers.csv says the same.
+// once), on the run's simulated clock (the default) and on the wall clock.
+//
+// On the simulated clock, every pod a controller creates starts at the
+// simulated instant the controller creates it on a real cluster: the Job's
+// first two at its creation (10 s); the next two after its batched sync,
+// one second after those end (41 s); the last at 72 s; the failing Job's
+// retry after its back-off of 10 s from its first pod's failure (25 + 10);
+// the Deployment's two at 5 s, killed at its deletion (200 s). The Jobs'
+// timestamps are simulated instants (startTime 10 s, completionTime 103 s,
+// one batched sync after the last pod's end). On the wall clock, those
+// delays are sat out in wall time at the instant they start: the next pods
+// start as the previous ones end (40, 70), the retry at the failure (25).
+//
+// Either way every step is exact, and the Jobs' statuses are what the Job
+// controller writes for these pod outcomes: Complete with 5 succeeded;
+// Failed (BackoffLimitExceeded) with 2 failed; _controllers.csv says the
+// same.
 func TestControllersInSimulatedTime(t *testing.T) {
 	workload := filepath.Join(t.TempDir(), "one.json")
 	writeJSON(t, workload, map[string]any{"nb_res": 4,
 		"jobs":     []map[string]any{{"id": "a", "subtime": 0, "res": 1, "profile": "d20"}},
 		"profiles": map[string]any{"d20": map[string]any{"type": "delay", "delay": 20, "cpu": 1, "memory": "1Gi"}}})
-	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
-	s.cfg.ControllerManager = true
-	s.cfg.Objects = []string{abs(repoRoot(), "pkg/e2e/testdata/controllers.yaml")}
-	jobs := &jobStatuses{}
-	s.onReady = jobs.watch
-	sum := s.mustRun(5 * time.Minute)
-	if sum.Settle.Inexact() > 0 {
-		t.Errorf("settling: %+v, want every step exact", sum.Settle)
-	}
-	starts := map[string][]string{}
-	for id, j := range s.jobs() {
-		owner, _, ok := strings.Cut(strings.TrimPrefix(id, "dyn!default."), "-")
-		if !ok || !strings.HasPrefix(id, "dyn!") {
-			continue
-		}
-		starts[owner] = append(starts[owner], fmt.Sprintf("%g-%g:%s", j.start, j.finish, j.state))
-	}
-	for owner, want := range map[string][]string{
-		"batch": {"10-40:COMPLETED_SUCCESSFULLY", "10-40:COMPLETED_SUCCESSFULLY", "40-70:COMPLETED_SUCCESSFULLY",
-			"40-70:COMPLETED_SUCCESSFULLY", "70-100:COMPLETED_SUCCESSFULLY"},
-		"flaky": {"20-25:COMPLETED_WALLTIME_REACHED", "25-30:COMPLETED_WALLTIME_REACHED"},
-		"web":   {"5-200:COMPLETED_KILLED", "5-200:COMPLETED_KILLED"},
-	} {
-		got := starts[owner]
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("%s's pods ran %v, want %v", owner, got, want)
-		}
-	}
-	// The controllers' log, but for the ReplicaSet's generated name.
-	data, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "_controllers.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := regexp.MustCompile(`web-[a-z0-9]+,`).ReplaceAllString(string(data), "web-*,")
-	if want := `kind,namespace,name,created,first_start,last_end,pods,succeeded,failed,killed,final_state,reason
+	for _, tc := range []struct {
+		clock     string
+		wallClock bool
+		starts    map[string][]string
+		csv       string
+		// completed is the batch Job's completionTime (simulated seconds;
+		// -1: wall time, not checked).
+		completed float64
+	}{{
+		clock: "simulated",
+		starts: map[string][]string{
+			"batch": {"10-40:COMPLETED_SUCCESSFULLY", "10-40:COMPLETED_SUCCESSFULLY", "41-71:COMPLETED_SUCCESSFULLY",
+				"41-71:COMPLETED_SUCCESSFULLY", "72-102:COMPLETED_SUCCESSFULLY"},
+			"flaky": {"20-25:COMPLETED_WALLTIME_REACHED", "35-40:COMPLETED_WALLTIME_REACHED"},
+			"web":   {"5-200:COMPLETED_KILLED", "5-200:COMPLETED_KILLED"},
+		},
+		csv: `kind,namespace,name,created,first_start,last_end,pods,succeeded,failed,killed,final_state,reason
+ReplicaSet,default,web-*,5.000000,5.000000,200.000000,2,0,0,2,,
+Job,default,batch,10.000000,10.000000,102.000000,5,5,0,0,Complete,CompletionsReached
+Job,default,flaky,20.000000,20.000000,40.000000,2,0,2,0,Failed,BackoffLimitExceeded
+`,
+		completed: 103,
+	}, {
+		clock: "wall", wallClock: true,
+		starts: map[string][]string{
+			"batch": {"10-40:COMPLETED_SUCCESSFULLY", "10-40:COMPLETED_SUCCESSFULLY", "40-70:COMPLETED_SUCCESSFULLY",
+				"40-70:COMPLETED_SUCCESSFULLY", "70-100:COMPLETED_SUCCESSFULLY"},
+			"flaky": {"20-25:COMPLETED_WALLTIME_REACHED", "25-30:COMPLETED_WALLTIME_REACHED"},
+			"web":   {"5-200:COMPLETED_KILLED", "5-200:COMPLETED_KILLED"},
+		},
+		csv: `kind,namespace,name,created,first_start,last_end,pods,succeeded,failed,killed,final_state,reason
 ReplicaSet,default,web-*,5.000000,5.000000,200.000000,2,0,0,2,,
 Job,default,batch,10.000000,10.000000,100.000000,5,5,0,0,Complete,CompletionsReached
 Job,default,flaky,20.000000,20.000000,30.000000,2,0,2,0,Failed,BackoffLimitExceeded
-`; got != want {
-		t.Errorf("_controllers.csv:\n%s\nwant\n%s", got, want)
-	}
-	batch, flaky := jobs.last("batch"), jobs.last("flaky")
-	if batch == nil || !hasJobCondition(batch, batchv1.JobComplete, "") || batch.Status.Succeeded != 5 || batch.Status.Failed != 0 {
-		t.Errorf("Job batch's last status: %+v, want Complete with 5 succeeded", status(batch))
-	}
-	if flaky == nil || !hasJobCondition(flaky, batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded) || flaky.Status.Failed != 2 || flaky.Status.Succeeded != 0 {
-		t.Errorf("Job flaky's last status: %+v, want Failed (BackoffLimitExceeded) with 2 failed", status(flaky))
+`,
+		completed: -1,
+	}} {
+		t.Run(tc.clock, func(t *testing.T) {
+			s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
+			s.cfg.ControllerManager = true
+			s.cfg.ControllerManagerWallClock = tc.wallClock
+			s.cfg.Objects = []string{abs(repoRoot(), "pkg/e2e/testdata/controllers.yaml")}
+			jobs := &jobStatuses{}
+			s.onReady = jobs.watch
+			sum := s.mustRun(5 * time.Minute)
+			if sum.Settle.Inexact() > 0 {
+				t.Errorf("settling: %+v, want every step exact", sum.Settle)
+			}
+			starts := map[string][]string{}
+			for id, j := range s.jobs() {
+				owner, _, ok := strings.Cut(strings.TrimPrefix(id, "dyn!default."), "-")
+				if !ok || !strings.HasPrefix(id, "dyn!") {
+					continue
+				}
+				starts[owner] = append(starts[owner], fmt.Sprintf("%g-%g:%s", j.start, j.finish, j.state))
+			}
+			for owner, want := range tc.starts {
+				got := starts[owner]
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s's pods ran %v, want %v", owner, got, want)
+				}
+			}
+			// The controllers' log, but for the ReplicaSet's generated name.
+			data, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "_controllers.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := regexp.MustCompile(`web-[a-z0-9]+,`).ReplaceAllString(string(data), "web-*,"); got != tc.csv {
+				t.Errorf("_controllers.csv:\n%s\nwant\n%s", got, tc.csv)
+			}
+			batch, flaky := jobs.last("batch"), jobs.last("flaky")
+			if batch == nil || !hasJobCondition(batch, batchv1.JobComplete, "") || batch.Status.Succeeded != 5 || batch.Status.Failed != 0 {
+				t.Errorf("Job batch's last status: %+v, want Complete with 5 succeeded", status(batch))
+			}
+			if flaky == nil || !hasJobCondition(flaky, batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded) || flaky.Status.Failed != 2 || flaky.Status.Succeeded != 0 {
+				t.Errorf("Job flaky's last status: %+v, want Failed (BackoffLimitExceeded) with 2 failed", status(flaky))
+			}
+			if tc.completed >= 0 && batch != nil {
+				epoch := simclock.DefaultEpoch
+				if st := batch.Status.StartTime; st == nil || !st.Time.Equal(epoch.Add(10*time.Second)) {
+					t.Errorf("Job batch's startTime %v, want the simulated instant 10 s (%v)", st, epoch.Add(10*time.Second))
+				}
+				want := epoch.Add(time.Duration(tc.completed) * time.Second)
+				if ct := batch.Status.CompletionTime; ct == nil || !ct.Time.Equal(want) {
+					t.Errorf("Job batch's completionTime %v, want the simulated instant %g s (%v)", ct, tc.completed, want)
+				}
+			}
+		})
 	}
 }
 

@@ -95,6 +95,14 @@ type Config struct {
 	// their pods, which become Batsim jobs (it implies DynamicJobs).
 	ControllerManager     bool
 	ControllerManagerArgs []string
+	// ControllerManagerWallClock runs kube-controller-manager on the wall
+	// clock: its delays (a Job's batched sync, its back-off after a failed
+	// pod) are then waited out in wall time at the instant they start,
+	// instead of passing in simulated time (the default: the server writes
+	// the run's clock page and kube-controller-manager, built with package
+	// kubeclock, reads it). Another kube-controller-manager binary, built
+	// without that package, runs on the wall clock whatever this says.
+	ControllerManagerWallClock bool
 	// Gangs maps each job asking for several hosts onto a pod group
 	// (scheduling.k8s.io/v1beta1 PodGroup, gang policy of minCount the
 	// job's hosts) that its pods reference, so that they are bound all at

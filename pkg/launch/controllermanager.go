@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	kubeclock "github.com/batkube/batkube/pkg/simtime/kubeclock"
 )
 
 // ControllerManagerProcess names kube-controller-manager in
@@ -33,11 +35,16 @@ func (r *run) controllerManagerPIDFile() string {
 	return filepath.Join(r.cfg.OutDir, ControllerManagerProcess+".pid")
 }
 
-// startControllerManager starts BinDir/kube-controller-manager, unmodified,
-// on the run's kubeconfig: no leader election (it is alone), its
-// controllers on the run's own credentials (Batkube authorises every
-// request; no service-account tokens to mint), its metrics on a loopback
-// port authenticated by asking the server, as kube-scheduler's.
+// clockFile is the run's clock page (kubernetes-server --clock-file).
+func (r *run) clockFile() string { return filepath.Join(r.cfg.OutDir, "clock") }
+
+// startControllerManager starts BinDir/kube-controller-manager on the
+// run's kubeconfig: no leader election (it is alone), its controllers on
+// the run's own credentials (Batkube authorises every request; no
+// service-account tokens to mint), its metrics on a loopback port
+// authenticated by asking the server, as kube-scheduler's; unless
+// ControllerManagerWallClock, on the run's simulated clock
+// (kubeclock.EnvPage and EnvServer).
 func (r *run) startControllerManager() error {
 	if !r.cfg.ControllerManager {
 		return nil
@@ -58,8 +65,11 @@ func (r *run) startControllerManager() error {
 		// The server is in memory: no client-side rate limit.
 		"--kube-api-qps=5000", "--kube-api-burst=5000"}
 	args = append(args, r.cfg.ControllerManagerArgs...)
-	p, err := startProcess(ControllerManagerProcess, filepath.Join(r.cfg.OutDir, ControllerManagerProcess+".log"),
-		[]string{"KUBECONFIG=" + r.kubeconfig}, args...)
+	env := []string{"KUBECONFIG=" + r.kubeconfig}
+	if !r.cfg.ControllerManagerWallClock {
+		env = append(env, kubeclock.EnvPage+"="+r.clockFile(), kubeclock.EnvServer+"="+r.apiURL)
+	}
+	p, err := startProcess(ControllerManagerProcess, filepath.Join(r.cfg.OutDir, ControllerManagerProcess+".log"), env, args...)
 	if err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}

@@ -298,6 +298,9 @@ func (r *run) startServer(ctx context.Context) error {
 	if r.cfg.ControllerManager {
 		args = append(args, "--controller-manager-pid-file", r.controllerManagerPIDFile(),
 			"--controllers-file", filepath.Join(r.cfg.OutDir, "_controllers.csv"))
+		if !r.cfg.ControllerManagerWallClock {
+			args = append(args, "--clock-file", r.clockFile())
+		}
 	}
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"syscall"
 )
 
 // Sampler takes snapshots reusing its buffers. On this system every
@@ -39,3 +40,9 @@ func ListenerPID(addr netip.AddrPort) (int, error) { return 0, unsupported("list
 
 // ReceiveQueued is not supported on this system.
 func ReceiveQueued(local netip.AddrPort) (int, error) { return 0, unsupported("receive queue") }
+
+// Unread is not supported on this system.
+func Unread(syscall.RawConn) (int, error) { return 0, unsupported("unread bytes") }
+
+// AcceptQueue is not supported on this system.
+func AcceptQueue(syscall.RawConn) (int, error) { return 0, unsupported("accept queue") }

@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/version"
@@ -22,6 +24,7 @@ import (
 	"github.com/batkube/batkube/pkg/discovery"
 	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/openapi"
+	"github.com/batkube/batkube/pkg/procquiet"
 	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/scheme"
 	"github.com/batkube/batkube/pkg/store"
@@ -91,8 +94,13 @@ type Server struct {
 	log     *slog.Logger
 	// bytesRead counts the bytes read from clients' connections.
 	bytesRead atomic.Uint64
-	// addr is the address served, once Serve has begun.
-	addr atomic.Pointer[netip.AddrPort]
+	// addr is the address served, once Serve has begun; listener its
+	// socket.
+	addr     atomic.Pointer[netip.AddrPort]
+	listener atomic.Pointer[syscall.RawConn]
+	// conns are the clients' connections, open.
+	connsMu sync.Mutex
+	conns   map[*countingConn]struct{}
 }
 
 // BytesRead returns the bytes read from clients so far.
@@ -106,10 +114,45 @@ func (s *Server) Addr() netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// countingListener counts the bytes read from the connections it accepts.
+// Unread returns the bytes clients have sent that the server has not read
+// yet: those waiting in its connections' sockets, and a count of one for
+// each connection not accepted yet (package settle/controllers: no request
+// is on its way unseen). It asks the kernel about the server's own sockets
+// only (procquiet.Unread, procquiet.AcceptQueue). Before Serve, or on a
+// listener that is not a socket, it returns an error wrapping
+// errors.ErrUnsupported.
+func (s *Server) Unread() (int, error) {
+	l := s.listener.Load()
+	if l == nil {
+		return 0, fmt.Errorf("server: unread bytes: %w (not serving on a socket)", errors.ErrUnsupported)
+	}
+	// The accept queue first: a connection leaving it is then in conns
+	// when they are read (but for the instant between Accept's return and
+	// its registration, see countingListener).
+	total, err := procquiet.AcceptQueue(*l)
+	if err != nil {
+		return 0, fmt.Errorf("server: %w", err)
+	}
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	for c := range s.conns {
+		n, err := procquiet.Unread(c.raw)
+		if err != nil {
+			if c.closed.Load() {
+				continue
+			}
+			return 0, fmt.Errorf("server: %w", err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// countingListener counts the bytes read from the connections it accepts,
+// and keeps them in the server's conns while they are open.
 type countingListener struct {
 	net.Listener
-	n *atomic.Uint64
+	s *Server
 }
 
 func (l countingListener) Accept() (net.Conn, error) {
@@ -117,18 +160,38 @@ func (l countingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return countingConn{Conn: c, n: l.n}, nil
+	cc := &countingConn{Conn: c, s: l.s}
+	if sc, ok := c.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			cc.raw = raw
+			l.s.connsMu.Lock()
+			l.s.conns[cc] = struct{}{}
+			l.s.connsMu.Unlock()
+		}
+	}
+	return cc, nil
 }
 
 type countingConn struct {
 	net.Conn
-	n *atomic.Uint64
+	s      *Server
+	raw    syscall.RawConn
+	closed atomic.Bool
 }
 
-func (c countingConn) Read(b []byte) (int, error) {
+func (c *countingConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	c.n.Add(uint64(n))
+	c.s.bytesRead.Add(uint64(n))
 	return n, err
+}
+
+func (c *countingConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) && c.raw != nil {
+		c.s.connsMu.Lock()
+		delete(c.s.conns, c)
+		c.s.connsMu.Unlock()
+	}
+	return c.Conn.Close()
 }
 
 // New builds a Server.
@@ -188,7 +251,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	return &Server{Store: st, API: api, Metrics: opts.Metrics, handler: handler, log: opts.Logger}, nil
+	return &Server{Store: st, API: api, Metrics: opts.Metrics, handler: handler, log: opts.Logger, conns: map[*countingConn]struct{}{}}, nil
 }
 
 // Handler returns the HTTP handler of the whole API.
@@ -210,8 +273,13 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	if ap, err := netip.ParseAddrPort(l.Addr().String()); err == nil {
 		s.addr.Store(&ap)
 	}
+	if sc, ok := l.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			s.listener.Store(&raw)
+		}
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(countingListener{Listener: l, n: &s.bytesRead}) }()
+	go func() { errc <- srv.Serve(countingListener{Listener: l, s: s}) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("server: %w", err)

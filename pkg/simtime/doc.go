@@ -14,6 +14,11 @@
 //     batsky-go, over its ZeroMQ protocol.
 //   - clockclient (in a scheduler's process): a k8s.io/utils/clock over
 //     timeservice, that a Go scheduler takes in place of the real clock.
+//   - kubeclock (in kube-controller-manager's process, compiled there as
+//     k8s.io/utils/clock itself): the clock of every controller, reading
+//     simulated time from the run's clock page (written by simclock's
+//     Mirror) and waiting on timeservice, so that upstream controllers,
+//     unmodified, run on simulated time.
 //
 // Simulated time never moves by itself: only the broker advances simclock,
 // after Batsim's messages (see docs/time.md).

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -30,6 +31,14 @@ var (
 type apiView struct{ api *apiserver.Server }
 
 func (v *apiView) delivered() bool { return v.api != nil && v.api.WatchesDelivered() }
+
+// parkRequest parks the simulated clock's waits (timeservice.Parker).
+func (v *apiView) parkRequest(r *http.Request) (park, unpark func()) {
+	if v.api == nil {
+		return func() {}, func() {}
+	}
+	return v.api.ParkRequest(r)
+}
 
 func (v *apiView) agentVersion(product string) string {
 	if v.api == nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/settle/controllers"
+	kubeclock "github.com/batkube/batkube/pkg/simtime/kubeclock"
 	"github.com/batkube/batkube/pkg/simtime/simclock"
 	"github.com/batkube/batkube/pkg/simtime/timeservice"
 	"github.com/batkube/batkube/pkg/simtime/timeservice/batsky"
@@ -42,6 +43,13 @@ type Config struct {
 	// with batsky-go (its time package asks the broker for the simulated
 	// time; see pkg/simtime/timeservice/batsky). Empty: none.
 	BatskyEndpoint string
+	// ClockFile, if set, is where the run's clock page is written: the
+	// processes started with BATKUBE_CLOCK naming it (and
+	// BATKUBE_CLOCK_SERVER this server's URL) read simulated time from it
+	// and wait on this server's clock (package kubeclock; the
+	// kube-controller-manager that make upstream builds). It is removed
+	// when the run ends.
+	ClockFile string
 	// Settle configures how a step decides that the scheduler is done.
 	Settle SettleConfig
 	// StatsFile, if set, receives the final progress of the run as JSON
@@ -121,15 +129,19 @@ type Simulation struct {
 	server *server.Server
 	batsky *batsky.Server // nil without a batsky-go scheduler
 	pods   outputFiles    // _pods.csv, _controllers.csv
-	// signals are the idle signals; ended when the broker stops, so that
-	// no scheduler's long poll outlives the simulation.
-	signals *settle.Signals
+	// signals are the idle signals and clockHandler the simulated clock's
+	// waits; ended when the broker stops, so that no long poll outlives
+	// the simulation.
+	signals      *settle.Signals
+	clockHandler *timeservice.Handler
 	// token authenticates the server's scrapes of kube-scheduler.
 	token string
+	// page is the clock page (nil without Config.ClockFile).
+	page *kubeclock.Page
 }
 
 // New builds a simulation server.
-func New(cfg Config) (*Simulation, error) {
+func New(cfg Config) (sim *Simulation, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -151,6 +163,21 @@ func New(cfg Config) (*Simulation, error) {
 	clk := simclock.New(cfg.Epoch)
 	bopts := cfg.Broker
 	bopts.Clock = clk
+	var page *kubeclock.Page
+	if cfg.ClockFile != "" {
+		var err error
+		if page, err = kubeclock.CreatePage(cfg.ClockFile, cfg.Epoch); err != nil {
+			return nil, fmt.Errorf("simulation: %w", err)
+		}
+		defer func() {
+			if sim == nil { // New failed further down
+				page.Close()
+				os.Remove(cfg.ClockFile)
+			}
+		}()
+		clk.Mirror(page.Set)
+		bopts.ControllersOnSimulatedTime = func() bool { return page.Attached() > 0 }
+	}
 	signals := settle.NewSignals()
 	token, err := randomToken()
 	if err != nil {
@@ -204,8 +231,9 @@ func New(cfg Config) (*Simulation, error) {
 			return nil, fmt.Errorf("simulation: %w", err)
 		}
 	}
+	clockHandler := timeservice.NewHandler(clk, view.parkRequest)
 	sopts.Extensions = append(sopts.Extensions[:len(sopts.Extensions):len(sopts.Extensions)],
-		progressHandler{b}, timeservice.NewHandler(clk), signals)
+		progressHandler{b}, clockHandler, signals)
 	// The settle policy's scrapes of kube-scheduler's metrics come with
 	// this token; the scheduler asks this server to review it.
 	tokens := apiserver.StaticTokens{token: settleUser}
@@ -224,10 +252,10 @@ func New(cfg Config) (*Simulation, error) {
 	view.api = srv.API
 	if cfg.Settle.ControllerManagerPIDFile != "" {
 		b.SetControllers(controllers.New(controllers.Options{PIDFile: cfg.Settle.ControllerManagerPIDFile,
-			APIAddr: srv.Addr, Undelivered: srv.API.UndeliveredWatch, Requests: srv.API.RequestCounts,
+			Unread: srv.Unread, Undelivered: srv.API.UndeliveredWatch, Requests: srv.API.RequestCounts,
 			BytesRead: srv.BytesRead, StoreRV: srv.Store.CurrentRV, Logger: cfg.Logger}))
 	}
-	sim := &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods, signals: signals, token: token}
+	sim = &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods, signals: signals, token: token, page: page, clockHandler: clockHandler}
 	if cfg.BatskyEndpoint != "" {
 		sim.batsky, err = batsky.New(batsky.Options{Endpoint: cfg.BatskyEndpoint, Clock: clk, Logger: cfg.Logger})
 		if err != nil {
@@ -269,6 +297,13 @@ func (s *Simulation) Run(ctx context.Context, l net.Listener) error {
 		s.saveKubeSchedulerMetrics(ctx)
 	}
 	s.signals.End()
+	s.clockHandler.End()
+	if s.page != nil {
+		s.clock.Mirror(nil)
+		if err := errors.Join(s.page.Close(), os.Remove(s.page.Path())); err != nil && runErr == nil {
+			runErr = fmt.Errorf("simulation: %w", err)
+		}
+	}
 	if err := s.pods.Close(); err != nil && runErr == nil {
 		runErr = fmt.Errorf("simulation: %w", err)
 	}

@@ -20,7 +20,8 @@
 //     blocked — waiting for events, for its queues, for a response, or
 //     for a timer;
 //  4. no byte sent by a client waits unread in the API server's sockets
-//     (procquiet.ReceiveQueued);
+//     (server.Unread: procquiet.Unread on each connection, and
+//     procquiet.AcceptQueue on the listener);
 //  5. then nothing changed since 1: no request in progress, none
 //     finished, no byte read, no write stored.
 //
@@ -33,14 +34,20 @@
 // 1 the finished count would have moved (5). So at 5 the process has
 // nothing to do but what its timers will bring.
 //
-// Timers are what the barrier cannot see: a controller that waits in real
-// time (the Job controller's back-off before it replaces a failed pod, 10 s
-// doubling; a requeue after a delay) acts when its timer fires, at the
-// simulated instant reached then. Package doc of launch says which.
+// Timers are what the barrier cannot see. A kube-controller-manager on the
+// run's simulated clock (package kubeclock) keeps its timers there: its
+// waits on the server's clock are parked, not requests in progress, and
+// its work timers are the run's wake-ups, so at 5 it has nothing to do
+// before simulated time reaches them. On the wall clock, a controller
+// that waits (the Job controller's batched sync, 1 s; its back-off before
+// it replaces a failed pod, 10 s doubling) acts when its timer fires; the
+// broker then waits for what it owes (package broker).
 //
-// The one gap left is a request whose bytes the API server read before 1
-// and that it had still not begun to serve at 5, a goroutine stalled for
-// the whole check between reading a request and handling it.
+// Two gaps are left: a request whose bytes the API server read before 1
+// and that it had still not begun to serve at 5 (a goroutine stalled for
+// the whole check between reading a request and handling it), and a
+// connection taken from the listener's queue before 4 but registered by
+// the server only after 5 (its accepting goroutine stalled likewise).
 package controllers
 
 import (
@@ -48,7 +55,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -63,8 +69,9 @@ type Options struct {
 	Name string
 	// PIDFile holds the process's PID, written by whoever started it.
 	PIDFile string
-	// APIAddr returns the API server's listening address (loopback).
-	APIAddr func() netip.AddrPort
+	// Unread returns the bytes clients sent that the API server has not
+	// read yet, connections not accepted yet included (server.Unread).
+	Unread func() (int, error)
 	// Undelivered says which watch has not written every stored event to
 	// its client's connection yet ("" when all have).
 	Undelivered func() string
@@ -137,7 +144,10 @@ func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 	if !quiet {
 		return settle.BarrierVerdict{Waiting: o.Name + " is running"}, nil
 	}
-	queued, err := procquiet.ReceiveQueued(o.APIAddr())
+	queued, err := o.Unread()
+	if errors.Is(err, errors.ErrUnsupported) {
+		return settle.BarrierVerdict{Idle: true, Unproven: "the API server's sockets cannot be read: " + err.Error()}, nil
+	}
 	if err != nil {
 		return settle.BarrierVerdict{}, fmt.Errorf("controllers: reading the API server's sockets: %w", err)
 	}

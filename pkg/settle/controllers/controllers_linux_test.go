@@ -2,14 +2,17 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/batkube/batkube/pkg/procquiet"
 )
 
 // fakeAPI stands for the API server's counters.
@@ -20,8 +23,8 @@ type fakeAPI struct {
 	onRequests, onReadRV func(*fakeAPI) // called after each reading, to change things mid-check
 }
 
-func (f *fakeAPI) options(t *testing.T, pidFile string, addr netip.AddrPort) Options {
-	return Options{PIDFile: pidFile, APIAddr: func() netip.AddrPort { return addr },
+func (f *fakeAPI) options(t *testing.T, pidFile string, unread func() (int, error)) Options {
+	return Options{PIDFile: pidFile, Unread: unread,
 		Undelivered: func() string {
 			if f.delivered {
 				return ""
@@ -57,11 +60,25 @@ func TestBarrier(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	addr := netip.MustParseAddrPort(l.Addr().String())
+	// The server's sockets as server.Unread reads them: the listener's
+	// accept queue and the accepted connections' unread bytes.
+	lraw, err := l.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted []syscall.RawConn
+	unread := func() (int, error) {
+		total, err := procquiet.AcceptQueue(lraw)
+		for _, c := range accepted {
+			n, uerr := procquiet.Unread(c)
+			total, err = total+n, errors.Join(err, uerr)
+		}
+		return total, err
+	}
 	ctx := context.Background()
 	check := func(f *fakeAPI) (bool, string) {
 		t.Helper()
-		v, err := New(f.options(t, pidFile, addr)).Check(ctx)
+		v, err := New(f.options(t, pidFile, unread)).Check(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,17 +107,37 @@ func TestBarrier(t *testing.T) {
 			t.Errorf("%s: idle", name)
 		}
 	}
-	// Bytes a client sent that the server has not read.
-	c, err := net.Dial("tcp", addr.String())
+	// A connection the server has not accepted.
+	c, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	for {
+		idle, waiting := check(&fakeAPI{delivered: true})
+		if idle {
+			t.Fatal("a connection not accepted: idle")
+		}
+		if strings.Contains(waiting, "not yet read") {
+			break
+		}
+	}
+	// Bytes a client sent that the server has not read.
 	s, err := l.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	sraw, err := s.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted = append(accepted, sraw)
+	for {
+		if idle, _ := check(&fakeAPI{delivered: true}); idle {
+			break // accepted, nothing sent: idle again (once the process looks quiet)
+		}
+	}
 	if _, err := c.Write([]byte("POST /api/v1/namespaces/default/pods HTTP/1.1\r\n")); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestThroughTheAPIServer(t *testing.T) {
 		Clock:       sim,
 		BearerToken: "secret",
 		Verbosity:   2,
-		Extensions:  []apiserver.NonResourceHandler{timeservice.NewHandler(sim)},
+		Extensions:  []apiserver.NonResourceHandler{timeservice.NewHandler(sim, nil)},
 	})
 	e := newErrs()
 	c, err := New(ts.URL, Options{BearerToken: "secret", OnError: e.add})

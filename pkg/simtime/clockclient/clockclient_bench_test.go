@@ -10,7 +10,7 @@ import (
 
 // BenchmarkNow measures the round trip of a reading over loopback HTTP.
 func BenchmarkNow(b *testing.B) {
-	hs := httptest.NewServer(timeservice.NewHandler(simclock.New(simclock.DefaultEpoch)))
+	hs := httptest.NewServer(timeservice.NewHandler(simclock.New(simclock.DefaultEpoch), nil))
 	defer hs.Close()
 	c, err := New(hs.URL, Options{OnError: func(err error) { b.Error(err) }})
 	if err != nil {

@@ -61,7 +61,7 @@ func (e *errs) get() []error {
 func setup(t *testing.T, wrap func(http.Handler) http.Handler) (*simclock.Clock, *Clock, *errs) {
 	t.Helper()
 	sim := simclock.New(epoch)
-	var h http.Handler = timeservice.NewHandler(sim)
+	var h http.Handler = timeservice.NewHandler(sim, nil)
 	if wrap != nil {
 		h = wrap(h)
 	}
@@ -330,7 +330,7 @@ func TestNonPositiveTickerIsReportedAndNeverTicks(t *testing.T) {
 
 func TestNowReturnsTheLastTimeSeenWhenTheServerIsGone(t *testing.T) {
 	sim := simclock.New(epoch)
-	hs := httptest.NewServer(timeservice.NewHandler(sim))
+	hs := httptest.NewServer(timeservice.NewHandler(sim, nil))
 	e := newErrs()
 	c, err := New(hs.URL, Options{OnError: e.add, RequestTimeout: failAfter})
 	if err != nil {

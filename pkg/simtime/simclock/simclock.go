@@ -29,11 +29,54 @@ type Clock struct {
 	// Batsim's dates go far beyond what a Duration holds (1e17 s).
 	secs float64
 
-	timers timerq.Queue[*Timer] // pending timers, earliest first, in registration order at one instant
-	// activity counts timer registrations and cancellations; changed, when
-	// not nil, is closed at the next one.
+	// timers are the pending timers of each kind, earliest first, in
+	// registration order at one instant.
+	timers [kinds]timerq.Queue[*Timer]
+	// activity counts registrations and cancellations of Wake timers;
+	// changed, when not nil, is closed at the next one.
 	activity uint64
 	changed  chan struct{}
+	// mirror, when set, is told every move of the clock (Mirror).
+	mirror func(time.Duration)
+}
+
+// Kind says what a timer asks of the simulation.
+type Kind uint8
+
+const (
+	// Wake is a time-virtualised scheduler's timer: the broker asks Batsim
+	// for a call at its instant, as long as the simulation has jobs to
+	// run; it counts as the scheduler's activity (TimerActivity, Pending).
+	Wake Kind = iota
+	// Work is a controller's pending work (a Job's batched sync, its
+	// back-off after a failed pod): a call at its instant, and the
+	// simulation is not over while controllers have unfinished objects
+	// and such a timer is pending (NextWorkSeconds).
+	Work
+	// Passive fires when simulated time passes its instant, and asks for
+	// nothing: a controller's periodic loops and retries.
+	Passive
+	kinds = iota
+)
+
+var kindNames = [kinds]string{Wake: "wake", Work: "work", Passive: "passive"}
+
+// String returns the kind's name, as timeservice's kind parameter gives it.
+func (k Kind) String() string {
+	if k < kinds {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// ParseKind reads a kind's name.
+func ParseKind(s string) (Kind, error) {
+	for k, name := range kindNames {
+		if s == name {
+			return Kind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown kind of timer %q (want %q, %q or %q)", s, kindNames[Wake], kindNames[Work], kindNames[Passive])
 }
 
 var _ clock.PassiveClock = (*Clock)(nil)
@@ -69,6 +112,19 @@ func (c *Clock) Seconds() float64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.secs
+}
+
+// Mirror makes set follow the clock: it is called with the current
+// simulated time now and at every move (under the clock's lock, before the
+// timers then due fire: it must be quick and must not use the clock).
+// The run's clock page (kubeclock.Page.Set) follows the clock so.
+func (c *Clock) Mirror(set func(time.Duration)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mirror = set
+	if set != nil {
+		set(c.now)
+	}
 }
 
 // Set moves the clock to simulated second s and fires the timers that are
@@ -113,34 +169,68 @@ func (c *Clock) advanceLocked(d time.Duration) {
 	if d > c.now {
 		c.now = d
 		c.secs = max(c.secs, d.Seconds())
+		if c.mirror != nil {
+			c.mirror(d)
+		}
 	}
 }
 
+// fireLocked fires the due timers of every kind, earliest first, and
+// returns how many Wake and Work timers fired (those a scheduler or a
+// controller acts on at this step).
 func (c *Clock) fireLocked() int {
 	now := c.epoch.Add(c.now)
 	fired := 0
-	for next := c.timers.Peek(); next != nil && next.At() <= c.now; next = c.timers.Peek() {
-		c.timers.Pop().Value.c <- now // buffered, and a timer fires at most once
-		fired++
+	for {
+		q := c.earliestLocked(Wake, Work, Passive)
+		if q == nil || q.Peek().At() > c.now {
+			return fired
+		}
+		t := q.Pop().Value
+		t.fire(now)
+		if t.kind != Passive {
+			fired++
+		}
 	}
-	return fired
 }
 
-// NewTimer registers a timer that fires when simulated time reaches at: the
-// simulated instant it fired at is then sent on its channel C. A timer whose
-// instant has already been reached fires at once.
-func (c *Clock) NewTimer(at time.Time) *Timer {
+// earliestLocked returns the queue, among those of kinds, whose first
+// timer is due first (nil if they are all empty).
+func (c *Clock) earliestLocked(kinds ...Kind) *timerq.Queue[*Timer] {
+	var best *timerq.Queue[*Timer]
+	for _, k := range kinds {
+		q := &c.timers[k]
+		if next := q.Peek(); next != nil && (best == nil || next.At() < best.Peek().At()) {
+			best = q
+		}
+	}
+	return best
+}
+
+// NewTimer registers a Wake timer that fires when simulated time reaches
+// at: the simulated instant it fired at is then sent on its channel C. A
+// timer whose instant has already been reached fires at once.
+func (c *Clock) NewTimer(at time.Time) *Timer { return c.NewTimerOf(Wake, at, nil) }
+
+// NewTimerOf registers a timer of a kind. onFire, if not nil, is called
+// when it fires, under the clock's lock and before the instant is sent on
+// C: it must be quick and must not use the clock (the API server counts a
+// parked request in progress again with it, so that no moment is left
+// where the request neither waits nor counts).
+func (c *Clock) NewTimerOf(kind Kind, at time.Time, onFire func()) *Timer {
 	ch := make(chan time.Time, 1)
-	t := &Timer{C: ch, c: ch, clock: c, at: at.Sub(c.epoch)}
+	t := &Timer{C: ch, c: ch, clock: c, at: at.Sub(c.epoch), kind: kind, onFire: onFire}
 	t.item.Value = t
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t.at <= c.now {
-		ch <- c.epoch.Add(c.now)
+		t.fire(c.epoch.Add(c.now))
 		return t
 	}
-	c.timers.Schedule(&t.item, t.at)
-	c.changedLocked()
+	c.timers[kind].Schedule(&t.item, t.at)
+	if kind == Wake {
+		c.changedLocked()
+	}
 	return t
 }
 
@@ -160,40 +250,50 @@ func (c *Clock) WaitUntil(ctx context.Context, at time.Time) (time.Time, error) 
 	}
 }
 
-// NextTimer returns the instant of the earliest pending timer; ok is false
-// when no timer is pending.
+// NextTimer returns the instant of the earliest pending timer that asks
+// for a call (Wake or Work); ok is false when none is pending.
 func (c *Clock) NextTimer() (at time.Time, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	next := c.timers.Peek()
-	if next == nil {
+	q := c.earliestLocked(Wake, Work)
+	if q == nil {
 		return time.Time{}, false
 	}
-	return c.epoch.Add(next.At()), true
+	return c.epoch.Add(q.Peek().At()), true
 }
 
-// NextTimerSeconds returns the earliest pending timer in protocol seconds,
-// for a CALL_ME_LATER, rounded up so that Set(s) fires the timer (see
-// ToSeconds).
+// NextTimerSeconds returns the earliest pending timer that asks for a call
+// (Wake or Work) in protocol seconds, for a CALL_ME_LATER, rounded up so
+// that Set(s) fires the timer (see ToSeconds).
 func (c *Clock) NextTimerSeconds() (s float64, ok bool) {
+	return c.nextSeconds(Wake, Work)
+}
+
+// NextWorkSeconds is NextTimerSeconds for Work timers alone: the
+// controllers' pending work.
+func (c *Clock) NextWorkSeconds() (s float64, ok bool) { return c.nextSeconds(Work) }
+
+func (c *Clock) nextSeconds(kinds ...Kind) (float64, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	next := c.timers.Peek()
-	if next == nil {
+	q := c.earliestLocked(kinds...)
+	if q == nil {
 		return 0, false
 	}
-	return ToSeconds(next.At()), true
+	return ToSeconds(q.Peek().At()), true
 }
 
-// Pending returns the number of pending timers.
+// Pending returns the number of pending Wake timers: those of
+// time-virtualised schedulers.
 func (c *Clock) Pending() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.timers.Len()
+	return c.timers[Wake].Len()
 }
 
-// TimerActivity returns how many timers have been registered or cancelled
-// so far, and a channel closed at the next registration or cancellation.
+// TimerActivity returns how many Wake timers have been registered or
+// cancelled so far, and a channel closed at the next registration or
+// cancellation.
 // The broker counts this as activity of a time-virtualised scheduler, the
 // way it counts writes to the API.
 func (c *Clock) TimerActivity() (count uint64, changed <-chan struct{}) {
@@ -218,10 +318,20 @@ type Timer struct {
 	// C receives the simulated instant the timer fired at (once).
 	C <-chan time.Time
 
-	c     chan time.Time
-	clock *Clock
-	at    time.Duration       // since the epoch
-	item  timerq.Item[*Timer] // queued until fired or stopped
+	c      chan time.Time
+	clock  *Clock
+	at     time.Duration       // since the epoch
+	kind   Kind                // its queue
+	onFire func()              // see NewTimerOf
+	item   timerq.Item[*Timer] // queued until fired or stopped
+}
+
+// fire sends now on the timer's channel (buffered: a timer fires once).
+func (t *Timer) fire(now time.Time) {
+	if t.onFire != nil {
+		t.onFire()
+	}
+	t.c <- now
 }
 
 // When returns the instant the timer fires at.
@@ -234,10 +344,12 @@ func (t *Timer) Stop() bool {
 	c := t.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.timers.Cancel(&t.item) {
+	if !c.timers[t.kind].Cancel(&t.item) {
 		return false
 	}
-	c.changedLocked()
+	if t.kind == Wake {
+		c.changedLocked()
+	}
 	return true
 }
 

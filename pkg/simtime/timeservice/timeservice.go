@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/batkube/batkube/pkg/simtime/simclock"
@@ -25,6 +26,9 @@ const UntilHeader = "Batkube-Clock-Until"
 const (
 	ParamUntil = "until"
 	ParamAfter = "after"
+	// ParamKind is the kind of a wait's timer (simclock.Kind: "wake", the
+	// default, "work" or "passive").
+	ParamKind = "kind"
 )
 
 // Reading is a reading of the simulated clock.
@@ -50,10 +54,33 @@ type Error struct {
 // apiserver.NonResourceHandler.
 type Handler struct {
 	clock *simclock.Clock
+	park  Parker
+	// ended is closed by End.
+	ended     chan struct{}
+	endedOnce sync.Once
 }
 
-// NewHandler returns a handler serving c.
-func NewHandler(c *simclock.Clock) *Handler { return &Handler{clock: c} }
+// Parker tells the server that a request waits, parked: park takes it out
+// of the requests in progress, unpark puts it back (each at most once, in
+// that order; unpark without park does nothing). A wait parks once its
+// timer is registered, and its timer unparks it as it fires, so that a
+// request is always either counted in progress or waiting on a pending
+// timer that the broker knows of (package settle/controllers).
+type Parker func(r *http.Request) (park, unpark func())
+
+// NewHandler returns a handler serving c; park, if not nil, parks its
+// waits.
+func NewHandler(c *simclock.Clock, park Parker) *Handler {
+	return &Handler{clock: c, park: park, ended: make(chan struct{})}
+}
+
+// End ends the waits in progress with an empty body, and answers those to
+// come 503 Service Unavailable: the simulation is over and its time will
+// not move any more, so that no wait holds the server's shutdown.
+func (h *Handler) End() { h.endedOnce.Do(func() { close(h.ended) }) }
+
+// errEnded is the error of the waits after End.
+var errEnded = errors.New("the simulation has ended: simulated time will not move any more")
 
 // Handles reports whether path is Path.
 func (h *Handler) Handles(path string) bool { return path == Path }
@@ -65,7 +92,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed, only GET", r.Method))
 		return
 	}
-	at, wait, err := h.parseWait(r.URL.Query())
+	at, kind, wait, err := h.parseWait(r.URL.Query())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
@@ -74,7 +101,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, h.reading(h.clock.Now(), nil))
 		return
 	}
-	t := h.clock.NewTimer(at)
+	select {
+	case <-h.ended:
+		writeError(w, http.StatusServiceUnavailable, errEnded)
+		return
+	default:
+	}
+	park, unpark := func() {}, func() {}
+	if h.park != nil {
+		park, unpark = h.park(r)
+	}
+	park()
+	t := h.clock.NewTimerOf(kind, at, unpark)
 	w.Header().Set(UntilHeader, at.Format(time.RFC3339Nano))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -90,8 +128,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var now time.Time
 	select {
 	case now = <-t.C:
+	case <-h.ended:
+		if t.Stop() {
+			unpark()
+			return // the headers are out: an empty body, which no client takes for a reading
+		}
+		now = <-t.C // it fired meanwhile
 	case <-r.Context().Done():
 		if t.Stop() {
+			unpark()
 			return // the client went away: no timer is left behind
 		}
 		now = <-t.C // it fired meanwhile
@@ -100,34 +145,44 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // parseWait reads the query: no parameter is a plain reading, until or after
-// a wait for the instant returned.
-func (h *Handler) parseWait(q url.Values) (at time.Time, wait bool, err error) {
+// a wait for the instant returned, of the kind given (Wake by default).
+func (h *Handler) parseWait(q url.Values) (at time.Time, kind simclock.Kind, wait bool, err error) {
 	for k, vs := range q {
-		if k != ParamUntil && k != ParamAfter {
-			return time.Time{}, false, fmt.Errorf("unknown parameter %q (want %q or %q)", k, ParamUntil, ParamAfter)
+		if k != ParamUntil && k != ParamAfter && k != ParamKind {
+			return time.Time{}, 0, false, fmt.Errorf("unknown parameter %q (want %q or %q, and %q)", k, ParamUntil, ParamAfter, ParamKind)
 		}
 		if len(vs) != 1 {
-			return time.Time{}, false, fmt.Errorf("parameter %q given %d times", k, len(vs))
+			return time.Time{}, 0, false, fmt.Errorf("parameter %q given %d times", k, len(vs))
 		}
 	}
-	if len(q) > 1 {
-		return time.Time{}, false, fmt.Errorf("give %q or %q, not both", ParamUntil, ParamAfter)
+	_, until := q[ParamUntil]
+	_, after := q[ParamAfter]
+	if until && after {
+		return time.Time{}, 0, false, fmt.Errorf("give %q or %q, not both", ParamUntil, ParamAfter)
+	}
+	if v, ok := q[ParamKind]; ok {
+		if !until && !after {
+			return time.Time{}, 0, false, fmt.Errorf("parameter %q without %q or %q", ParamKind, ParamUntil, ParamAfter)
+		}
+		if kind, err = simclock.ParseKind(v[0]); err != nil {
+			return time.Time{}, 0, false, fmt.Errorf("parameter %q: %w", ParamKind, err)
+		}
 	}
 	if v, ok := q[ParamUntil]; ok {
 		at, err := parseInstant(v[0], h.clock.Epoch())
 		if err != nil {
-			return time.Time{}, false, fmt.Errorf("parameter %q: %w", ParamUntil, err)
+			return time.Time{}, 0, false, fmt.Errorf("parameter %q: %w", ParamUntil, err)
 		}
-		return at, true, nil
+		return at, kind, true, nil
 	}
 	if v, ok := q[ParamAfter]; ok {
 		d, err := parseDuration(v[0])
 		if err != nil {
-			return time.Time{}, false, fmt.Errorf("parameter %q: %w", ParamAfter, err)
+			return time.Time{}, 0, false, fmt.Errorf("parameter %q: %w", ParamAfter, err)
 		}
-		return h.clock.Now().Add(d), true, nil
+		return h.clock.Now().Add(d), kind, true, nil
 	}
-	return time.Time{}, false, nil
+	return time.Time{}, 0, false, nil
 }
 
 func (h *Handler) reading(now time.Time, until *time.Time) Reading {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ var epoch = simclock.DefaultEpoch
 func serve(t *testing.T) (*simclock.Clock, string) {
 	t.Helper()
 	clk := simclock.New(epoch)
-	hs := httptest.NewServer(NewHandler(clk))
+	hs := httptest.NewServer(NewHandler(clk, nil))
 	t.Cleanup(hs.Close)
 	return clk, hs.URL + Path
 }
@@ -165,6 +166,7 @@ func TestBadRequestsGetJSONErrors(t *testing.T) {
 		"until=abc", "until=NaN", "until=Inf", "until=2026-01-01", "until=2026-01-01T00:00:00",
 		"after=abc", "after=1x", "after=NaN",
 		"until=1&after=1s", "until=1&until=2", "untill=1", "watch=true",
+		"kind=work", "until=1&kind=later", "until=1&kind=work&kind=passive",
 	} {
 		resp := get(t, context.Background(), u+"?"+q)
 		e := decode[Error](t, resp)
@@ -193,10 +195,95 @@ func TestBadRequestsGetJSONErrors(t *testing.T) {
 }
 
 func TestHandlesOnlyItsPath(t *testing.T) {
-	h := NewHandler(simclock.New(epoch))
+	h := NewHandler(simclock.New(epoch), nil)
 	for path, want := range map[string]bool{Path: true, Path + "/": false, "/batkube/v1": false, "/api": false, "/batkube/v1/clockx": false} {
 		if got := h.Handles(path); got != want {
 			t.Errorf("Handles(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// A wait's kind says what its timer asks of the simulation: a work timer
+// a call (and NextWorkSeconds), a passive one nothing; each fires when
+// time reaches it.
+func TestWaitKinds(t *testing.T) {
+	clk, u := serve(t)
+	work := get(t, context.Background(), u+"?until=2&kind=work")
+	passive := get(t, context.Background(), u+"?until=1&kind=passive")
+	if work.StatusCode != http.StatusOK || passive.StatusCode != http.StatusOK {
+		t.Fatalf("got %d and %d", work.StatusCode, passive.StatusCode)
+	}
+	if s, ok := clk.NextTimerSeconds(); !ok || s != 2 {
+		t.Errorf("next call at %v (%v), want 2: the passive timer asks for none", s, ok)
+	}
+	if s, ok := clk.NextWorkSeconds(); !ok || s != 2 {
+		t.Errorf("next work at %v (%v), want 2", s, ok)
+	}
+	if clk.Pending() != 0 {
+		t.Errorf("%d scheduler timers, want none", clk.Pending())
+	}
+	clk.Set(1)
+	if r := decode[Reading](t, passive); r.Nanoseconds != int64(time.Second) {
+		t.Errorf("passive wait woken at %v", r.Nanoseconds)
+	}
+	clk.Set(3)
+	if r := decode[Reading](t, work); r.Nanoseconds != int64(3*time.Second) {
+		t.Errorf("work wait woken at %v", r.Nanoseconds)
+	}
+}
+
+// A wait is parked once its timer is registered and unparked as the timer
+// fires (before its answer is written), or when its client goes away.
+func TestWaitsPark(t *testing.T) {
+	clk := simclock.New(epoch)
+	var parked, unparked atomic.Int32
+	hs := httptest.NewServer(NewHandler(clk, func(*http.Request) (func(), func()) {
+		return func() { parked.Add(1) }, func() { unparked.Add(1) }
+	}))
+	t.Cleanup(hs.Close)
+	resp := get(t, context.Background(), hs.URL+Path+"?until=5")
+	if parked.Load() != 1 || unparked.Load() != 0 {
+		t.Fatalf("registered: parked %d, unparked %d; want 1, 0", parked.Load(), unparked.Load())
+	}
+	clk.Set(5) // the timer fires: unparked at once, inside Set
+	if unparked.Load() != 1 {
+		t.Fatalf("fired: unparked %d, want 1", unparked.Load())
+	}
+	decode[Reading](t, resp)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	get(t, ctx, hs.URL+Path+"?until=9")
+	cancel()
+	for clk.Pending() != 0 { // the server sees the client go
+		time.Sleep(time.Millisecond)
+	}
+	for unparked.Load() != 2 {
+		time.Sleep(time.Millisecond)
+	}
+	if parked.Load() != 2 {
+		t.Errorf("parked %d, want 2", parked.Load())
+	}
+}
+
+// After End, a wait in progress ends with no reading and a new one is
+// refused: no wait holds the server's shutdown.
+func TestEndEndsTheWaits(t *testing.T) {
+	clk := simclock.New(epoch)
+	h := NewHandler(clk, nil)
+	hs := httptest.NewServer(h)
+	t.Cleanup(hs.Close)
+	resp := get(t, context.Background(), hs.URL+Path+"?until=5")
+	h.End()
+	if body, err := io.ReadAll(resp.Body); err != nil || len(body) != 0 {
+		t.Errorf("a wait ended by End: body %q, %v; want none", body, err)
+	}
+	if clk.Pending() != 0 {
+		t.Errorf("%d timers left", clk.Pending())
+	}
+	if resp := get(t, context.Background(), hs.URL+Path+"?until=6"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a wait after End: %d, want 503", resp.StatusCode)
+	}
+	if resp := get(t, context.Background(), hs.URL+Path); resp.StatusCode != http.StatusOK {
+		t.Errorf("a reading after End: %d, want 200", resp.StatusCode)
 	}
 }

@@ -1,0 +1,83 @@
+//go:build linux
+
+package procquiet
+
+import (
+	"net"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func rawConn(t *testing.T, c any) syscall.RawConn {
+	t.Helper()
+	rc, err := c.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// TestUnreadAndAcceptQueue, on real loopback sockets: a connection the
+// server has not accepted is in the listener's accept queue; bytes the
+// server has not read are unread on its end, and no longer once read.
+func TestUnreadAndAcceptQueue(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lrc := rawConn(t, l)
+	if n, err := AcceptQueue(lrc); err != nil || n != 0 {
+		t.Fatalf("accept queue of an idle listener: %d, %v", n, err)
+	}
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The handshake completes in the kernel; the connection waits for
+	// Accept (on loopback it is queued when Dial returns).
+	if n, err := AcceptQueue(lrc); err != nil || n != 1 {
+		t.Fatalf("accept queue with a connection not accepted: %d, %v; want 1", n, err)
+	}
+	s, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, err := AcceptQueue(lrc); err != nil || n != 0 {
+		t.Fatalf("accept queue once accepted: %d, %v; want 0", n, err)
+	}
+	src := rawConn(t, s)
+	if n, err := Unread(src); err != nil || n != 0 {
+		t.Fatalf("unread before any byte: %d, %v", n, err)
+	}
+	msg := []byte("GET / HTTP/1.1\r\n")
+	if _, err := c.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	// Loopback delivers within the write, but softirq processing may
+	// lag: wait for the bytes (a condition, not a duration).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := Unread(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == len(msg) {
+			break
+		}
+		if n > len(msg) || time.Now().After(deadline) {
+			t.Fatalf("unread %d bytes, want %d", n, len(msg))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	buf := make([]byte, 64)
+	if _, err := s.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Unread(src); err != nil || n != 0 {
+		t.Fatalf("unread once read: %d, %v; want 0", n, err)
+	}
+}

@@ -1,0 +1,116 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/batkube/batkube/pkg/apiserver"
+	"github.com/batkube/batkube/pkg/server"
+	"github.com/batkube/batkube/pkg/server/servertest"
+	"github.com/batkube/batkube/pkg/simtime/simclock"
+	"github.com/batkube/batkube/pkg/simtime/timeservice"
+)
+
+// A wait on the simulated clock is not a request in progress while its
+// timer is pending (the controllers' barrier would never hold), and is one
+// again from the instant its timer fires until its answer is written.
+func TestClockWaitsParkInTheRequestCounts(t *testing.T) {
+	clk := simclock.New(simclock.DefaultEpoch)
+	var api func(*http.Request) (func(), func())
+	ts := servertest.Start(t, server.Options{Clock: clk, Extensions: []apiserver.NonResourceHandler{
+		timeservice.NewHandler(clk, func(r *http.Request) (func(), func()) { return api(r) })}})
+	api = ts.API.ParkRequest
+	inFlight := func() int64 { n, _ := ts.API.RequestCounts(); return n }
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+timeservice.Path+"?until=5&kind=work", nil)
+	resp, err := http.DefaultClient.Do(req) // answered with headers once parked
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if n := inFlight(); n != 0 {
+		t.Fatalf("a parked wait counts %d requests in progress, want 0", n)
+	}
+	_, before := ts.API.RequestCounts()
+	clk.Set(5)
+	if n := inFlight(); n != 1 {
+		t.Fatalf("a fired wait not yet answered counts %d requests in progress, want 1", n)
+	}
+	var buf [512]byte
+	for {
+		if _, err := resp.Body.Read(buf[:]); err != nil {
+			break
+		}
+	}
+	for { // the handler returns after writing
+		if n, finished := ts.API.RequestCounts(); n == 0 && finished > before {
+			break
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+
+	// A client that goes away while parked leaves the counts balanced.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	req2, _ := http.NewRequestWithContext(ctx2, http.MethodGet, ts.URL+timeservice.Path+"?until=9&kind=passive", nil)
+	resp2, err := http.DefaultClient.Do(req2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, before = ts.API.RequestCounts()
+	cancel2()
+	resp2.Body.Close()
+	for {
+		if n, finished := ts.API.RequestCounts(); finished > before {
+			if n != 0 {
+				t.Fatalf("after a parked client went away: %d requests in progress, want 0", n)
+			}
+			break
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// Unread asks the kernel about the server's own sockets once it serves:
+// before, it cannot; while it serves, a connection open and idle leaves
+// nothing unread, and closed connections are forgotten.
+func TestUnreadReadsTheServersSockets(t *testing.T) {
+	srv, err := server.New(server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Unread(); !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("before Serve: %v, want ErrUnsupported", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, l) }()
+	defer func() { cancel(); <-served }()
+	client := &http.Client{Transport: &http.Transport{}}
+	for i := 0; i < 3; i++ { // keep-alive connections, idle between requests
+		resp, err := client.Get("http://" + l.Addr().String() + "/api/v1/namespaces")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	if n, err := srv.Unread(); err != nil || n != 0 {
+		t.Fatalf("idle connections: %d unread, %v; want 0", n, err)
+	}
+	client.CloseIdleConnections()
+	if n, err := srv.Unread(); err != nil || n != 0 {
+		t.Fatalf("after the client closed its connections: %d unread, %v; want 0", n, err)
+	}
+}

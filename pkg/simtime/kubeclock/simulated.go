@@ -1,0 +1,476 @@
+package clock
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The environment of a process whose clock is simulated.
+const (
+	// EnvPage names the clock page (kubernetes-server --clock-file).
+	EnvPage = "BATKUBE_CLOCK"
+	// EnvServer is the URL of the API server that serves the clock
+	// (http://127.0.0.1:8001).
+	EnvServer = "BATKUBE_CLOCK_SERVER"
+)
+
+// ClockPath is where the API server serves the simulated clock (package
+// timeservice).
+const ClockPath = "/batkube/v1/clock"
+
+// The kinds of wait on the server's clock (its "kind" parameter).
+const (
+	// KindWork: the instant asks Batsim for a call and keeps the
+	// simulation going while controllers have unfinished work.
+	KindWork = "work"
+	// KindPassive: the wait ends when simulated time passes the instant,
+	// without asking for a call.
+	KindPassive = "passive"
+)
+
+// process is this process's simulated clock; nil when its time is real.
+// It is set once, before main runs.
+var process *simulated
+
+func init() {
+	path := os.Getenv(EnvPage)
+	if path == "" {
+		return
+	}
+	s, err := attach(path, os.Getenv(EnvServer), nil)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "the simulated clock of %s=%s cannot be used: %v\n", EnvPage, path, err)
+		os.Exit(1)
+	}
+	process = s
+	go s.run()
+}
+
+// simulated is a clock on the page of a run, whose timers fire when the
+// server says simulated time reached them.
+type simulated struct {
+	page   *Page
+	epoch  time.Time
+	server string
+	client *http.Client
+
+	mu sync.Mutex
+	// timers are the pending timers, work ones and the others.
+	timers [2]timerHeap
+	seq    uint64
+	// reached is the latest simulated time the server said the clock
+	// reached: timers at or before it are due.
+	reached time.Duration
+	// kick wakes run when the timers changed; stopped ends it (tests).
+	kick    chan struct{}
+	stopped chan struct{}
+	// errs are the errors of waits already reported.
+	errs map[string]bool
+}
+
+// The two classes of timers, and of waits on the server.
+const (
+	passive = 0
+	work    = 1
+)
+
+var kinds = [2]string{passive: KindPassive, work: KindWork}
+
+// attach maps the page at path and counts this process among its
+// processes.
+func attach(path, server string, client *http.Client) (*simulated, error) {
+	if server == "" {
+		return nil, fmt.Errorf("%s is not set: the API server's URL is needed to wait for simulated instants", EnvServer)
+	}
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s=%q is not an http(s) URL", EnvServer, server)
+	}
+	page, err := OpenPage(path)
+	if err != nil {
+		return nil, err
+	}
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2, DisableCompression: true}}
+	}
+	page.attach()
+	return &simulated{page: page, epoch: page.Epoch(), server: strings.TrimSuffix(server, "/"), client: client,
+		kick: make(chan struct{}, 1), stopped: make(chan struct{}), errs: map[string]bool{}}, nil
+}
+
+// now is the simulated time the page says.
+func (s *simulated) now() time.Time { return s.epoch.Add(s.page.Elapsed()) }
+
+// newTimer schedules a timer d from now; f, if not nil, runs in its own
+// goroutine instead of a send on the timer's channel.
+func (s *simulated) newTimer(d time.Duration, f func(), isWork bool) *simTimer {
+	t := &simTimer{s: s, f: f, index: -1}
+	if isWork {
+		t.class = work
+	}
+	if f == nil {
+		t.c = make(chan time.Time, 1)
+	}
+	s.mu.Lock()
+	s.scheduleLocked(t, d)
+	s.mu.Unlock()
+	return t
+}
+
+// newTicker schedules a ticker of period d > 0.
+func (s *simulated) newTicker(d time.Duration) *simTicker {
+	t := &simTimer{s: s, period: d, c: make(chan time.Time, 1), index: -1}
+	s.mu.Lock()
+	s.scheduleLocked(t, d)
+	s.mu.Unlock()
+	return &simTicker{t}
+}
+
+func (s *simulated) scheduleLocked(t *simTimer, d time.Duration) {
+	if d <= 0 {
+		t.fireLocked(s.now())
+		return
+	}
+	now := s.page.Elapsed()
+	t.at = now + d
+	if t.at < now { // overflow: never
+		t.at = math.MaxInt64
+	}
+	s.pushLocked(t)
+}
+
+func (s *simulated) pushLocked(t *simTimer) {
+	t.seq = s.seq
+	s.seq++
+	heap.Push(&s.timers[t.class], t)
+	s.kickLocked()
+}
+
+// kickLocked wakes run: the timers changed.
+func (s *simulated) kickLocked() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// fireDueLocked fires the timers at or before s.reached, earliest first;
+// a ticker is scheduled again at its next period after it (ticks missed
+// meanwhile are dropped, as Go's tickers drop them for a slow receiver).
+func (s *simulated) fireDueLocked() {
+	now := s.now()
+	for {
+		h := s.earliestHeapLocked()
+		if h == nil || (*h)[0].at > s.reached {
+			return
+		}
+		t := heap.Pop(h).(*simTimer)
+		t.fireLocked(now)
+		if t.period > 0 {
+			missed := (s.reached - t.at) / t.period
+			t.at += (missed + 1) * t.period
+			s.pushLocked(t)
+		}
+	}
+}
+
+// earliestHeapLocked is the heap whose first timer is due first (nil when
+// no timer is pending).
+func (s *simulated) earliestHeapLocked() *timerHeap {
+	var best *timerHeap
+	for i := range s.timers {
+		h := &s.timers[i]
+		if len(*h) > 0 && (best == nil || (*h)[0].less((*best)[0])) {
+			best = h
+		}
+	}
+	return best
+}
+
+// run keeps one wait on the server for the earliest timer of each class,
+// and fires the timers the server says are due.
+func (s *simulated) run() {
+	var waits [2]*wait
+	done := make(chan waitResult)
+	for {
+		s.mu.Lock()
+		s.fireDueLocked()
+		var next [2]time.Duration
+		for class := range s.timers {
+			next[class] = -1
+			if h := s.timers[class]; len(h) > 0 {
+				next[class] = h[0].at
+			}
+		}
+		s.mu.Unlock()
+		for class, want := range next {
+			cur := waits[class]
+			switch {
+			case want < 0 && cur != nil:
+				cur.cancel()
+				waits[class] = nil
+			case want >= 0 && (cur == nil || cur.at > want):
+				// A wait for a later instant is replaced; one for an
+				// earlier instant is kept (it ends early, and the next
+				// is then asked for).
+				if cur != nil {
+					cur.cancel()
+				}
+				waits[class] = s.startWait(class, want, done)
+			}
+		}
+		select {
+		case <-s.stopped:
+			for _, w := range waits {
+				if w != nil {
+					w.cancel()
+				}
+			}
+			return
+		case <-s.kick:
+		case r := <-done:
+			if waits[r.class] == r.wait {
+				waits[r.class] = nil
+			}
+			if r.err == nil {
+				s.mu.Lock()
+				s.reached = max(s.reached, r.reached)
+				s.mu.Unlock()
+			}
+		}
+	}
+}
+
+// wait is one wait on the server's clock.
+type wait struct {
+	at     time.Duration
+	cancel context.CancelFunc
+}
+
+type waitResult struct {
+	class   int
+	wait    *wait
+	reached time.Duration
+	err     error
+}
+
+// startWait waits on the server until simulated time reaches at, retrying
+// failed requests (10 ms doubling to 1 s of real time) until it succeeds
+// or is cancelled, and sends the outcome on done.
+func (s *simulated) startWait(class int, at time.Duration, done chan<- waitResult) *wait {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &wait{at: at, cancel: cancel}
+	go func() {
+		backoff := 10 * time.Millisecond
+		for {
+			reached, err := s.waitOnce(ctx, class, at)
+			if err == nil || ctx.Err() != nil {
+				select {
+				case done <- waitResult{class: class, wait: w, reached: reached, err: err}:
+				case <-s.stopped:
+				}
+				return
+			}
+			s.report(err)
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				select {
+				case done <- waitResult{class: class, wait: w, err: ctx.Err()}:
+				case <-s.stopped:
+				}
+				return
+			}
+			backoff = min(2*backoff, time.Second)
+		}
+	}()
+	return w
+}
+
+// waitOnce is one request: GET /batkube/v1/clock?until=...&kind=...
+func (s *simulated) waitOnce(ctx context.Context, class int, at time.Duration) (time.Duration, error) {
+	q := url.Values{"until": {s.epoch.Add(at).UTC().Format(time.RFC3339Nano)}, "kind": {kinds[class]}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.server+ClockPath+"?"+q.Encode(), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("waiting for %s: %w", q.Get("until"), err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("waiting for %s: %s: %s", q.Get("until"), resp.Status, strings.TrimSpace(string(body)))
+	}
+	var reading struct {
+		Nanoseconds *int64 `json:"nanoseconds"`
+	}
+	if err := json.Unmarshal(body, &reading); err != nil || reading.Nanoseconds == nil {
+		return 0, fmt.Errorf("waiting for %s: not a reading of the clock: %q", q.Get("until"), body)
+	}
+	if d := time.Duration(*reading.Nanoseconds); d < at {
+		return 0, fmt.Errorf("waiting for %s: woken at %v, before it", q.Get("until"), d)
+	}
+	return time.Duration(*reading.Nanoseconds), nil
+}
+
+// report writes an error of a wait to standard error, once for each
+// message.
+func (s *simulated) report(err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	s.mu.Lock()
+	seen := s.errs[err.Error()]
+	s.errs[err.Error()] = true
+	s.mu.Unlock()
+	if !seen {
+		fmt.Fprintf(os.Stderr, "simulated clock: %v (retrying)\n", err)
+	}
+}
+
+// simTimer is a timer (or, with a period, a ticker) of a simulated clock.
+type simTimer struct {
+	s      *simulated
+	c      chan time.Time
+	f      func()
+	period time.Duration
+	class  int
+	at     time.Duration // since the epoch
+	seq    uint64        // order among timers of one instant
+	index  int           // in its heap; -1 when not pending
+}
+
+func (t *simTimer) less(u *simTimer) bool {
+	return t.at < u.at || (t.at == u.at && t.seq < u.seq)
+}
+
+func (t *simTimer) fireLocked(now time.Time) {
+	if t.f != nil {
+		go t.f()
+		return
+	}
+	select {
+	case t.c <- now:
+	default: // a ticker's receiver is behind: the tick is dropped
+	}
+}
+
+// C returns the timer's channel (nil for AfterFunc's, as the time
+// package's).
+func (t *simTimer) C() <-chan time.Time { return t.c }
+
+// Stop stops the timer. It reports whether the timer was active: pending,
+// or fired with its value not received yet (which is then dropped: after
+// Stop no stale value is received, as with Go's timers since 1.23).
+func (t *simTimer) Stop() bool {
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	return t.stopLocked()
+}
+
+func (t *simTimer) stopLocked() bool {
+	active := t.index >= 0
+	if active {
+		heap.Remove(&t.s.timers[t.class], t.index)
+		t.s.kickLocked()
+	}
+	if t.c != nil {
+		select {
+		case <-t.c:
+			active = true
+		default:
+		}
+	}
+	return active
+}
+
+// Reset stops the timer and schedules it d from now; it reports what Stop
+// would.
+func (t *simTimer) Reset(d time.Duration) bool {
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	active := t.stopLocked()
+	t.s.scheduleLocked(t, d)
+	return active
+}
+
+// simTicker is a ticker of a simulated clock.
+type simTicker struct{ t *simTimer }
+
+func (k *simTicker) C() <-chan time.Time { return k.t.c }
+func (k *simTicker) Stop()               { k.t.Stop() }
+
+// timerHeap orders timers by instant, then by scheduling order.
+type timerHeap []*simTimer
+
+func (h timerHeap) Len() int           { return len(h) }
+func (h timerHeap) Less(i, j int) bool { return h[i].less(h[j]) }
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*simTimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	t.index = -1
+	return t
+}
+
+// isWork reports whether the clock's caller is a work queue of
+// k8s.io/client-go (its delayed items: the controllers' future work).
+// The frames of this package (and its wrappers) are skipped.
+func isWork() bool {
+	var pcs [8]uintptr
+	n := runtime.Callers(2, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if !isClockFrame(f.Function) {
+			return isWorkQueueFrame(f.Function)
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+// isClockFrame: a function of this package, under the import path it is
+// compiled at (k8s.io/utils/clock in the upstream binaries).
+func isClockFrame(fn string) bool {
+	return strings.HasPrefix(fn, "k8s.io/utils/clock.") || strings.HasPrefix(fn, thisPackage+".")
+}
+
+// isWorkQueueFrame: a function of client-go's work queues.
+func isWorkQueueFrame(fn string) bool {
+	return strings.HasPrefix(fn, "k8s.io/client-go/util/workqueue.")
+}
+
+// thisPackage is this package's import path where it is not compiled as
+// k8s.io/utils/clock.
+const thisPackage = "github.com/batkube/batkube/pkg/simtime/kubeclock"

@@ -1,0 +1,300 @@
+package clock
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batkube/batkube/pkg/simtime/simclock"
+	"github.com/batkube/batkube/pkg/simtime/timeservice"
+)
+
+var epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// run is a run's clock served by a real timeservice over HTTP, with its
+// page, and a process's simulated clock attached to both.
+type run struct {
+	clock   *simclock.Clock
+	page    *Page
+	process *simulated
+	// parked counts the waits parked on the server.
+	parked atomic.Int64
+}
+
+func newRun(t *testing.T) *run {
+	t.Helper()
+	r := &run{clock: simclock.New(epoch)}
+	path := filepath.Join(t.TempDir(), "clock")
+	page, err := CreatePage(path, epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { page.Close() })
+	r.page = page
+	r.clock.Mirror(page.Set)
+	park := func(*http.Request) (func(), func()) {
+		var parked atomic.Bool
+		return func() {
+				if parked.CompareAndSwap(false, true) {
+					r.parked.Add(1)
+				}
+			}, func() {
+				if parked.CompareAndSwap(true, false) {
+					r.parked.Add(-1)
+				}
+			}
+	}
+	srv := httptest.NewServer(timeservice.NewHandler(r.clock, park))
+	t.Cleanup(srv.Close)
+	s, err := attach(path, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.process = s
+	ran := make(chan struct{})
+	go func() { s.run(); close(ran) }()
+	t.Cleanup(func() {
+		close(s.stopped)
+		<-ran
+		s.page.Close()
+	})
+	return r
+}
+
+// eventually waits for cond, polling; a condition that never holds fails
+// the test after a minute.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// registered waits until the server holds a wait of the process for the
+// instant at (seconds), of the kind given.
+func (r *run) registered(t *testing.T, kind simclock.Kind, at float64) {
+	t.Helper()
+	eventually(t, "a "+kind.String()+" wait registered", func() bool {
+		switch kind {
+		case simclock.Work:
+			s, ok := r.clock.NextWorkSeconds()
+			return ok && s == at
+		default:
+			return r.parked.Load() > 0
+		}
+	})
+}
+
+func received(c <-chan time.Time) (time.Time, bool) {
+	select {
+	case v := <-c:
+		return v, true
+	default:
+		return time.Time{}, false
+	}
+}
+
+func TestAttachCountsTheProcess(t *testing.T) {
+	r := newRun(t)
+	if n := r.page.Attached(); n != 1 {
+		t.Fatalf("attached = %d, want 1", n)
+	}
+}
+
+func TestNowReadsThePage(t *testing.T) {
+	r := newRun(t)
+	if got := r.process.now(); !got.Equal(epoch) {
+		t.Fatalf("now at 0 = %v, want %v", got, epoch)
+	}
+	r.clock.Advance(12.5)
+	if got, want := r.process.now(), epoch.Add(12500*time.Millisecond); !got.Equal(want) {
+		t.Fatalf("now = %v, want %v", got, want)
+	}
+}
+
+// A work timer asks the server for a call at its instant, and fires only
+// once the server says the instant was reached: moving the page does not
+// fire it, the step's Fire does.
+func TestWorkTimerFiresWhenTheServerFiresIt(t *testing.T) {
+	r := newRun(t)
+	tm := r.process.newTimer(time.Second, nil, true)
+	r.registered(t, simclock.Work, 1)
+	if s, ok := r.clock.NextTimerSeconds(); !ok || s != 1 {
+		t.Fatalf("next call = %v, %v; want 1", s, ok)
+	}
+	r.clock.Advance(1)
+	if _, ok := received(tm.C()); ok {
+		t.Fatal("fired once the page moved, before the server fired it")
+	}
+	if n := r.clock.Fire(); n != 1 {
+		t.Fatalf("server fired %d timers, want 1", n)
+	}
+	if got := <-tm.C(); !got.Equal(epoch.Add(time.Second)) {
+		t.Fatalf("fired with %v, want %v", got, epoch.Add(time.Second))
+	}
+	eventually(t, "the wait unparked", func() bool { return r.parked.Load() == 0 })
+	if tm.Stop() {
+		t.Error("Stop after the value was received: true")
+	}
+}
+
+// A passive timer asks for no call: it fires when the server's time passes
+// it for another reason.
+func TestPassiveTimerAsksForNoCall(t *testing.T) {
+	r := newRun(t)
+	tm := r.process.newTimer(5*time.Second, nil, false)
+	r.registered(t, simclock.Passive, 5)
+	if s, ok := r.clock.NextTimerSeconds(); ok {
+		t.Fatalf("a passive timer asked for a call at %v", s)
+	}
+	if r.clock.Set(4) != 0 {
+		t.Fatal("a passive timer counted as woken")
+	}
+	if _, ok := received(tm.C()); ok {
+		t.Fatal("fired at 4, before 5")
+	}
+	r.clock.Set(7)
+	if got := <-tm.C(); !got.Equal(epoch.Add(7 * time.Second)) {
+		t.Fatalf("fired with %v, want the time that passed it, %v", got, epoch.Add(7*time.Second))
+	}
+}
+
+// The earliest timer of each kind has a wait; a new earlier one replaces
+// it, and the timers fire in order, each once.
+func TestTimersFireInOrder(t *testing.T) {
+	r := newRun(t)
+	late := r.process.newTimer(3*time.Second, nil, true)
+	r.registered(t, simclock.Work, 3)
+	early := r.process.newTimer(2*time.Second, nil, true)
+	r.registered(t, simclock.Work, 2)
+	r.clock.Set(2)
+	<-early.C()
+	r.registered(t, simclock.Work, 3)
+	if _, ok := received(late.C()); ok {
+		t.Fatal("the 3 s timer fired at 2 s")
+	}
+	r.clock.Set(3)
+	<-late.C()
+	eventually(t, "no wait left", func() bool { _, ok := r.clock.NextWorkSeconds(); return !ok && r.parked.Load() == 0 })
+}
+
+// A stopped timer's wait is withdrawn: no call is asked for it.
+func TestStoppedTimerLeavesNoCall(t *testing.T) {
+	r := newRun(t)
+	tm := r.process.newTimer(time.Second, nil, true)
+	r.registered(t, simclock.Work, 1)
+	if !tm.Stop() {
+		t.Fatal("Stop of a pending timer: false")
+	}
+	eventually(t, "the wait withdrawn", func() bool { _, ok := r.clock.NextWorkSeconds(); return !ok })
+	if tm.Stop() {
+		t.Error("second Stop: true")
+	}
+}
+
+// Reset moves a timer; a value fired and not received is dropped.
+func TestResetDropsAStaleValue(t *testing.T) {
+	r := newRun(t)
+	tm := r.process.newTimer(time.Second, nil, true)
+	r.registered(t, simclock.Work, 1)
+	r.clock.Set(1)
+	eventually(t, "fired", func() bool { return len(tm.c) == 1 })
+	if !tm.Reset(2 * time.Second) { // now 1: fires at 3
+		t.Fatal("Reset of a timer whose value was not received: false")
+	}
+	if _, ok := received(tm.C()); ok {
+		t.Fatal("a stale value after Reset")
+	}
+	r.registered(t, simclock.Work, 3)
+	r.clock.Set(3)
+	if got := <-tm.C(); !got.Equal(epoch.Add(3 * time.Second)) {
+		t.Fatalf("fired with %v, want 3 s", got)
+	}
+}
+
+// AfterFunc runs its function when the timer fires.
+func TestAfterFunc(t *testing.T) {
+	r := newRun(t)
+	done := make(chan struct{})
+	r.process.newTimer(time.Second, func() { close(done) }, true)
+	r.registered(t, simclock.Work, 1)
+	r.clock.Set(1)
+	<-done
+}
+
+// A ticker ticks at each period simulated time reaches and drops the ticks
+// its receiver missed.
+func TestTickerDropsMissedTicks(t *testing.T) {
+	r := newRun(t)
+	k := r.process.newTicker(time.Second)
+	r.registered(t, simclock.Passive, 1)
+	r.clock.Set(1)
+	if got := <-k.C(); !got.Equal(epoch.Add(time.Second)) {
+		t.Fatalf("tick %v, want 1 s", got)
+	}
+	eventually(t, "the next tick's wait", func() bool { return r.parked.Load() > 0 })
+	r.clock.Set(4.5) // ticks of 2, 3 and 4 due: one is received
+	<-k.C()
+	eventually(t, "the next tick's wait", func() bool { return r.parked.Load() > 0 })
+	if _, ok := received(k.C()); ok {
+		t.Fatal("more than one tick for one step")
+	}
+	r.clock.Set(5) // the next tick is at 5
+	<-k.C()
+	k.Stop()
+}
+
+// A timer of no duration fires at once, without the server.
+func TestZeroTimerFiresAtOnce(t *testing.T) {
+	r := newRun(t)
+	r.clock.Advance(2)
+	tm := r.process.newTimer(0, nil, false)
+	if got, ok := received(tm.C()); !ok || !got.Equal(epoch.Add(2*time.Second)) {
+		t.Fatalf("zero timer: %v, %v", got, ok)
+	}
+}
+
+func TestAttachErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := attach(filepath.Join(dir, "clock"), "", nil); err == nil {
+		t.Error("no server URL: no error")
+	}
+	if _, err := attach(filepath.Join(dir, "clock"), "localhost:8001", nil); err == nil {
+		t.Error("a server URL without a scheme: no error")
+	}
+	if _, err := attach(filepath.Join(dir, "missing"), "http://127.0.0.1:1", nil); err == nil {
+		t.Error("no page: no error")
+	}
+}
+
+func TestWorkQueueFrames(t *testing.T) {
+	for fn, want := range map[string]bool{
+		"k8s.io/client-go/util/workqueue.(*delayingType[...]).waitingLoop":        true,
+		"k8s.io/client-go/tools/cache.(*Reflector).ListAndWatch":                  false,
+		"k8s.io/apimachinery/pkg/util/wait.(*jitteredBackoffManagerImpl).Backoff": false,
+	} {
+		if got := isWorkQueueFrame(fn); got != want {
+			t.Errorf("isWorkQueueFrame(%q) = %v", fn, got)
+		}
+	}
+	for fn, want := range map[string]bool{
+		"k8s.io/utils/clock.RealClock.NewTimer":            true,
+		"k8s.io/utils/clock.(*RealClock).NewTimer":         true,
+		thisPackage + ".RealClock.After":                   true,
+		"k8s.io/utils/clock/testing.(*FakeClock).NewTimer": false,
+	} {
+		if got := isClockFrame(fn); got != want {
+			t.Errorf("isClockFrame(%q) = %v", fn, got)
+		}
+	}
+	if isWork() {
+		t.Error("a test's call taken for a work queue's")
+	}
+}
