@@ -110,7 +110,13 @@ type Options struct {
 
 // DelayAnnotation sets the simulated duration (seconds) of a pod created
 // through the API during a simulation.
-const DelayAnnotation = "batkube.io/delay"
+const DelayAnnotation = translate.DelayAnnotation
+
+// ExitCodeAnnotation sets the exit code of a pod created through the API
+// during a simulation (its Batsim job's "ret"; default 0): a non-zero code
+// fails the pod, with that code in its container's terminated state, as a
+// Job's podFailurePolicy reads it.
+const ExitCodeAnnotation = translate.ExitCodeAnnotation
 
 // Progress reports how far a simulation is.
 type Progress struct {

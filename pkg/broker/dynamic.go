@@ -45,12 +45,25 @@ func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
 			delay = d
 		}
 	}
+	exit := 0
+	if v, ok := pod.Annotations[ExitCodeAnnotation]; ok {
+		if c, err := strconv.Atoi(v); err != nil || c < 0 || c > 255 {
+			r.log.Warn("ignoring a malformed annotation", "pod", pod.Name, "annotation", ExitCodeAnnotation, "value", v)
+		} else {
+			exit = c
+		}
+	}
 	profileName := "batkube-delay-" + strconv.FormatFloat(delay, 'f', -1, 64)
+	fields := map[string]json.RawMessage{}
+	fields["delay"], _ = json.Marshal(delay)
+	if exit != 0 {
+		profileName += "-ret-" + strconv.Itoa(exit)
+		fields["ret"] = json.RawMessage(strconv.Itoa(exit))
+	}
 	id := batsim.JobID("dyn!" + pod.Namespace + "." + pod.Name)
 	if !r.profilesSent[profileName] {
-		delayJSON, _ := json.Marshal(delay)
 		r.step.decisions = append(r.step.decisions, batsim.RegisterProfile{WorkloadName: "dyn", ProfileName: profileName,
-			Profile: batsim.Profile{Type: "delay", Fields: map[string]json.RawMessage{"delay": delayJSON}}})
+			Profile: batsim.Profile{Type: "delay", Fields: fields}})
 		r.profilesSent[profileName] = true
 	}
 	walltime := float64(batsim.NoWalltime)
@@ -98,6 +111,9 @@ func (b *Broker) AdmitCreate(gvr schema.GroupVersionResource, _ runtime.Object) 
 func (r *run) endServices() {
 	if !r.noMoreJobs || len(r.objects) > 0 || r.jobs.pending > 0 || r.jobs.running == 0 || len(r.awaiting) > 0 {
 		return
+	}
+	if _, owe := r.controllersOwe(); owe {
+		return // a Job's controller will create pods (after its back-off)
 	}
 	var services []*job
 	for _, j := range r.jobs.sortedByID() {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/batkube/batkube/pkg/translate"
 )
 
 // CreateAtAnnotation, on an object of a run's manifests (kubernetes-server
@@ -16,8 +18,8 @@ import (
 // creates it: a Job submitted at 120 s. DeleteAtAnnotation is the instant
 // at which it deletes it: a Deployment that serves for an hour.
 const (
-	CreateAtAnnotation = "batkube.io/create-at"
-	DeleteAtAnnotation = "batkube.io/delete-at"
+	CreateAtAnnotation = translate.CreateAtAnnotation
+	DeleteAtAnnotation = translate.DeleteAtAnnotation
 )
 
 // TimedObject is an object of a manifest that the broker creates at a

@@ -187,3 +187,76 @@ func (j *jobStatuses) last(name string) *batchv1.Job {
 	defer j.mu.Unlock()
 	return j.jobs[name]
 }
+
+// TestKubernetesObjectsFromTheWorkload runs examples/workloads/kube_jobs.json,
+// whose jobs are Kubernetes Jobs and a Deployment (profiles with kube_job
+// and kube_deployment): batkube-run takes them out of Batsim's workload and
+// creates them at their submission times, kube-controller-manager (started
+// for them) creates their pods, which become Batsim jobs. On the simulated
+// clock, each pod starts when its controller creates it on a real cluster:
+// the Deployment's two at its submission (0 s), killed at its end (100 s);
+// the Job etl's three at once (5 s); the Job flaky's pods, which exit with
+// code 1, at 10 s then after its back-off of 10 s from the first failure
+// (25 s) and of 20 s from the second (50 s), after which it fails with
+// BackoffLimitExceeded (3 failures, backoffLimit 2); the Job fatal's pod
+// exits with code 42, which its podFailurePolicy makes fatal: Failed
+// (PodFailurePolicy) without a retry.
+func TestKubernetesObjectsFromTheWorkload(t *testing.T) {
+	s := newSimulation(t, "examples/platforms/platform_4.xml", "examples/workloads/kube_jobs.json")
+	jobs := &jobStatuses{}
+	s.onReady = jobs.watch
+	sum := s.mustRun(5 * time.Minute)
+	if sum.Settle.Inexact() > 0 {
+		t.Errorf("settling: %+v, want every step exact", sum.Settle)
+	}
+	got := map[string][]string{}
+	for id, j := range s.jobs() {
+		owner := id
+		for _, o := range []string{"w0-web", "w0-etl", "w0-flaky", "w0-fatal"} {
+			if strings.HasPrefix(id, "dyn!default."+o+"-") {
+				owner = o
+			}
+		}
+		got[owner] = append(got[owner], fmt.Sprintf("%g-%g:%s", j.start, j.finish, j.state))
+	}
+	for owner, want := range map[string][]string{
+		"w0!a":     {"0-10:COMPLETED_SUCCESSFULLY"},
+		"w0!b":     {"60-70:COMPLETED_SUCCESSFULLY"},
+		"w0-web":   {"0-100:COMPLETED_KILLED", "0-100:COMPLETED_KILLED"},
+		"w0-etl":   {"5-25:COMPLETED_SUCCESSFULLY", "5-25:COMPLETED_SUCCESSFULLY", "5-25:COMPLETED_SUCCESSFULLY"},
+		"w0-flaky": {"10-15:COMPLETED_FAILED", "25-30:COMPLETED_FAILED", "50-55:COMPLETED_FAILED"},
+		"w0-fatal": {"15-18:COMPLETED_FAILED"},
+	} {
+		g := got[owner]
+		slices.Sort(g)
+		if !slices.Equal(g, want) {
+			t.Errorf("%s ran %v, want %v", owner, g, want)
+		}
+		delete(got, owner)
+	}
+	if len(got) > 0 {
+		t.Errorf("unexpected jobs: %v", got)
+	}
+	for name, want := range map[string]struct {
+		cond      batchv1.JobConditionType
+		reason    string
+		succeeded int32
+		failed    int32
+		ended     float64
+	}{
+		"w0-etl":   {batchv1.JobComplete, batchv1.JobReasonCompletionsReached, 3, 0, 26},
+		"w0-flaky": {batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded, 0, 3, 56},
+		"w0-fatal": {batchv1.JobFailed, batchv1.JobReasonPodFailurePolicy, 0, 1, 19},
+	} {
+		j := jobs.last(name)
+		if j == nil || !hasJobCondition(j, want.cond, want.reason) || j.Status.Succeeded != want.succeeded || j.Status.Failed != want.failed {
+			t.Errorf("Job %s's last status: %+v, want %s (%s), %d succeeded, %d failed", name, status(j), want.cond, want.reason, want.succeeded, want.failed)
+			continue
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == want.cond && !c.LastTransitionTime.Time.Equal(simclock.DefaultEpoch.Add(time.Duration(want.ended)*time.Second)) {
+				t.Errorf("Job %s: %s at %v, want the simulated instant %g s", name, want.cond, c.LastTransitionTime, want.ended)
+			}
+		}
+	}
+}

@@ -17,16 +17,17 @@ const ControllerManagerProcess = "kube-controller-manager"
 // batch cluster needs, which a run with Config.ControllerManager starts:
 // Jobs, ReplicaSets and Deployments, the garbage collector (owned pods go
 // with their owner), the TTL of finished Jobs, the ResourceClaims of pods'
-// claim templates (DRA). Not the node lifecycle controller: Batkube's
-// nodes have no kubelet posting heartbeats, it would take them all for
-// lost; Batkube plays its part for Batsim's machine failures (a lost
-// node's jobs are killed at that instant). Nor the taint eviction
-// controller, which finds the pods of a node through an index that only
-// the node lifecycle controller adds.
+// claim templates (DRA), the eviction of pods from nodes tainted NoExecute
+// (Batkube taints a lost machine's node unreachable), and DaemonSets
+// (whose controller also indexes pods by node, which the taint eviction
+// controller reads). Not the node lifecycle controller: Batkube's nodes
+// have no kubelet posting heartbeats, it would take them all for lost;
+// Batkube plays its part for Batsim's machine failures (a lost node's jobs
+// are killed at that instant, as Batsim kills them).
 var DefaultControllers = []string{
 	"job-controller", "replicaset-controller", "deployment-controller",
 	"garbage-collector-controller", "ttl-after-finished-controller",
-	"resourceclaim-controller",
+	"resourceclaim-controller", "taint-eviction-controller", "daemonset-controller",
 }
 
 // controllerManagerPIDFile is where kube-controller-manager's PID is

@@ -163,6 +163,9 @@ func newRun(cfg Config) (*run, error) {
 	if err := r.convertTraces(); err != nil {
 		return nil, err
 	}
+	if err := r.splitKubeWorkloads(); err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(cfg.OutDir)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)

@@ -33,8 +33,9 @@
 //     broker has applied that instant's events — never from a reading of
 //     the page alone.
 //   - Work timers are those the work queues of k8s.io/client-go create for
-//     delayed items (AddAfter, a rate-limited retry): the controllers' own
-//     future work. Their wait asks Batsim to wake the simulation at their
+//     delayed items (AddAfter, a rate-limited retry), and the taint
+//     eviction controller's timed evictions: the controllers' own future
+//     work. Their wait asks Batsim to wake the simulation at their
 //     instant (CALL_ME_LATER), and keeps the simulation going while Jobs
 //     are unfinished. Every other timer (periodic loops, tickers,
 //     informers' resyncs, retries after errors) is passive: it fires when

@@ -442,9 +442,10 @@ func (h *timerHeap) Pop() any {
 	return t
 }
 
-// isWork reports whether the clock's caller is a work queue of
-// k8s.io/client-go (its delayed items: the controllers' future work).
-// The frames of this package (and its wrappers) are skipped.
+// isWork reports whether the clock's caller schedules a controller's future
+// work: a work queue of k8s.io/client-go (its delayed items), or the taint
+// eviction controller's timed evictions. The frames of this package (and
+// its wrappers) are skipped.
 func isWork() bool {
 	var pcs [8]uintptr
 	n := runtime.Callers(2, pcs[:])
@@ -452,7 +453,7 @@ func isWork() bool {
 	for {
 		f, more := frames.Next()
 		if !isClockFrame(f.Function) {
-			return isWorkQueueFrame(f.Function)
+			return isWorkFrame(f.Function)
 		}
 		if !more {
 			return false
@@ -466,9 +467,11 @@ func isClockFrame(fn string) bool {
 	return strings.HasPrefix(fn, "k8s.io/utils/clock.") || strings.HasPrefix(fn, thisPackage+".")
 }
 
-// isWorkQueueFrame: a function of client-go's work queues.
-func isWorkQueueFrame(fn string) bool {
-	return strings.HasPrefix(fn, "k8s.io/client-go/util/workqueue.")
+// isWorkFrame: a function of client-go's work queues, or of the taint
+// eviction controller (its TimedWorkerQueue).
+func isWorkFrame(fn string) bool {
+	return strings.HasPrefix(fn, "k8s.io/client-go/util/workqueue.") ||
+		strings.HasPrefix(fn, "k8s.io/kubernetes/pkg/controller/tainteviction.")
 }
 
 // thisPackage is this package's import path where it is not compiled as

@@ -279,9 +279,10 @@ func TestWorkQueueFrames(t *testing.T) {
 		"k8s.io/client-go/util/workqueue.(*delayingType[...]).waitingLoop":        true,
 		"k8s.io/client-go/tools/cache.(*Reflector).ListAndWatch":                  false,
 		"k8s.io/apimachinery/pkg/util/wait.(*jitteredBackoffManagerImpl).Backoff": false,
+		"k8s.io/kubernetes/pkg/controller/tainteviction.createWorker":             true,
 	} {
-		if got := isWorkQueueFrame(fn); got != want {
-			t.Errorf("isWorkQueueFrame(%q) = %v", fn, got)
+		if got := isWorkFrame(fn); got != want {
+			t.Errorf("isWorkFrame(%q) = %v", fn, got)
 		}
 	}
 	for fn, want := range map[string]bool{
