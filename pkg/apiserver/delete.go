@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"net/http"
@@ -220,13 +221,30 @@ func (s *Server) Delete(ctx context.Context, gvr schema.GroupVersionResource, na
 	return gone, err
 }
 
-// RemovePod removes a terminating pod: what a kubelet does once the
-// containers are gone. A simulation's Terminator calls it.
-func (s *Server) RemovePod(ctx context.Context, namespace, name string) error {
-	_, err := s.store.DeleteSharing(ctx, podsResource.GroupResource(), namespace, name, nil,
+// RemovePod removes a pod whose containers are gone: what a kubelet does
+// last, a deletion of grace 0. A pod that still has finalizers (a Job's
+// tracking finalizer) is only marked deleted: the API removes it once its
+// last finalizer goes (update), as the real server does. gone tells
+// whether it was removed now. A simulation's Terminator calls it.
+func (s *Server) RemovePod(ctx context.Context, namespace, name string) (gone bool, err error) {
+	_, err = s.store.DeleteSharing(ctx, podsResource.GroupResource(), namespace, name,
+		func(cur store.Object) error {
+			if len(cur.GetFinalizers()) > 0 {
+				return errFinalizersLeft
+			}
+			return nil
+		},
 		func(cur store.Object) store.Object { return registry.PodForMetadataChange(cur).(store.Object) })
-	return err
+	if errors.Is(err, errFinalizersLeft) {
+		r := s.catalog.byGVR[podsResource]
+		_, err = s.markDeleting(ctx, r, namespace, name, 0)
+		return false, err
+	}
+	return err == nil, err
 }
+
+// errFinalizersLeft: an object cannot be removed yet.
+var errFinalizersLeft = errors.New("finalizers left")
 
 // deleteNamespaceContents removes every namespaced object of a namespace (the
 // namespace controller's work, done at once).

@@ -119,14 +119,19 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 		return nil, q2served(r, err, name)
 	}
 	s.eventWritten(ctx, r)
-	if o := st.Object(); o.GetDeletionTimestamp() != nil && len(o.GetFinalizers()) == 0 {
-		if _, isPod := o.(*corev1.Pod); !isPod {
-			if _, err := s.store.Delete(ctx, r.storage, ns, name, nil); err != nil && !apierrors.IsNotFound(err) {
-				return nil, err
-			}
+	if o := st.Object(); o.GetDeletionTimestamp() != nil && len(o.GetFinalizers()) == 0 && !awaitsItsKubelet(o) {
+		if _, err := s.store.Delete(ctx, r.storage, ns, name, nil); err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
 		}
 	}
 	return st, nil
+}
+
+// awaitsItsKubelet: a terminating pod that is bound and not finished is
+// removed by its node's kubelet (RemovePod), not when its finalizers go.
+func awaitsItsKubelet(o store.Object) bool {
+	pod, ok := o.(*corev1.Pod)
+	return ok && pod.Spec.NodeName != "" && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
 }
 
 // Update changes an object as a client's PUT would (defaults, validation,

@@ -116,7 +116,7 @@ func (r *run) forgetIfGone(ctx context.Context, j *job) {
 // deletePod deletes a pod, marking the deletion as the broker's own.
 func (r *run) deletePod(ctx context.Context, ref podRef) {
 	r.jobs.removing[ref] = true
-	if err := r.api.RemovePod(ctx, ref.namespace, ref.name); err != nil {
+	if _, err := r.api.RemovePod(ctx, ref.namespace, ref.name); err != nil {
 		delete(r.jobs.removing, ref)
 		if !apierrors.IsNotFound(err) {
 			r.log.Error("removing a pod", "pod", ref.String(), "err", err)

@@ -186,7 +186,7 @@ func (r *run) completed(ctx context.Context, d batsim.JobCompleted) error {
 	r.jobs.setPhase(j, jobFinished)
 	j.endState, j.endedAt = d.JobState, r.opts.Clock.Seconds()
 	r.owners.ended(j, d.JobState)
-	if j.killSent || d.JobState == batsim.JobStateRejected {
+	if d.JobState == batsim.JobStateRejected {
 		r.removeJobPods(ctx, j)
 		return nil
 	}
@@ -195,11 +195,24 @@ func (r *run) completed(ctx context.Context, d batsim.JobCompleted) error {
 		stage = finalStages[batsim.JobStateCompletedFailed]
 	}
 	exit := int32(d.ReturnCode)
+	switch {
+	case j.lost:
+		stage, exit = stageLost, exitKilled
+	case d.JobState == batsim.JobStateCompletedKilled:
+		exit = exitKilled
+	}
 	if stage.phase != "Succeeded" && exit == 0 {
 		exit = 1
 	}
 	if err := r.setStage(ctx, j.pods, stage, exit); err != nil {
 		return err
+	}
+	if j.killSent && !j.lost {
+		// Killed because a client deleted a pod: once its containers are
+		// gone the kubelet removes them (those with finalizers stay,
+		// terminated, until their finalizers go).
+		r.removeJobPods(ctx, j)
+		return nil
 	}
 	for _, ref := range j.pods {
 		r.finishLater(ref)

@@ -34,6 +34,9 @@ type podStage struct {
 	// (with terminatedReason), or untouched (the pod never started).
 	containers       containerState
 	terminatedReason string
+	// disruption, if set, is the reason of a DisruptionTarget condition
+	// (the pod ends because of its node, not of its own doing).
+	disruption string
 }
 
 type containerState int
@@ -61,6 +64,19 @@ var finalStages = map[batsim.JobState]podStage{
 		containers: containersTerminated, terminatedReason: "Error"},
 }
 
+// stageLost: the pod's machine became unavailable (a Batsim external event)
+// and Batsim killed its job. A kubelet whose node goes away terminates its
+// pods as for a node shutdown: Failed, with a DisruptionTarget condition
+// (which a Job's podFailurePolicy may ignore) and the exit code of a
+// killed container (137). The Job controller counts such a pod failed
+// and replaces it.
+var stageLost = podStage{phase: corev1.PodFailed, reason: "Terminated",
+	message: "Pod was terminated in response to imminent node shutdown.", ready: corev1.ConditionFalse, readyReason: "PodCompleted",
+	containers: containersTerminated, terminatedReason: "Error", disruption: "TerminationByKubelet"}
+
+// exitKilled is the exit code of a container killed by SIGKILL.
+const exitKilled = 137
+
 // rejectedStage is the stage of a pod the kubelet refuses to admit, as
 // kubelet.rejectPod writes it: Failed, reason OutOf<resource>, and the
 // message of the admission check.
@@ -80,6 +96,10 @@ func (s podStage) apply(pod *corev1.Pod, at metav1.Time, exit int32) {
 			}
 			registry.SetPodCondition(&pod.Status, corev1.PodCondition{Type: c, Status: s.ready, LastTransitionTime: at, Reason: s.readyReason})
 		}
+	}
+	if s.disruption != "" {
+		registry.SetPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+			LastTransitionTime: at, Reason: s.disruption, Message: s.message})
 	}
 	switch s.containers {
 	case containersRunning:

@@ -140,6 +140,7 @@ func (r *run) loseNode(ctx context.Context, node string) error {
 		switch j.phase {
 		case jobRunning:
 			r.log.Info("killing a job whose machine became unavailable", "job", j.id, "node", node)
+			j.lost = true
 			r.kill(j)
 		case jobPending:
 			for ref, n := range j.nodes {

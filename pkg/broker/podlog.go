@@ -171,6 +171,8 @@ func (j *job) outcome() (phase, reason string) {
 		return string(corev1.PodFailed), "Preempted"
 	case j.rejected:
 		return string(corev1.PodFailed), cmp.Or(j.refusal, "Rejected")
+	case j.lost:
+		return string(corev1.PodFailed), stageLost.reason
 	case j.endState == batsim.JobStateCompletedSuccessfully:
 		return string(corev1.PodSucceeded), ""
 	case j.endState == batsim.JobStateCompletedWalltimeReached:

@@ -36,6 +36,9 @@ type job struct {
 	// gone holds the pods removed so far.
 	gone     map[podRef]bool
 	killSent bool
+	// lost: killed because its machine became unavailable; its pods end
+	// Failed (stageLost) rather than deleted.
+	lost     bool
 	rejected bool
 	dynamic  bool
 	// owned: its pod has a controller (a Job, a ReplicaSet...) or

@@ -260,3 +260,54 @@ func TestKubernetesObjectsFromTheWorkload(t *testing.T) {
 		}
 	}
 }
+
+// TestJobPodsLostWithTheirMachine: a Job's pods killed with their machine
+// (Batsim's machine_unavailable) fail, and the Job controller replaces
+// them after its back-off, as on a real cluster where a node is lost. A
+// Job of 4 pods of 8 cores (one per host of platform_4) at 0 s; hosts 0
+// and 1 are lost at 10 s and back at 100 s: their pods end killed at 10 s,
+// the replacements (created after the 10 s back-off, at 20 s) cannot go
+// to the lost nodes and start at 30 s, when the other two pods end, and
+// the Job completes with 4 succeeded and 2 failed.
+func TestJobPodsLostWithTheirMachine(t *testing.T) {
+	dir := t.TempDir()
+	workload := filepath.Join(dir, "job.json")
+	writeJSON(t, workload, map[string]any{"nb_res": 4,
+		"jobs": []map[string]any{{"id": "j", "subtime": 0, "res": 1, "profile": "p"}},
+		"profiles": map[string]any{"p": map[string]any{"type": "delay", "delay": 30, "cpu": 8, "memory": "1Gi",
+			"kube_job": map[string]any{"completions": 4, "parallelism": 4}}}})
+	events := filepath.Join(dir, "failures.txt")
+	if err := os.WriteFile(events, []byte(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
+{"timestamp": 100, "type": "machine_available", "resources": "0-1"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
+	s.cfg.Events = []string{events}
+	jobs := &jobStatuses{}
+	s.onReady = jobs.watch
+	sum := s.mustRun(5 * time.Minute)
+	if sum.Settle.Inexact() > 0 {
+		t.Errorf("settling: %+v, want every step exact", sum.Settle)
+	}
+	var got []string
+	for id, j := range s.jobs() {
+		if !strings.HasPrefix(id, "dyn!default.w0-j-") {
+			t.Errorf("unexpected job %s", id)
+			continue
+		}
+		lost := slices.ContainsFunc(j.alloc, func(h int) bool { return h <= 1 })
+		got = append(got, fmt.Sprintf("%g-%g:%s:lost=%v", j.start, j.finish, j.state, lost))
+	}
+	slices.Sort(got)
+	want := []string{"0-10:COMPLETED_KILLED:lost=true", "0-10:COMPLETED_KILLED:lost=true",
+		"0-30:COMPLETED_SUCCESSFULLY:lost=false", "0-30:COMPLETED_SUCCESSFULLY:lost=false",
+		"30-60:COMPLETED_SUCCESSFULLY:lost=false", "30-60:COMPLETED_SUCCESSFULLY:lost=false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the Job's pods ran %v, want %v", got, want)
+	}
+	j := jobs.last("w0-j")
+	if j == nil || !hasJobCondition(j, batchv1.JobComplete, "") || j.Status.Succeeded != 4 || j.Status.Failed != 2 {
+		t.Errorf("Job's last status: %+v, want Complete with 4 succeeded and 2 failed", status(j))
+	}
+}
