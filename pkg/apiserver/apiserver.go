@@ -79,6 +79,10 @@ type Options struct {
 	// EventTTL is how long an event is kept after its last write, by
 	// Clock (0: DefaultEventTTL; negative: for ever).
 	EventTTL time.Duration
+	// OnCustomResources, if set, is told the operations and facts of the
+	// custom resources served whenever they change (discovery serves
+	// them).
+	OnCustomResources func([]endpoint.Operation, []CustomResourceFacts)
 }
 
 // NonResourceHandler serves discovery and the other paths outside the spec's
@@ -138,6 +142,10 @@ type Server struct {
 	fastServed atomic.Uint64
 	// events expires events (nil: kept for ever).
 	events *eventExpiry
+	// custom are the custom resources served; customMu orders their
+	// changes.
+	custom   atomic.Pointer[customSet]
+	customMu sync.Mutex
 }
 
 var _ endpoint.Handler = (*Server)(nil)
@@ -225,7 +233,7 @@ func (s *Server) Serve(op *endpoint.Operation, args endpoint.Args) middleware.Re
 			s.writeError(w, args.Request, apierrors.NewNotFound(schema.GroupResource{}, ""))
 		})
 	}
-	r, ok := s.catalog.lookup(op)
+	r, ok := s.resource(schema.GroupVersionResource{Group: op.Group, Version: op.Version, Resource: op.Resource})
 	if !ok {
 		return s.errorResponder(args.Request, apierrors.NewNotFound(schema.GroupResource{Group: op.Group, Resource: op.Resource}, args.Name))
 	}
@@ -270,7 +278,7 @@ func (s *Server) watchTimeout() time.Duration {
 // Create stores an object as a client's POST would (defaults, generated
 // metadata, validation) but without admission: the simulation's own objects.
 func (s *Server) Create(ctx context.Context, gvr schema.GroupVersionResource, obj store.Object) (*store.Stored, error) {
-	r, ok := s.catalog.byGVR[gvr]
+	r, ok := s.resource(gvr)
 	if !ok {
 		return nil, fmt.Errorf("apiserver: %s is not served", gvr)
 	}

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/batkube/batkube/pkg/store"
@@ -19,6 +20,13 @@ func (s *Server) convert(obj store.Object, to schema.GroupVersionKind) (store.Ob
 	from := obj.GetObjectKind().GroupVersionKind()
 	if from == to {
 		return obj, nil
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		// A custom resource's versions share their schema's fields (the
+		// None conversion strategy): only apiVersion changes.
+		out := u.DeepCopy()
+		out.SetGroupVersionKind(to)
+		return out, nil
 	}
 	coreEvent := corev1.SchemeGroupVersion.WithKind("Event")
 	v1Event := eventsv1.SchemeGroupVersion.WithKind("Event")

@@ -1,8 +1,8 @@
 package apiserver
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -114,6 +114,9 @@ func (s *Server) deleteObject(ctx context.Context, r *resource, ns, name string,
 	}
 	if len(obj.GetFinalizers()) > 0 {
 		st, err := s.markDeleting(ctx, r, ns, name, 0)
+		if err == nil {
+			err = s.deleted(ctx, r)
+		}
 		return st, false, err
 	}
 	if _, ok := obj.(*corev1.Namespace); ok {
@@ -125,8 +128,11 @@ func (s *Server) deleteObject(ctx context.Context, r *resource, ns, name string,
 	if err != nil {
 		return nil, false, q2served(r, err, name)
 	}
-	return st, true, nil
+	return st, true, s.deleted(ctx, r)
 }
+
+// deleted follows the deletion of an object of r (gone or marked).
+func (s *Server) deleted(ctx context.Context, r *resource) error { return s.written(ctx, r) }
 
 func checkPreconditions(r *resource, obj store.Object, p *metav1.Preconditions) error {
 	if p == nil {
@@ -213,7 +219,7 @@ func (s *Server) markDeleting(ctx context.Context, r *resource, ns, name string,
 // admission: the simulation's own objects. gone tells whether the object
 // was removed at once.
 func (s *Server) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (gone bool, err error) {
-	r, ok := s.catalog.byGVR[gvr]
+	r, ok := s.resource(gvr)
 	if !ok {
 		return false, fmt.Errorf("apiserver: %s is not served", gvr)
 	}
@@ -249,7 +255,7 @@ var errFinalizersLeft = errors.New("finalizers left")
 // deleteNamespaceContents removes every namespaced object of a namespace (the
 // namespace controller's work, done at once).
 func (s *Server) deleteNamespaceContents(ctx context.Context, ns string) error {
-	for _, r := range s.catalog.namespacedStorages() {
+	for _, r := range append(s.catalog.namespacedStorages(), s.customResources().namespacedStorages()...) {
 		list, err := s.store.List(r.storage, store.ListOptions{Namespace: ns})
 		if err != nil {
 			return err

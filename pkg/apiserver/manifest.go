@@ -79,7 +79,7 @@ func (s *Server) CreateDocument(ctx context.Context, raw json.RawMessage) ([]str
 	if gvk.Kind == "" || tm.APIVersion == "" {
 		return nil, errors.New("apiVersion and kind are required")
 	}
-	r := s.catalog.byKind(gvk)
+	r := s.byKind(gvk)
 	if r == nil {
 		return nil, fmt.Errorf("%s is not served", gvk)
 	}
@@ -112,7 +112,7 @@ func (s *Server) DeleteDocument(ctx context.Context, raw json.RawMessage) (bool,
 	if err := json.Unmarshal(raw, &head); err != nil {
 		return false, err
 	}
-	r := s.catalog.byKind(schema.FromAPIVersionAndKind(head.APIVersion, head.Kind))
+	r := s.byKind(schema.FromAPIVersionAndKind(head.APIVersion, head.Kind))
 	if r == nil {
 		return false, fmt.Errorf("%s %s is not served", head.APIVersion, head.Kind)
 	}

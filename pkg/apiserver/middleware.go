@@ -48,7 +48,7 @@ func (s *Server) Wrap(router http.Handler) http.Handler {
 			s.opts.NonResource.ServeHTTP(w, r)
 			return
 		}
-		if s.serveFast(w, r) {
+		if s.serveFast(w, r) || s.serveCustom(w, r) {
 			return
 		}
 		r2 := r.WithContext(context.WithValue(r.Context(), acceptKey{}, r.Header.Get("Accept")))

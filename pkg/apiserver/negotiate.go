@@ -32,7 +32,12 @@ type format struct {
 // missing header mean JSON, and the `as=Table` / `as=PartialObjectMetadata`
 // transformations of meta.k8s.io are honoured. It reports false when nothing
 // in the header can be served (406).
-func negotiate(accept string) (format, bool) {
+func negotiate(accept string) (format, bool) { return negotiateFor(accept, true) }
+
+// negotiateFor is negotiate for a resource whose objects have a protobuf
+// encoding or not (custom resources: only their tables and metadata do,
+// as on the real server).
+func negotiateFor(accept string, protobufObjects bool) (format, bool) {
 	if strings.TrimSpace(accept) == "" {
 		return format{media: mediaJSON}, true
 	}
@@ -70,6 +75,9 @@ func negotiate(accept string) (format, bool) {
 			}
 			f.shape = shapeMetadata
 		default:
+			continue
+		}
+		if f.media == mediaProtobuf && f.shape == shapeObject && !protobufObjects {
 			continue
 		}
 		return f, true

@@ -5,12 +5,15 @@ import (
 	"slices"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 
+	"github.com/batkube/batkube/pkg/crd"
 	"github.com/batkube/batkube/pkg/endpoint"
 	"github.com/batkube/batkube/pkg/store"
+	"github.com/batkube/batkube/pkg/table"
 )
 
 // resource is what the REST layer knows of one served group/version/resource.
@@ -33,18 +36,34 @@ type resource struct {
 	scheme *runtime.Scheme
 	// memo names this version's encodings in the stored objects' memo.
 	memo struct{ json, proto string }
+	// custom is the version of a custom resource (nil for the built-in
+	// resources): its objects are unstructured, printed by printer.
+	custom  *crd.Version
+	printer *table.Printer
 }
 
 func (r *resource) hasStatus() bool { return r.subresources["status"] }
 
 // newObject returns an empty object of the served kind.
 func (r *resource) newObject() (store.Object, error) {
+	if r.custom != nil {
+		return newUnstructured(r.gvk), nil
+	}
 	return newTyped(r.scheme, r.gvk)
 }
 
 // newStored returns an empty object of the storage kind.
 func (r *resource) newStored() (store.Object, error) {
+	if r.custom != nil {
+		return newUnstructured(r.storageGVK), nil
+	}
 	return newTyped(r.scheme, r.storageGVK)
+}
+
+func newUnstructured(gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u
 }
 
 func newTyped(s *runtime.Scheme, gvk schema.GroupVersionKind) (store.Object, error) {
@@ -150,8 +169,26 @@ func (c *catalog) byKind(gvk schema.GroupVersionKind) *resource {
 	return nil
 }
 
-func (c *catalog) lookup(op *endpoint.Operation) (*resource, bool) {
-	r, ok := c.byGVR[schema.GroupVersionResource{Group: op.Group, Version: op.Version, Resource: op.Resource}]
+// byKind returns the built-in or custom resource that serves a kind at a
+// version, or nil.
+func (s *Server) byKind(gvk schema.GroupVersionKind) *resource {
+	if r := s.catalog.byKind(gvk); r != nil {
+		return r
+	}
+	for _, r := range s.customResources().byGVR {
+		if r.gvk == gvk {
+			return r
+		}
+	}
+	return nil
+}
+
+// resource returns the built-in or custom resource served at gvr.
+func (s *Server) resource(gvr schema.GroupVersionResource) (*resource, bool) {
+	if r, ok := s.catalog.byGVR[gvr]; ok {
+		return r, true
+	}
+	r, ok := s.customResources().byGVR[gvr]
 	return r, ok
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -86,7 +87,7 @@ func (s *Server) writeStored(w http.ResponseWriter, req *http.Request, f format,
 			s.writeError(w, req, err)
 			return
 		}
-		s.writeObjectShaped(w, req, f, obj, code, r.gvk)
+		s.writeObjectShaped(w, req, f, r, obj, code, r.gvk)
 		return
 	}
 	doc, err := s.storedDocument(r, st, f.media)
@@ -101,11 +102,12 @@ func (s *Server) writeStored(w http.ResponseWriter, req *http.Request, f format,
 	_ = doc.writeTo(w)
 }
 
-// writeObjectShaped writes obj as a Table or metadata when asked, or as is.
-func (s *Server) writeObjectShaped(w http.ResponseWriter, req *http.Request, f format, obj runtime.Object, code int, gvk schema.GroupVersionKind) {
+// writeObjectShaped writes obj, of resource r, as a Table or metadata when
+// asked, or as is.
+func (s *Server) writeObjectShaped(w http.ResponseWriter, req *http.Request, f format, r *resource, obj runtime.Object, code int, gvk schema.GroupVersionKind) {
 	switch f.shape {
 	case shapeTable:
-		t, err := tableOf(obj, includeObject(req), s.clock.Now())
+		t, err := r.tableOf(obj, includeObject(req), s.clock.Now())
 		if err != nil {
 			s.writeError(w, req, err)
 			return
@@ -168,7 +170,7 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, f format, r
 			s.writeError(w, req, err)
 			return
 		}
-		s.writeObjectShaped(w, req, f, list, http.StatusOK, r.listGVK)
+		s.writeObjectShaped(w, req, f, r, list, http.StatusOK, r.listGVK)
 		return
 	}
 	encoded := make([][]byte, len(items))
@@ -196,9 +198,12 @@ func (s *Server) writeList(w http.ResponseWriter, req *http.Request, f format, r
 
 // typedList builds the Go list object (for YAML, tables and metadata).
 func (s *Server) typedList(r *resource, items []*store.Stored, lm metav1.ListMeta) (runtime.Object, error) {
-	list, err := s.scheme.New(r.listGVK)
-	if err != nil {
-		return nil, fmt.Errorf("no list type for %s: %w", r.listGVK, err)
+	var list runtime.Object = &unstructured.UnstructuredList{Object: map[string]any{}}
+	if r.custom == nil {
+		var err error
+		if list, err = s.scheme.New(r.listGVK); err != nil {
+			return nil, fmt.Errorf("no list type for %s: %w", r.listGVK, err)
+		}
 	}
 	objs := make([]runtime.Object, len(items))
 	for i, st := range items {
@@ -256,23 +261,25 @@ func partialMetadata(obj runtime.Object) (runtime.Object, schema.GroupVersionKin
 		return out, gvk, nil
 	}
 	gvk := metav1.SchemeGroupVersion.WithKind("PartialObjectMetadata")
-	oma, ok := obj.(metav1.ObjectMetaAccessor)
-	if !ok {
+	m, err := meta.Accessor(obj)
+	if err != nil {
 		return nil, schema.GroupVersionKind{}, fmt.Errorf("%T has no object metadata", obj)
 	}
-	om, ok := oma.GetObjectMeta().(*metav1.ObjectMeta)
-	if !ok {
-		return nil, schema.GroupVersionKind{}, fmt.Errorf("%T has no ObjectMeta", obj)
-	}
-	return &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
-		ObjectMeta: *om.DeepCopy(),
-	}, gvk, nil
+	pm := meta.AsPartialObjectMetadata(m)
+	pm.TypeMeta = metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}
+	return pm, gvk, nil
 }
 
-// tableOf converts an object or a list to a Table for kubectl.
-func tableOf(obj runtime.Object, include metav1.IncludeObjectPolicy, now time.Time) (*metav1.Table, error) {
-	t, err := table.Convert(obj, include, now)
+// tableOf converts an object or a list of r to a Table for kubectl (a
+// custom resource's with its printer columns).
+func (r *resource) tableOf(obj runtime.Object, include metav1.IncludeObjectPolicy, now time.Time) (*metav1.Table, error) {
+	var t *metav1.Table
+	var err error
+	if r != nil && r.printer != nil {
+		t, err = table.ConvertWith(obj, *r.printer, include, now)
+	} else {
+		t, err = table.Convert(obj, include, now)
+	}
 	if err != nil {
 		return nil, err
 	}

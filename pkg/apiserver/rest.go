@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -39,7 +40,7 @@ type request struct {
 
 func (q *request) serve(w http.ResponseWriter) {
 	s := q.server
-	f, ok := negotiate(originalAccept(q.http))
+	f, ok := negotiateFor(originalAccept(q.http), q.res.custom == nil)
 	if !ok {
 		s.writeError(w, q.http, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, q.http.Method, q.res.gvr.GroupResource(), "",
 			"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf", 0, false))
@@ -57,6 +58,10 @@ func (q *request) serve(w http.ResponseWriter) {
 	}
 	if err := checkDryRun(q.op.Verb, q.http.URL.Query()["dryRun"]); err != nil {
 		q.fail(w, err)
+		return
+	}
+	if q.res.custom != nil && q.op.Subresource == "scale" {
+		q.scale(ctx, w)
 		return
 	}
 	switch q.op.Verb {
@@ -122,7 +127,11 @@ func (q *request) listOptions() (*metav1.ListOptions, labels.Selector, fields.Se
 	if err != nil {
 		return nil, nil, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 	}
-	if err := registry.CheckFieldSelector(q.res.storageGVK.Kind, fs); err != nil {
+	supported := registry.SupportedFields(q.res.storageGVK.Kind)
+	if q.res.custom != nil {
+		supported = append(registry.SupportedFields(""), q.res.custom.SelectableFields...)
+	}
+	if err := registry.CheckFields(supported, fs); err != nil {
 		return nil, nil, nil, apierrors.NewBadRequest(err.Error())
 	}
 	if q.op.Verb == endpoint.Watch && q.args.Name != "" {
@@ -344,9 +353,21 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 	if err := s.prepareCreate(ctx, obj); err != nil {
 		return nil, err
 	}
-	registry.ApplyDefaults(obj)
-	if errs := registry.Validate(obj); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(r.gvk.GroupKind(), obj.GetName(), errs)
+	if r.custom != nil {
+		var err error
+		if obj, err = admitCustom(ctx, r, obj, nil, ""); err != nil {
+			return nil, err
+		}
+	} else {
+		registry.ApplyDefaults(obj)
+		if def, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+			if err := s.admitDefinition(ctx, def, nil, false); err != nil {
+				return nil, err
+			}
+		}
+		if errs := registry.Validate(obj); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(r.gvk.GroupKind(), obj.GetName(), errs)
+		}
 	}
 	stored, err := s.toStorage(r, obj)
 	if err != nil {
@@ -363,7 +384,23 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 		return nil, q2served(r, err, obj.GetName())
 	}
 	s.eventWritten(ctx, r)
+	if err := s.written(ctx, r); err != nil {
+		return nil, err
+	}
 	return st, nil
+}
+
+// written follows a write to r: the definitions of custom resources
+// change what is served, and the objects of a definition being deleted
+// may have been the last that held it.
+func (s *Server) written(ctx context.Context, r *resource) error {
+	if r.storage != crdsResource.GroupResource() && (r.custom == nil || !s.customResources().terminating[r.storage]) {
+		return nil
+	}
+	if err := s.definitionsChanged(ctx); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("serving the custom resources: %w", err))
+	}
+	return nil
 }
 
 // eventWritten times the expiry of the event writes made so far (a create,

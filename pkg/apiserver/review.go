@@ -55,7 +55,7 @@ func (q *request) review(w http.ResponseWriter) {
 		return
 	}
 	out.GetObjectKind().SetGroupVersionKind(q.res.gvk)
-	q.server.writeObjectShaped(w, q.http, q.format, out, http.StatusCreated, q.res.gvk)
+	q.server.writeObjectShaped(w, q.http, q.format, q.res, out, http.StatusCreated, q.res.gvk)
 }
 
 // tokenReview answers whose token spec.token is. The real server echoes the

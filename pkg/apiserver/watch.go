@@ -353,7 +353,7 @@ func (e *watchEncoder) shaped(st *store.Stored) ([]byte, error) {
 		}
 		return e.encode(pm)
 	}
-	t, err := tableOf(obj, includeObject(e.req), e.server.clock.Now())
+	t, err := e.res.tableOf(obj, includeObject(e.req), e.server.clock.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -86,20 +87,31 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 		obj.SetDeletionGracePeriodSeconds(cur.GetDeletionGracePeriodSeconds())
 		obj.SetGeneration(cur.GetGeneration())
 		obj.GetObjectKind().SetGroupVersionKind(r.gvk)
-		newObj := func() k8sruntime.Object { o, _ := r.newObject(); return o }
 		var out k8sruntime.Object = obj
-		switch {
-		case sub == "status":
-			out, err = registry.StatusUpdate(cur, obj, newObj)
-		case r.hasStatus():
-			out, err = registry.WithStatus(obj, cur, newObj)
-		}
-		if err != nil {
-			return nil, apierrors.NewInternalError(err)
-		}
-		registry.ApplyDefaults(out)
-		if errs := registry.Validate(out); len(errs) > 0 {
-			return nil, apierrors.NewInvalid(r.gvk.GroupKind(), name, errs)
+		if r.custom != nil {
+			if out, err = admitCustom(ctx, r, obj, cur, sub); err != nil {
+				return nil, err
+			}
+		} else {
+			newObj := func() k8sruntime.Object { o, _ := r.newObject(); return o }
+			switch {
+			case sub == "status":
+				out, err = registry.StatusUpdate(cur, obj, newObj)
+			case r.hasStatus():
+				out, err = registry.WithStatus(obj, cur, newObj)
+			}
+			if err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+			registry.ApplyDefaults(out)
+			if def, ok := out.(*apiextensionsv1.CustomResourceDefinition); ok {
+				if err := s.admitDefinition(ctx, def, cur.(*apiextensionsv1.CustomResourceDefinition), sub == "status"); err != nil {
+					return nil, err
+				}
+			}
+			if errs := registry.Validate(out); len(errs) > 0 {
+				return nil, apierrors.NewInvalid(r.gvk.GroupKind(), name, errs)
+			}
 		}
 		stored, err := s.toStorage(r, out.(store.Object))
 		if err != nil {
@@ -124,6 +136,9 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 			return nil, err
 		}
 	}
+	if err := s.written(ctx, r); err != nil {
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -140,7 +155,7 @@ func awaitsItsKubelet(o store.Object) bool {
 // not modify (DeepCopy it), and returns the new one.
 func (s *Server) Update(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string,
 	change func(cur store.Object) (store.Object, error)) (*store.Stored, error) {
-	r, ok := s.catalog.byGVR[gvr]
+	r, ok := s.resource(gvr)
 	if !ok {
 		return nil, fmt.Errorf("apiserver: %s is not served", gvr)
 	}
@@ -151,7 +166,7 @@ func (s *Server) Update(ctx context.Context, gvr schema.GroupVersionResource, na
 // status changes.
 func (s *Server) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string,
 	change func(cur store.Object) (store.Object, error)) (*store.Stored, error) {
-	r, ok := s.catalog.byGVR[gvr]
+	r, ok := s.resource(gvr)
 	if !ok {
 		return nil, fmt.Errorf("apiserver: %s is not served", gvr)
 	}
@@ -169,6 +184,13 @@ func (q *request) patch(ctx context.Context, w http.ResponseWriter) {
 	}
 	ct := q.http.Header.Get("Content-Type")
 	kind, ok := patchKind(ct)
+	if ok && kind == mediaStrategicPatch && q.res.custom != nil {
+		// As the real server: custom resources have no patch strategies.
+		q.fail(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", q.res.gvr.GroupResource(), q.args.Name,
+			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
+				mediaJSONPatch, mediaMergePatch, mediaApplyPatchYAML), 0, false))
+		return
+	}
 	if !ok {
 		q.fail(w, apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "patch", q.res.gvr.GroupResource(), q.args.Name,
 			fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s",
@@ -235,6 +257,14 @@ func (q *request) applyPatch(kind string, cur store.Object, patch []byte) (store
 		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
 		}
+	case mediaApplyPatchYAML:
+		if q.res.custom != nil { // server-side apply approximated by a merge patch
+			if patched, err = jsonpatch.MergePatch(doc, patch); err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying patch: %v", err))
+			}
+			break
+		}
+		fallthrough
 	default: // strategic merge, and server-side apply approximated by it
 		patched, err = strategicpatch.StrategicMergePatch(doc, patch, schemaObj)
 		if err != nil {

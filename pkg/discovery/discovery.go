@@ -47,7 +47,11 @@ var _ http.Handler = (*Discovery)(nil)
 // New builds the discovery documents from the spec's operations and the
 // version reported at /version.
 func New(ops []endpoint.Operation, info version.Info) (*Discovery, error) {
-	groups, err := buildGroups(ops)
+	return newWithExtras(ops, info, nil)
+}
+
+func newWithExtras(ops []endpoint.Operation, info version.Info, extras map[schema.GroupResource]Extras) (*Discovery, error) {
+	groups, err := buildGroups(ops, extras)
 	if err != nil {
 		return nil, err
 	}

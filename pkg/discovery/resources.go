@@ -83,7 +83,7 @@ func kindRank(v endpoint.Verb) int {
 
 // buildGroups turns the operations into the served groups, sorted as the
 // aggregated /apis lists them (the core group, named "", among them).
-func buildGroups(ops []endpoint.Operation) ([]*group, error) {
+func buildGroups(ops []endpoint.Operation, extras map[schema.GroupResource]Extras) ([]*group, error) {
 	builders := map[schema.GroupVersion]map[string]*resourceBuilder{}
 	for i := range ops {
 		op := &ops[i]
@@ -126,7 +126,7 @@ func buildGroups(ops []endpoint.Operation) ([]*group, error) {
 			g = &group{name: gv.Group}
 			byGroup[gv.Group] = g
 		}
-		g.versions = append(g.versions, &groupVersionResources{gv: gv, resources: apiResources(gv, byName)})
+		g.versions = append(g.versions, &groupVersionResources{gv: gv, resources: apiResources(gv, byName, extras)})
 	}
 	groups := make([]*group, 0, len(byGroup))
 	for _, g := range byGroup {
@@ -147,7 +147,7 @@ func buildGroups(ops []endpoint.Operation) ([]*group, error) {
 }
 
 // apiResources returns the APIResource list of one group version.
-func apiResources(gv schema.GroupVersion, byName map[string]*resourceBuilder) []metav1.APIResource {
+func apiResources(gv schema.GroupVersion, byName map[string]*resourceBuilder, more map[schema.GroupResource]Extras) []metav1.APIResource {
 	out := make([]metav1.APIResource, 0, len(byName))
 	for _, b := range byName {
 		verbs := make([]string, 0, len(b.verbs))
@@ -167,9 +167,15 @@ func apiResources(gv schema.GroupVersion, byName map[string]*resourceBuilder) []
 			}
 		} else {
 			r.SingularName = strings.ToLower(b.kind)
-			if extras, ok := extrasByResource[schema.GroupResource{Group: gv.Group, Resource: b.name}]; ok {
+			gr := schema.GroupResource{Group: gv.Group, Resource: b.name}
+			if extras, ok := extrasByResource[gr]; ok {
 				r.ShortNames = slices.Clone(extras.shortNames)
 				r.Categories = slices.Clone(extras.categories)
+			}
+			if extras, ok := more[gr]; ok {
+				r.SingularName = extras.Singular
+				r.ShortNames = slices.Clone(extras.ShortNames)
+				r.Categories = slices.Clone(extras.Categories)
 			}
 		}
 		out = append(out, r)

@@ -41,10 +41,15 @@ func SupportedFields(kind string) []string {
 // CheckFieldSelector returns an error naming the first field of sel that kind
 // does not support, like the real API server's "field label not supported".
 func CheckFieldSelector(kind string, sel fields.Selector) error {
+	return CheckFields(SupportedFields(kind), sel)
+}
+
+// CheckFields returns an error naming the first field of sel that is not
+// among supported (a custom resource's metadata and selectable fields).
+func CheckFields(supported []string, sel fields.Selector) error {
 	if sel == nil || sel.Empty() {
 		return nil
 	}
-	supported := SupportedFields(kind)
 	for _, r := range sel.Requirements() {
 		if !slices.Contains(supported, r.Field) {
 			return fmt.Errorf("%q is not a known field selector: only %q", r.Field, supported)

@@ -16,16 +16,18 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/utils/clock"
 
 	"github.com/batkube/batkube"
 	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/discovery"
+	"github.com/batkube/batkube/pkg/endpoint"
 	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/openapi"
 	"github.com/batkube/batkube/pkg/procquiet"
-	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/scheme"
 	"github.com/batkube/batkube/pkg/store"
 	"github.com/batkube/batkube/restapi"
@@ -203,8 +205,13 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(store.Options{HistorySize: opts.WatchHistory, Fields: registry.StoreFields})
-	disc, err := discovery.New(restapi.Operations, KubernetesVersion)
+	// The store asks the API server for the fields of custom objects; it
+	// stores built-in objects only until the server exists.
+	var api *apiserver.Server
+	st := store.New(store.Options{HistorySize: opts.WatchHistory, Fields: func(gr schema.GroupResource, obj runtime.Object, add func(string, string)) {
+		api.StoreFields(gr, obj, add)
+	}})
+	disc, err := discovery.NewDynamic(restapi.Operations, KubernetesVersion)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -225,7 +232,7 @@ func New(opts Options) (*Server, error) {
 	} else {
 		opts.Metrics = nil
 	}
-	api, err := apiserver.New(apiserver.Options{
+	api, err = apiserver.New(apiserver.Options{
 		Store:            st,
 		Scheme:           sch,
 		Operations:       restapi.Operations,
@@ -243,6 +250,15 @@ func New(opts Options) (*Server, error) {
 		MaxWatchTimeout:  opts.MaxWatchTimeout,
 		EventTTL:         opts.EventTTL,
 		BookmarkInterval: opts.BookmarkInterval,
+		OnCustomResources: func(ops []endpoint.Operation, facts []apiserver.CustomResourceFacts) {
+			extras := map[schema.GroupResource]discovery.Extras{}
+			for _, f := range facts {
+				extras[f.GVR.GroupResource()] = discovery.Extras{Singular: f.Singular, ShortNames: f.ShortNames, Categories: f.Categories}
+			}
+			if err := disc.SetExtra(ops, extras); err != nil {
+				opts.Logger.Error("discovery of the custom resources", "err", err)
+			}
+		},
 	})
 	if err != nil {
 		return nil, err

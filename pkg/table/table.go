@@ -47,12 +47,15 @@ func typed[T runtime.Object](columns []metav1.TableColumnDefinition, row func(T,
 // (Name, Created At). The objects are referenced, not copied: the Table must
 // be encoded before they change.
 func Convert(obj runtime.Object, includeObject metav1.IncludeObjectPolicy, now time.Time) (*metav1.Table, error) {
+	return convert(obj, printerFor(obj), includeObject, now)
+}
+
+func convert(obj runtime.Object, p printer, includeObject metav1.IncludeObjectPolicy, now time.Time) (*metav1.Table, error) {
 	switch includeObject {
 	case "", metav1.IncludeNone, metav1.IncludeMetadata, metav1.IncludeObject:
 	default:
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("unrecognized includeObject value: %q", includeObject))
 	}
-	p := printerFor(obj)
 	items := []runtime.Object{obj}
 	if meta.IsListType(obj) {
 		var err error
