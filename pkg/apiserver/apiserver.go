@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/utils/clock"
 
+	"github.com/batkube/batkube/pkg/admission"
 	"github.com/batkube/batkube/pkg/endpoint"
 	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/store"
@@ -146,6 +147,8 @@ type Server struct {
 	// changes.
 	custom   atomic.Pointer[customSet]
 	customMu sync.Mutex
+	// webhooks are the admission webhooks of the stored configurations.
+	webhooks atomic.Pointer[admission.Webhooks]
 }
 
 var _ endpoint.Handler = (*Server)(nil)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,7 +106,11 @@ func (s *Server) deleteObject(ctx context.Context, r *resource, ns, name string,
 	if err := checkPreconditions(r, cur.Object(), opts.Preconditions); err != nil {
 		return nil, false, err
 	}
-	if slices.Contains(opts.DryRun, metav1.DryRunAll) {
+	dry := slices.Contains(opts.DryRun, metav1.DryRunAll)
+	if err := s.validateAdmission(ctx, r, admissionv1.Delete, "", nil, cur.Object(), dry); err != nil {
+		return nil, false, err
+	}
+	if dry {
 		return cur, true, nil
 	}
 	obj := cur.Object()

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
@@ -353,13 +354,19 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 	if err := s.prepareCreate(ctx, obj); err != nil {
 		return nil, err
 	}
+	var err error
 	if r.custom != nil {
-		var err error
+		if obj, err = s.mutate(ctx, r, admissionv1.Create, "", obj, nil, dry); err != nil {
+			return nil, err
+		}
 		if obj, err = admitCustom(ctx, r, obj, nil, ""); err != nil {
 			return nil, err
 		}
 	} else {
 		registry.ApplyDefaults(obj)
+		if obj, err = s.mutate(ctx, r, admissionv1.Create, "", obj, nil, dry); err != nil {
+			return nil, err
+		}
 		if def, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
 			if err := s.admitDefinition(ctx, def, nil, false); err != nil {
 				return nil, err
@@ -368,6 +375,9 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 		if errs := registry.Validate(obj); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(r.gvk.GroupKind(), obj.GetName(), errs)
 		}
+	}
+	if err := s.validateAdmission(ctx, r, admissionv1.Create, "", obj, nil, dry); err != nil {
+		return nil, err
 	}
 	stored, err := s.toStorage(r, obj)
 	if err != nil {
@@ -390,10 +400,17 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 	return st, nil
 }
 
-// written follows a write to r: the definitions of custom resources
-// change what is served, and the objects of a definition being deleted
-// may have been the last that held it.
+// written follows a write to r: the webhook configurations change the
+// webhooks called, the definitions of custom resources what is served,
+// and the objects of a definition being deleted may have been the last
+// that held it.
 func (s *Server) written(ctx context.Context, r *resource) error {
+	if r.storage == mutatingConfigs || r.storage == validatingConfigs {
+		if err := s.webhookConfigsChanged(); err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("compiling the admission webhooks: %w", err))
+		}
+		return nil
+	}
 	if r.storage != crdsResource.GroupResource() && (r.custom == nil || !s.customResources().terminating[r.storage]) {
 		return nil
 	}

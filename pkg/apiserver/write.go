@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,6 +90,9 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 		obj.GetObjectKind().SetGroupVersionKind(r.gvk)
 		var out k8sruntime.Object = obj
 		if r.custom != nil {
+			if obj, err = s.mutate(ctx, r, admissionv1.Update, sub, obj, cur, dry); err != nil {
+				return nil, err
+			}
 			if out, err = admitCustom(ctx, r, obj, cur, sub); err != nil {
 				return nil, err
 			}
@@ -104,6 +108,9 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 				return nil, apierrors.NewInternalError(err)
 			}
 			registry.ApplyDefaults(out)
+			if out, err = s.mutate(ctx, r, admissionv1.Update, sub, out.(store.Object), cur, dry); err != nil {
+				return nil, err
+			}
 			if def, ok := out.(*apiextensionsv1.CustomResourceDefinition); ok {
 				if err := s.admitDefinition(ctx, def, cur.(*apiextensionsv1.CustomResourceDefinition), sub == "status"); err != nil {
 					return nil, err
@@ -112,6 +119,9 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 			if errs := registry.Validate(out); len(errs) > 0 {
 				return nil, apierrors.NewInvalid(r.gvk.GroupKind(), name, errs)
 			}
+		}
+		if err := s.validateAdmission(ctx, r, admissionv1.Update, sub, out.(store.Object), cur, dry); err != nil {
+			return nil, err
 		}
 		stored, err := s.toStorage(r, out.(store.Object))
 		if err != nil {

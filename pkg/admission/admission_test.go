@@ -1,0 +1,79 @@
+package admission
+
+import (
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+)
+
+func TestWebhookMatches(t *testing.T) {
+	rule := func(ops []admissionregistrationv1.OperationType, groups, versions, resources []string, scope admissionregistrationv1.ScopeType) admissionregistrationv1.RuleWithOperations {
+		return admissionregistrationv1.RuleWithOperations{Operations: ops, Rule: admissionregistrationv1.Rule{
+			APIGroups: groups, APIVersions: versions, Resources: resources, Scope: ptr.To(scope)}}
+	}
+	create := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
+	all := []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll}
+	pods := &Request{Operation: admissionv1.Create, Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+		Namespaced: true, Object: []byte(`{}`), ObjectLabels: map[string]string{"app": "web"}, NamespaceLabels: map[string]string{"team": "a"}}
+	status := *pods
+	status.Operation, status.SubResource = admissionv1.Update, "status"
+	node := &Request{Operation: admissionv1.Create, Resource: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Object: []byte(`{}`)}
+	for _, tc := range []struct {
+		name  string
+		rule  admissionregistrationv1.RuleWithOperations
+		ns    *metav1.LabelSelector
+		obj   *metav1.LabelSelector
+		exact bool
+		req   *Request
+		want  bool
+	}{
+		{name: "pods on create", rule: rule(create, []string{""}, []string{"v1"}, []string{"pods"}, "*"), req: pods, want: true},
+		{name: "not on update", rule: rule(create, []string{""}, []string{"v1"}, []string{"pods"}, "*"), req: &status, want: false},
+		{name: "main resource only", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods"}, "*"), req: &status, want: false},
+		{name: "subresource named", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods/status"}, "*"), req: &status, want: true},
+		{name: "every subresource", rule: rule(all, []string{"*"}, []string{"*"}, []string{"*/*"}, "*"), req: &status, want: true},
+		{name: "namespaced scope, cluster object", rule: rule(all, []string{""}, []string{"v1"}, []string{"*"}, admissionregistrationv1.NamespacedScope), req: node, want: false},
+		{name: "cluster scope", rule: rule(all, []string{""}, []string{"v1"}, []string{"*"}, admissionregistrationv1.ClusterScope), req: node, want: true},
+		{name: "another version, Equivalent", rule: rule(all, []string{""}, []string{"v2"}, []string{"pods"}, "*"), req: pods, want: true},
+		{name: "another version, Exact", rule: rule(all, []string{""}, []string{"v2"}, []string{"pods"}, "*"), exact: true, req: pods, want: false},
+		{name: "namespace selector", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods"}, "*"),
+			ns: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}, req: pods, want: false},
+		{name: "object selector", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods"}, "*"),
+			obj: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, req: pods, want: true},
+		{name: "object selector, no match", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods"}, "*"),
+			obj: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}, req: pods, want: false},
+	} {
+		mp := admissionregistrationv1.Equivalent
+		if tc.exact {
+			mp = admissionregistrationv1.Exact
+		}
+		w, err := Compile(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "c"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "w", Rules: []admissionregistrationv1.RuleWithOperations{tc.rule},
+				NamespaceSelector: tc.ns, ObjectSelector: tc.obj, MatchPolicy: &mp,
+				ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/")}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.validating[0].matches(tc.req); got != tc.want {
+			t.Errorf("%s: matches = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestEmptyWebhooksCallNothing(t *testing.T) {
+	var w *Webhooks
+	if !w.Empty() {
+		t.Fatal("nil Webhooks not empty")
+	}
+	obj := []byte(`{"a":1}`)
+	if out, err := w.Mutate(t.Context(), &Request{Object: obj}); err != nil || string(out) != string(obj) {
+		t.Fatalf("Mutate without webhooks: %s, %v", out, err)
+	}
+	if err := w.Validate(t.Context(), &Request{}); err != nil {
+		t.Fatal(err)
+	}
+}

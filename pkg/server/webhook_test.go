@@ -1,0 +1,155 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/batkube/batkube/pkg/server"
+	"github.com/batkube/batkube/pkg/server/servertest"
+)
+
+// webhookServer is an HTTPS admission webhook: answer decides what it
+// says to each review; calls counts them.
+type webhookServer struct {
+	*httptest.Server
+	calls atomic.Int64
+}
+
+func newWebhook(t *testing.T, answer func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) *webhookServer {
+	t.Helper()
+	w := &webhookServer{}
+	w.Server = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.calls.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		var review admissionv1.AdmissionReview
+		if err := json.Unmarshal(body, &review); err != nil || review.Request == nil {
+			http.Error(rw, "not a review", http.StatusBadRequest)
+			return
+		}
+		resp := answer(review.Request)
+		resp.UID = review.Request.UID
+		out, _ := json.Marshal(admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp})
+		rw.Header().Set("Content-Type", "application/json")
+		_, _ = rw.Write(out)
+	}))
+	t.Cleanup(w.Close)
+	return w
+}
+
+// clientConfig reaches the webhook at path with its certificate as caBundle.
+func (w *webhookServer) clientConfig(path string) admissionregistrationv1.WebhookClientConfig {
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: w.Certificate().Raw})
+	return admissionregistrationv1.WebhookClientConfig{URL: ptr.To(w.URL + path), CABundle: ca}
+}
+
+// TestAdmissionWebhooks: Mutating- and ValidatingWebhookConfigurations
+// written through client-go are called over HTTPS for the requests their
+// rules and selectors match — a mutating webhook suspends the Jobs of a
+// queue (as Kueue's does), a validating one refuses a name, one that
+// cannot be reached fails the request under failurePolicy Fail and is
+// skipped under Ignore, and a webhook with side effects refuses a dry run.
+func TestAdmissionWebhooks(t *testing.T) {
+	ts := servertest.Start(t, server.Options{})
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(ts.Config())
+	suspend := newWebhook(t, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		patch := []byte(`[{"op":"add","path":"/spec/suspend","value":true}]`)
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: ptr.To(admissionv1.PatchTypeJSONPatch)}
+	})
+	refuse := newWebhook(t, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		if req.Name == "forbidden" {
+			return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "no Job may be called forbidden"}}
+		}
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	})
+	jobs := []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}}}}
+	none := ptr.To(admissionregistrationv1.SideEffectClassNone)
+	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "queue"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: "suspend.example.io", ClientConfig: suspend.clientConfig("/mutate"),
+			Rules: jobs, SideEffects: none, AdmissionReviewVersions: []string{"v1"},
+			ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "queue-name", Operator: metav1.LabelSelectorOpExists}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "names"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "names.example.io", ClientConfig: refuse.clientConfig("/validate"),
+			Rules: jobs, SideEffects: none, AdmissionReviewVersions: []string{"v1"}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job := func(name string, labels map[string]string) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: batchv1.JobSpec{
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+	}
+	queued, err := cs.BatchV1().Jobs("default").Create(ctx, job("queued", map[string]string{"queue-name": "q"}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if queued.Spec.Suspend == nil || !*queued.Spec.Suspend {
+		t.Errorf("a Job of a queue: suspend %v, want true (the mutating webhook)", queued.Spec.Suspend)
+	}
+	plain, err := cs.BatchV1().Jobs("default").Create(ctx, job("plain", nil), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Spec.Suspend != nil && *plain.Spec.Suspend {
+		t.Error("a Job outside the webhook's objectSelector was suspended")
+	}
+	if calls := suspend.calls.Load(); calls != 1 {
+		t.Errorf("the mutating webhook was called %d times, want once (its objectSelector)", calls)
+	}
+	_, err = cs.BatchV1().Jobs("default").Create(ctx, job("forbidden", nil), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `admission webhook "names.example.io" denied the request: no Job may be called forbidden`) {
+		t.Errorf("a Job the validating webhook refuses: %v", err)
+	}
+
+	// A webhook that cannot be reached: Fail fails the request, Ignore
+	// lets it through.
+	gone := newWebhook(t, nil)
+	goneConfig := gone.clientConfig("/gone")
+	gone.Close()
+	cfg, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "unreachable"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "gone.example.io", ClientConfig: goneConfig,
+			Rules: jobs, SideEffects: none, AdmissionReviewVersions: []string{"v1"}, FailurePolicy: ptr.To(admissionregistrationv1.Fail)}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.BatchV1().Jobs("default").Create(ctx, job("any", nil), metav1.CreateOptions{})
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), `failed calling webhook "gone.example.io"`) {
+		t.Errorf("an unreachable webhook under Fail: %v, want 500 failed calling webhook", err)
+	}
+	cfg.Webhooks[0].FailurePolicy = ptr.To(admissionregistrationv1.Ignore)
+	cfg.Webhooks[0].SideEffects = ptr.To(admissionregistrationv1.SideEffectClassSome)
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.BatchV1().Jobs("default").Create(ctx, job("any", nil), metav1.CreateOptions{}); err != nil {
+		t.Errorf("an unreachable webhook under Ignore: %v", err)
+	}
+	_, err = cs.BatchV1().Jobs("default").Create(ctx, job("dry", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "has side effects and does not support dry run") {
+		t.Errorf("a dry run with a webhook with side effects: %v", err)
+	}
+}
