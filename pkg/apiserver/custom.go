@@ -442,6 +442,11 @@ func (s *Server) readCustomBody(r *http.Request, res *resource, op *endpoint.Ope
 	if err := u.UnmarshalJSON(data); err != nil {
 		return apierrors.NewBadRequest(err.Error())
 	}
+	// As the real server's decoder: unknown fields pruned, defaults set,
+	// before the managed fields are computed.
+	if err := res.custom.Normalize(u.Object); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
 	args.Body = u
 	return nil
 }

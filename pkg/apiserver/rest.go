@@ -315,6 +315,11 @@ func (q *request) createOp(ctx context.Context, w http.ResponseWriter) {
 		q.bind(ctx, w, b)
 		return
 	}
+	obj, err := q.track(nil, obj)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
 	st, err := q.server.create(ctx, q.res, obj, dryRun(q.http))
 	if err != nil {
 		q.fail(w, err)

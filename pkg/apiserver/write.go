@@ -13,10 +13,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"sigs.k8s.io/yaml"
 
 	"github.com/batkube/batkube/pkg/registry"
 	"github.com/batkube/batkube/pkg/store"
@@ -46,7 +46,9 @@ func (q *request) update(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.args.Name)))
 		return
 	}
-	change, scheduled := q.watchPodScheduled(func(store.Object) (store.Object, error) { return obj.DeepCopyObject().(store.Object), nil })
+	change, scheduled := q.watchPodScheduled(func(cur store.Object) (store.Object, error) {
+		return q.track(cur, obj.DeepCopyObject().(store.Object))
+	})
 	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http), change)
 	if err != nil {
 		q.fail(w, err)
@@ -208,19 +210,26 @@ func (q *request) patch(ctx context.Context, w http.ResponseWriter) {
 		return
 	}
 	patch := q.args.Patch
-	if kind == mediaApplyPatchYAML {
-		doc, err := yaml.YAMLToJSON(patch)
+	patchCur := func(cur store.Object) (store.Object, error) {
+		obj, err := q.applyPatch(kind, cur, patch)
 		if err != nil {
-			q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err)))
-			return
+			return nil, err
 		}
-		patch = doc
-		if _, err := q.server.store.Get(q.res.storage, q.args.Namespace, q.args.Name); apierrors.IsNotFound(err) && q.op.Subresource == "" {
-			q.applyCreate(ctx, w, patch)
-			return
-		}
+		return q.track(cur, obj)
 	}
-	change, scheduled := q.watchPodScheduled(func(cur store.Object) (store.Object, error) { return q.applyPatch(kind, cur, patch) })
+	if kind == mediaApplyPatchYAML {
+		applied, err := q.applied(patch)
+		if err != nil {
+			q.fail(w, err)
+			return
+		}
+		if _, err := q.server.store.Get(q.res.storage, q.args.Namespace, q.args.Name); apierrors.IsNotFound(err) && q.op.Subresource == "" {
+			q.applyCreate(ctx, w, applied)
+			return
+		}
+		patchCur = func(cur store.Object) (store.Object, error) { return q.applyTo(cur, applied) }
+	}
+	change, scheduled := q.watchPodScheduled(patchCur)
 	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http), change)
 	if err != nil {
 		q.fail(w, err)
@@ -267,15 +276,7 @@ func (q *request) applyPatch(kind string, cur store.Object, patch []byte) (store
 		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
 		}
-	case mediaApplyPatchYAML:
-		if q.res.custom != nil { // server-side apply approximated by a merge patch
-			if patched, err = jsonpatch.MergePatch(doc, patch); err != nil {
-				return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying patch: %v", err))
-			}
-			break
-		}
-		fallthrough
-	default: // strategic merge, and server-side apply approximated by it
+	default:
 		patched, err = strategicpatch.StrategicMergePatch(doc, patch, schemaObj)
 		if err != nil {
 			return nil, newUnprocessable(q.res, q.args.Name, fmt.Sprintf("error applying strategic merge patch: %v", err))
@@ -291,14 +292,15 @@ func (q *request) applyPatch(kind string, cur store.Object, patch []byte) (store
 }
 
 // applyCreate creates the object of a server-side apply that does not exist yet.
-func (q *request) applyCreate(ctx context.Context, w http.ResponseWriter, doc []byte) {
-	obj, err := q.res.newObject()
+func (q *request) applyCreate(ctx context.Context, w http.ResponseWriter, applied *unstructured.Unstructured) {
+	empty, err := q.res.newObject()
 	if err != nil {
 		q.fail(w, apierrors.NewInternalError(err))
 		return
 	}
-	if err := decodeJSON(doc, obj); err != nil {
-		q.fail(w, apierrors.NewBadRequest(err.Error()))
+	obj, err := q.applyTo(empty, applied)
+	if err != nil {
+		q.fail(w, err)
 		return
 	}
 	if obj.GetName() != q.args.Name {

@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // celCostBudget is the CEL cost budget of one object's validation, the real
@@ -71,6 +72,15 @@ type Version struct {
 	structural *structuralschema.Structural
 	validator  validation.SchemaValidator
 	rules      *cel.Validator
+}
+
+// OpenAPI returns the version's schema as OpenAPI (nil without one), for
+// server-side apply's types.
+func (v *Version) OpenAPI() *spec.Schema {
+	if v.structural == nil {
+		return nil
+	}
+	return v.structural.ToKubeOpenAPI()
 }
 
 // GVK returns the kind served at this version.

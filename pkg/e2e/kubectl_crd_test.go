@@ -48,6 +48,15 @@ func TestKubectlCustomResources(t *testing.T) {
 	if err := os.WriteFile(badFile, []byte(strings.Replace(strings.Replace(widgetManifest, "blue", "purple", 1), "name: a", "name: bad", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ssaFile := filepath.Join(c.dir, "ssa.yaml")
+	ssaOther := filepath.Join(c.dir, "ssa-other.yaml")
+	ssa := strings.Replace(widgetManifest, "name: a", "name: b", 1)
+	if err := os.WriteFile(ssaFile, []byte(ssa), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ssaOther, []byte(strings.Replace(ssa, "blue", "red", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	steps := []struct {
 		args []string
 		want []string
@@ -62,9 +71,20 @@ func TestKubectlCustomResources(t *testing.T) {
 		{[]string{"scale", "widget", "a", "--replicas=4"}, []string{"widget.example.batkube.io/a scaled"}},
 		{[]string{"get", "widget", "a", "-o", "jsonpath={.spec.replicas} {.status.replicas} {.metadata.generation}"}, []string{"4 2 2"}},
 		{[]string{"get", "widgets", "--field-selector", "spec.color=blue", "-o", "name"}, []string{"widget.example.batkube.io/a"}},
+		{[]string{"apply", "--server-side", "-f", ssaFile}, []string{"widget.example.batkube.io/b serverside-applied"}},
+		{[]string{"get", "widget", "b", "-o", "jsonpath={.metadata.managedFields[0].manager} {.metadata.managedFields[0].operation}"}, []string{"kubectl Apply"}},
+		{[]string{"apply", "--server-side", "--force-conflicts", "--field-manager=ops", "-f", ssaOther}, []string{"widget.example.batkube.io/b serverside-applied"}},
+		{[]string{"get", "widget", "b", "-o", "jsonpath={.spec.color}"}, []string{"red"}},
 		{[]string{"delete", "crd", "widgets.example.batkube.io"}, []string{`customresourcedefinition.apiextensions.k8s.io "widgets.example.batkube.io" deleted`}},
 	}
 	for i, s := range steps {
+		if strings.Contains(strings.Join(s.args, " "), "--force-conflicts") {
+			// Another manager taking kubectl's field is refused unless forced.
+			out := c.kubectlFails(t, "apply", "--server-side", "--field-manager=ops", "-f", ssaOther)
+			if !strings.Contains(out, "conflict") || !strings.Contains(out, ".spec.color") {
+				t.Errorf("a server-side apply taking another manager's field: %s", out)
+			}
+		}
 		if i == len(steps)-1 {
 			// The schema's refusal, before the definition goes.
 			if out := c.kubectlFails(t, "apply", "-f", badFile); !strings.Contains(out, `Unsupported value: "purple"`) {

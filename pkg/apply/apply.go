@@ -1,0 +1,234 @@
+// Package apply is server-side apply and the managed fields of objects, as
+// kube-apiserver does them, with the library it uses
+// (k8s.io/apimachinery/pkg/util/managedfields, over
+// sigs.k8s.io/structured-merge-diff): every write of a client records the
+// fields its manager set (metadata.managedFields), and an apply merges the
+// fields a manager applies into the object, taking from other managers the
+// fields it changes only when forced and refusing otherwise with the
+// conflicts (409). The types of the built-in kinds come from the 1.37
+// OpenAPI spec the server is generated from (list types, map keys); a
+// custom resource's from its definition's structural schema.
+//
+// It knows nothing of HTTP or of the store: package apiserver calls it on
+// its way to the store.
+package apply
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Target names what a write changes: a kind, and the subresource written
+// ("" or "status").
+type Target struct {
+	GVK         schema.GroupVersionKind
+	Subresource string
+	// HasStatus: the kind has a status subresource, which the main
+	// resource's writes do not change (its fields are reset).
+	HasStatus bool
+	// Custom, if set, is the OpenAPI schema of a custom resource version
+	// (the root of its objects), and Revision names the definition's
+	// generation it comes from.
+	Custom   *spec.Schema
+	Revision string
+}
+
+// Manager keeps the field managers of the served kinds. It is safe for
+// concurrent use; its type information is built on first use.
+type Manager struct {
+	swagger []byte
+	scheme  *runtime.Scheme
+
+	once    sync.Once
+	models  map[string]*spec.Schema
+	builtin managedfields.TypeConverter
+	err     error
+
+	mu       sync.Mutex
+	managers map[Target]*managedfields.FieldManager
+}
+
+// New returns a Manager for the kinds of a Swagger 2.0 spec (the server's
+// swagger.json) and of scheme.
+func New(swagger []byte, scheme *runtime.Scheme) *Manager {
+	return &Manager{swagger: swagger, scheme: scheme, managers: map[Target]*managedfields.FieldManager{}}
+}
+
+func (m *Manager) load() error {
+	m.once.Do(func() {
+		var doc struct {
+			Definitions map[string]*spec.Schema `json:"definitions"`
+		}
+		if err := json.Unmarshal(m.swagger, &doc); err != nil {
+			m.err = fmt.Errorf("apply: reading the OpenAPI spec: %w", err)
+			return
+		}
+		m.models = doc.Definitions
+		m.builtin, m.err = managedfields.NewTypeConverter(m.models, false)
+		if m.err != nil {
+			m.err = fmt.Errorf("apply: the types of the OpenAPI spec: %w", m.err)
+		}
+	})
+	return m.err
+}
+
+// fieldManager returns the field manager of a target.
+func (m *Manager) fieldManager(t Target) (*managedfields.FieldManager, error) {
+	if err := m.load(); err != nil {
+		return nil, err
+	}
+	key := t
+	key.Custom = nil // the schema is named by Revision
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if fm, ok := m.managers[key]; ok {
+		return fm, nil
+	}
+	reset := map[fieldpath.APIVersion]*fieldpath.Set{}
+	version := fieldpath.APIVersion(t.GVK.GroupVersion().String())
+	switch {
+	case t.Subresource == "status":
+		reset[version] = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata"))
+	case t.HasStatus:
+		reset[version] = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	}
+	filters := fieldpath.NewExcludeFilterSetMap(reset)
+	var fm *managedfields.FieldManager
+	var err error
+	if t.Custom != nil {
+		tc, terr := m.customConverter(t)
+		if terr != nil {
+			return nil, terr
+		}
+		fm, err = managedfields.NewDefaultCRDFieldManager(tc, identity{}, noDefaults{}, unstructuredCreater{}, t.GVK, t.GVK.GroupVersion(), t.Subresource, filters)
+	} else {
+		fm, err = managedfields.NewDefaultFieldManager(m.builtin, identity{m.scheme}, m.scheme, m.scheme, t.GVK, t.GVK.GroupVersion(), t.Subresource, filters)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("apply: the field manager of %s: %w", t.GVK, err)
+	}
+	m.managers[key] = fm
+	return fm, nil
+}
+
+// customConverter builds the types of a custom resource version: its
+// schema, with the object metadata of the built-in spec.
+func (m *Manager) customConverter(t Target) (managedfields.TypeConverter, error) {
+	root := *t.Custom
+	root.Properties = map[string]spec.Schema{}
+	for k, v := range t.Custom.Properties {
+		root.Properties[k] = v
+	}
+	root.Properties["metadata"] = spec.Schema{SchemaProps: spec.SchemaProps{Ref: spec.MustCreateRef("#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")}}
+	root.Properties["apiVersion"] = *spec.StringProperty()
+	root.Properties["kind"] = *spec.StringProperty()
+	root.Type = spec.StringOrArray{"object"}
+	root.Extensions = spec.Extensions{}
+	for k, v := range t.Custom.Extensions {
+		root.Extensions[k] = v
+	}
+	root.Extensions["x-kubernetes-group-version-kind"] = []any{map[string]any{
+		"group": t.GVK.Group, "version": t.GVK.Version, "kind": t.GVK.Kind}}
+	models := map[string]*spec.Schema{}
+	for name, s := range m.models {
+		if strings.HasPrefix(name, "io.k8s.apimachinery.pkg.apis.meta.v1.") {
+			models[name] = s
+		}
+	}
+	models[fmt.Sprintf("%s.%s.%s", t.GVK.Group, t.GVK.Version, t.GVK.Kind)] = &root
+	tc, err := managedfields.NewTypeConverter(models, false)
+	if err != nil {
+		return nil, fmt.Errorf("apply: the types of %s: %w", t.GVK, err)
+	}
+	return tc, nil
+}
+
+// Update records the fields a manager sets by writing obj over live (an
+// empty object of the kind on create), and returns obj with its managed
+// fields. As on the real server, a write is never refused for its managed
+// fields: when they cannot be computed (an object its types do not
+// describe, which validation then refuses), they are reset.
+func (m *Manager) Update(t Target, live, obj runtime.Object, manager string) (runtime.Object, error) {
+	fm, err := m.fieldManager(t)
+	if err != nil {
+		return nil, err
+	}
+	return fm.UpdateNoErrors(live, obj, manager), nil
+}
+
+// Apply merges the configuration a manager applies into live (an empty
+// object of the kind when it does not exist yet), and returns the object
+// to store; a conflict with the fields of other managers, when not
+// forced, is a 409 naming them.
+func (m *Manager) Apply(t Target, live, applied runtime.Object, manager string, force bool) (runtime.Object, error) {
+	fm, err := m.fieldManager(t)
+	if err != nil {
+		return nil, err
+	}
+	return fm.Apply(live, applied, manager, force)
+}
+
+// identity is the object converter of kinds managed at the version they
+// are written at: the field manager asks for the version it manages, which
+// is the object's; identity gives it the object, its kind set (the scheme
+// knows the kind of a typed object whose TypeMeta is empty, such as the
+// empty objects the field manager makes).
+type identity struct{ scheme *runtime.Scheme }
+
+func (identity) Convert(in, out, context any) error {
+	return fmt.Errorf("apply: no conversion from %T to %T", in, out)
+}
+
+func (c identity) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	kinds := []schema.GroupVersionKind{in.GetObjectKind().GroupVersionKind()}
+	if kinds[0].Empty() && c.scheme != nil {
+		if ks, _, err := c.scheme.ObjectKinds(in); err == nil {
+			kinds = ks
+		}
+	}
+	kind, ok := gv.KindForGroupVersionKinds(kinds)
+	if !ok {
+		return nil, fmt.Errorf("apply: %v is managed at its own version only", kinds)
+	}
+	if u, isU := in.(*unstructured.Unstructured); isU && c.scheme != nil && c.scheme.Recognizes(kind) {
+		// The merged object of a built-in kind, back to its Go type.
+		typed, err := c.scheme.New(kind)
+		if err != nil {
+			return nil, err
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+			return nil, fmt.Errorf("apply: %s: %w", kind, err)
+		}
+		in = typed
+	}
+	in.GetObjectKind().SetGroupVersionKind(kind)
+	return in, nil
+}
+
+func (identity) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return label, value, nil
+}
+
+// noDefaults: a custom object is defaulted on its way into the store, not
+// by the field manager.
+type noDefaults struct{}
+
+func (noDefaults) Default(runtime.Object) {}
+
+// unstructuredCreater makes the empty objects of custom resources.
+type unstructuredCreater struct{}
+
+func (unstructuredCreater) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
