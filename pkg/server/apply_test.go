@@ -2,12 +2,10 @@ package server_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +16,6 @@ import (
 	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/yaml"
 
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
@@ -104,14 +101,7 @@ func TestServerSideApply(t *testing.T) {
 	}
 
 	// A custom resource: its fields typed by its schema.
-	data, err := os.ReadFile("../crd/testdata/widgets.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, def); err != nil {
-		t.Fatal(err)
-	}
+	def := widgetsDefinition(t)
 	if _, err := apiextensionsclient.NewForConfigOrDie(ts.Config()).ApiextensionsV1().CustomResourceDefinitions().Create(ctx, def, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

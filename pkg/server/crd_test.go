@@ -44,14 +44,7 @@ func widget(name string, spec map[string]any) *unstructured.Unstructured {
 func TestCustomResources(t *testing.T) {
 	ts := servertest.Start(t, server.Options{})
 	ctx := context.Background()
-	data, err := os.ReadFile("../crd/testdata/widgets.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict(data, def); err != nil {
-		t.Fatal(err)
-	}
+	def := widgetsDefinition(t)
 	ext := apiextensionsclient.NewForConfigOrDie(ts.Config())
 	created, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, def, metav1.CreateOptions{})
 	if err != nil {
@@ -198,6 +191,20 @@ func TestCustomResources(t *testing.T) {
 			t.Fatal("the watch saw no deletion of a")
 		}
 	}
+}
+
+// widgetsDefinition is the CustomResourceDefinition of pkg/crd's tests.
+func widgetsDefinition(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	data, err := os.ReadFile("../crd/testdata/widgets.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict(data, def); err != nil {
+		t.Fatal(err)
+	}
+	return def
 }
 
 func getTable(t *testing.T, url string) *metav1.Table {
