@@ -12,10 +12,15 @@
 // Fail and is skipped under Ignore; a webhook with side effects is not
 // called for a dry run, which it then refuses, as on the real server.
 //
+// A webhook reached through a Service (clientConfig.service) is called at
+// the address a Resolver gives (package apiserver's: the Service's
+// EndpointSlices, as kube-apiserver with aggregator routing), with the
+// Service's DNS name (<name>.<namespace>.svc) as the TLS server name, which
+// the webhook's certificate names.
+//
 // Not done: matchConditions (CEL) are not evaluated (a webhook that has
 // some is called as if they held), reinvocationPolicy IfNeeded (no second
-// round), and webhooks reached through a Service rather than a URL (there
-// is no cluster network: such a webhook fails, under its failurePolicy).
+// round).
 //
 // The package knows the webhooks' configurations and HTTP; package
 // apiserver decides when to call them.
@@ -81,10 +86,18 @@ type Webhooks struct {
 	mutating, validating []*webhook
 }
 
+// Resolver gives the address ("host:port") at which a Service's port is
+// served.
+type Resolver func(namespace, name string, port int32) (string, error)
+
 // webhook is one webhook of a configuration, ready to call.
 type webhook struct {
 	name, config  string
 	url           string
+	// service, when the webhook is reached through a Service: resolve
+	// gives its address at each call.
+	service *admissionregistrationv1.ServiceReference
+	resolve Resolver
 	client        *http.Client
 	rules         []admissionregistrationv1.RuleWithOperations
 	equivalent    bool
@@ -104,14 +117,14 @@ func (w *Webhooks) Empty() bool { return w == nil || len(w.mutating)+len(w.valid
 // Compile builds the webhooks of the configurations, in the order the
 // real server calls them: configurations by name, webhooks in their
 // configuration's order.
-func Compile(mutating []*admissionregistrationv1.MutatingWebhookConfiguration, validating []*admissionregistrationv1.ValidatingWebhookConfiguration) (*Webhooks, error) {
+func Compile(mutating []*admissionregistrationv1.MutatingWebhookConfiguration, validating []*admissionregistrationv1.ValidatingWebhookConfiguration, resolve Resolver) (*Webhooks, error) {
 	sort.Slice(mutating, func(i, j int) bool { return mutating[i].Name < mutating[j].Name })
 	sort.Slice(validating, func(i, j int) bool { return validating[i].Name < validating[j].Name })
 	w := &Webhooks{}
 	for _, c := range mutating {
 		for _, h := range c.Webhooks {
 			wh, err := compile(c.Name, h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.MatchPolicy, h.NamespaceSelector,
-				h.ObjectSelector, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions)
+				h.ObjectSelector, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions, resolve)
 			if err != nil {
 				return nil, err
 			}
@@ -122,7 +135,7 @@ func Compile(mutating []*admissionregistrationv1.MutatingWebhookConfiguration, v
 	for _, c := range validating {
 		for _, h := range c.Webhooks {
 			wh, err := compile(c.Name, h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.MatchPolicy, h.NamespaceSelector,
-				h.ObjectSelector, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions)
+				h.ObjectSelector, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions, resolve)
 			if err != nil {
 				return nil, err
 			}
@@ -134,7 +147,7 @@ func Compile(mutating []*admissionregistrationv1.MutatingWebhookConfiguration, v
 
 func compile(config, name string, cc admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations,
 	fp *admissionregistrationv1.FailurePolicyType, mp *admissionregistrationv1.MatchPolicyType, ns, obj *metav1.LabelSelector,
-	se *admissionregistrationv1.SideEffectClass, timeout *int32, versions []string) (*webhook, error) {
+	se *admissionregistrationv1.SideEffectClass, timeout *int32, versions []string, resolve Resolver) (*webhook, error) {
 	wh := &webhook{name: name, config: config, rules: rules, timeout: 10 * time.Second,
 		failOpen:      fp != nil && *fp == admissionregistrationv1.Ignore,
 		equivalent:    mp == nil || *mp == admissionregistrationv1.Equivalent,
@@ -150,15 +163,18 @@ func compile(config, name string, cc admissionregistrationv1.WebhookClientConfig
 	if wh.objSelector, err = selector(obj); err != nil {
 		return nil, fmt.Errorf("admission: webhook %s of %s: objectSelector: %w", name, config, err)
 	}
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	switch {
 	case cc.URL != nil:
 		wh.url = *cc.URL
+	case cc.Service != nil && resolve != nil:
+		wh.service, wh.resolve = cc.Service, resolve
+		tlsConfig.ServerName = cc.Service.Name + "." + cc.Service.Namespace + ".svc"
 	case cc.Service != nil:
-		wh.noURLProblem = fmt.Sprintf("it is reached through service %s/%s, and Batkube has no cluster network: give clientConfig.url", cc.Service.Namespace, cc.Service.Name)
+		wh.noURLProblem = fmt.Sprintf("it is reached through service %s/%s, which nothing resolves", cc.Service.Namespace, cc.Service.Name)
 	default:
 		wh.noURLProblem = "its clientConfig has neither url nor service"
 	}
-	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if len(cc.CABundle) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(cc.CABundle) {
@@ -300,6 +316,21 @@ func (wh *webhook) call(ctx context.Context, req *Request) (*admissionv1.Admissi
 	if !wh.reviewVersion {
 		return nil, callError(wh, errors.New("it accepts no admission.k8s.io/v1 AdmissionReview, the only version Batkube sends"))
 	}
+	url := wh.url
+	if wh.service != nil {
+		port := int32(443)
+		if wh.service.Port != nil {
+			port = *wh.service.Port
+		}
+		addr, err := wh.resolve(wh.service.Namespace, wh.service.Name, port)
+		if err != nil {
+			return nil, callError(wh, fmt.Errorf("resolving service %s/%s: %w", wh.service.Namespace, wh.service.Name, err))
+		}
+		url = "https://" + addr
+		if wh.service.Path != nil {
+			url += *wh.service.Path
+		}
+	}
 	uid := types.UID(uuid.NewUUID())
 	gvr := metav1.GroupVersionResource{Group: req.Resource.Group, Version: req.Resource.Version, Resource: req.Resource.Resource}
 	gvk := metav1.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
@@ -317,7 +348,7 @@ func (wh *webhook) call(ctx context.Context, req *Request) (*admissionv1.Admissi
 	}
 	ctx, cancel := context.WithTimeout(ctx, wh.timeout)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, wh.url, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, callError(wh, err)
 	}

@@ -54,7 +54,7 @@ func TestWebhookMatches(t *testing.T) {
 		w, err := Compile(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "c"},
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "w", Rules: []admissionregistrationv1.RuleWithOperations{tc.rule},
 				NamespaceSelector: tc.ns, ObjectSelector: tc.obj, MatchPolicy: &mp,
-				ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/")}}}}})
+				ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/")}}}}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

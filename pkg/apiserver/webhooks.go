@@ -3,11 +3,16 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/batkube/batkube/pkg/admission"
@@ -24,6 +29,63 @@ var (
 	mutatingConfigs   = admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations").GroupResource()
 	validatingConfigs = admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations").GroupResource()
 )
+
+// resolveService gives the address of a Service's port for a webhook: the
+// first ready endpoint of its EndpointSlices, at the slice's port of the
+// same name as the Service's port (its target), as kube-apiserver routes
+// to endpoints. A webhook run beside Batkube (Kueue's manager) is reached
+// so through the Service its configuration names, with an EndpointSlice
+// that points at it.
+func (s *Server) resolveService(namespace, name string, port int32) (string, error) {
+	st, err := s.store.Get(corev1.SchemeGroupVersion.WithResource("services").GroupResource(), namespace, name)
+	if err != nil {
+		return "", fmt.Errorf("no service %s/%s", namespace, name)
+	}
+	svc := st.Object().(*corev1.Service)
+	portName, target := "", port
+	found := false
+	for _, p := range svc.Spec.Ports {
+		if p.Port == port {
+			portName, found = p.Name, true
+			if p.TargetPort.IntValue() > 0 {
+				target = int32(p.TargetPort.IntValue())
+			}
+		}
+	}
+	if !found {
+		return "", fmt.Errorf("service %s/%s has no port %d", namespace, name, port)
+	}
+	sel, _ := labels.Parse(discoveryv1.LabelServiceName + "=" + name)
+	slices, err := s.store.List(discoveryv1.SchemeGroupVersion.WithResource("endpointslices").GroupResource(), store.ListOptions{Namespace: namespace, Label: sel})
+	if err != nil {
+		return "", err
+	}
+	for _, item := range slices.Items {
+		es, ok := item.Object().(*discoveryv1.EndpointSlice)
+		if !ok {
+			continue
+		}
+		p := target
+		for _, ep := range es.Ports {
+			if ep.Port != nil && ptrValue(ep.Name) == portName {
+				p = *ep.Port
+			}
+		}
+		for _, e := range es.Endpoints {
+			if len(e.Addresses) > 0 && (e.Conditions.Ready == nil || *e.Conditions.Ready) {
+				return net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(p))), nil
+			}
+		}
+	}
+	return "", fmt.Errorf("service %s/%s has no ready endpoint (an EndpointSlice labelled %s=%s)", namespace, name, discoveryv1.LabelServiceName, name)
+}
+
+func ptrValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
 
 // admissionUser is who the webhooks are told sends every request: Batkube
 // authorises everything, as for a cluster administrator.
@@ -47,7 +109,7 @@ func (s *Server) webhookConfigsChanged() error {
 			}
 		}
 	}
-	w, err := admission.Compile(mutating, validating)
+	w, err := admission.Compile(mutating, validating, s.resolveService)
 	if err != nil {
 		return err
 	}

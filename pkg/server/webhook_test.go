@@ -2,21 +2,33 @@ package server_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -33,8 +45,15 @@ type webhookServer struct {
 
 func newWebhook(t *testing.T, answer func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) *webhookServer {
 	t.Helper()
+	w := newWebhookUnstarted(answer)
+	w.StartTLS()
+	t.Cleanup(w.Close)
+	return w
+}
+
+func newWebhookUnstarted(answer func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) *webhookServer {
 	w := &webhookServer{}
-	w.Server = httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	w.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.calls.Add(1)
 		body, _ := io.ReadAll(r.Body)
 		var review admissionv1.AdmissionReview
@@ -48,6 +67,27 @@ func newWebhook(t *testing.T, answer func(*admissionv1.AdmissionRequest) *admiss
 		rw.Header().Set("Content-Type", "application/json")
 		_, _ = rw.Write(out)
 	}))
+	return w
+}
+
+// newServiceWebhook is newWebhook with a certificate for the DNS name of a
+// Service (name.namespace.svc), as a webhook behind a Service has.
+func newServiceWebhook(t *testing.T, dnsName string, answer func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse) *webhookServer {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: dnsName}, DNSNames: []string{dnsName},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWebhookUnstarted(answer)
+	w.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+	w.StartTLS()
 	t.Cleanup(w.Close)
 	return w
 }
@@ -151,5 +191,45 @@ func TestAdmissionWebhooks(t *testing.T) {
 	_, err = cs.BatchV1().Jobs("default").Create(ctx, job("dry", nil), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "has side effects and does not support dry run") {
 		t.Errorf("a dry run with a webhook with side effects: %v", err)
+	}
+	if err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, "unreachable", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A webhook behind a Service: reached at its EndpointSlice's address,
+	// its certificate checked against the Service's DNS name.
+	labelled := newServiceWebhook(t, "labeller.webhooks.svc", func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		patch := []byte(`[{"op":"add","path":"/metadata/labels","value":{"labelled":"yes"}}]`)
+		return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: ptr.To(admissionv1.PatchTypeJSONPatch)}
+	})
+	host, portText, _ := net.SplitHostPort(strings.TrimPrefix(labelled.URL, "https://"))
+	port, _ := strconv.Atoi(portText)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "webhooks"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Services("webhooks").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "labeller"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(int32(port))}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.DiscoveryV1().EndpointSlices("webhooks").Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "labeller-1", Labels: map[string]string{discoveryv1.LabelServiceName: "labeller"}},
+		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{host}}},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(port))}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: labelled.TLS.Certificates[0].Certificate[0]})
+	if _, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "labels"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: "labeller.example.io", SideEffects: none, AdmissionReviewVersions: []string{"v1"},
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: ca,
+				Service: &admissionregistrationv1.ServiceReference{Namespace: "webhooks", Name: "labeller", Path: ptr.To("/label")}},
+			Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{})
+	if err != nil || cm.Labels["labelled"] != "yes" {
+		t.Errorf("a ConfigMap through a webhook behind a Service: %v, labels %v", err, cm.Labels)
 	}
 }
