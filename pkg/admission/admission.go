@@ -92,12 +92,12 @@ type Resolver func(namespace, name string, port int32) (string, error)
 
 // webhook is one webhook of a configuration, ready to call.
 type webhook struct {
-	name, config  string
-	url           string
+	name, config string
+	url          string
 	// service, when the webhook is reached through a Service: resolve
 	// gives its address at each call.
-	service *admissionregistrationv1.ServiceReference
-	resolve Resolver
+	service       *admissionregistrationv1.ServiceReference
+	resolve       Resolver
 	client        *http.Client
 	rules         []admissionregistrationv1.RuleWithOperations
 	equivalent    bool
