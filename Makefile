@@ -75,7 +75,8 @@ test-unit: ## the tests that need no upstream binary (all but pkg/e2e)
 
 vet: ## go vet and gofmt on the hand-written code
 	$(GO) vet $(PKGS)
-	@unformatted=$$(gofmt -l swagger.go cmd pkg docs examples/timed-scheduler examples/schedulers examples/internal restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet -C examples/kueue ./...
+	@unformatted=$$(gofmt -l swagger.go cmd pkg docs examples/timed-scheduler examples/schedulers examples/internal examples/kueue restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \

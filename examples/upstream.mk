@@ -33,7 +33,7 @@ QOS_MOD := examples/schedulers/qos/go.mod examples/schedulers/qos/go.sum example
 QOS_SOURCES := $(shell find examples/schedulers/qos -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
 .PHONY: upstream
-upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-controller-manager $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37, kube-controller-manager 1.37 and kube-scheduler 1.37 with the QoS-driven plugin into bin/
+upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-controller-manager $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler $(BIN)/kueue $(BIN)/kueue-manifests.yaml ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37, kube-controller-manager 1.37, kube-scheduler 1.37 with the QoS-driven plugin, Kueue's manager and its manifests into bin/
 
 $(BIN)/kube-scheduler: $(KUBE_137_MOD) examples/kube-1.37/kube-scheduler/main.go
 	$(call upstream_build,examples/kube-1.37) -o $@ ./kube-scheduler
@@ -52,16 +52,57 @@ $(BIN)/kubectl: $(KUBE_137_MOD) examples/kube-1.37/kubectl/main.go
 KUBECLOCK_SOURCES := $(filter-out %_test.go,$(wildcard pkg/simtime/kubeclock/*.go))
 KCM_BUILD := $(CURDIR)/.build/kube-controller-manager
 
+# $(call kubeclock_utils,<module dir>,<build dir>): the module's pinned
+# k8s.io/utils, copied from the module cache into <build dir>/utils with
+# clock/clock.go replaced by pkg/simtime/kubeclock, and <build dir>/go.mod,
+# the module's go.mod replacing k8s.io/utils by that copy.
+define kubeclock_utils
+	rm -rf $(2) && mkdir -p $(2)
+	utils=$$($(GO) mod download -C $(1) -json k8s.io/utils | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	  test -n "$$utils" && cp -R "$$utils" $(2)/utils
+	chmod -R u+w $(2)/utils
+	rm $(2)/utils/clock/clock.go
+	cp $(KUBECLOCK_SOURCES) $(2)/utils/clock/
+	cp $(1)/go.mod $(1)/go.sum $(2)/
+	$(GO) mod edit -modfile=$(2)/go.mod -replace=k8s.io/utils=$(2)/utils
+endef
+
 $(BIN)/kube-controller-manager: $(KUBE_137_MOD) examples/kube-1.37/kube-controller-manager/main.go $(KUBECLOCK_SOURCES)
-	rm -rf $(KCM_BUILD) && mkdir -p $(KCM_BUILD)
-	utils=$$($(GO) mod download -C examples/kube-1.37 -json k8s.io/utils | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
-	  test -n "$$utils" && cp -R "$$utils" $(KCM_BUILD)/utils
-	chmod -R u+w $(KCM_BUILD)/utils
-	rm $(KCM_BUILD)/utils/clock/clock.go
-	cp $(KUBECLOCK_SOURCES) $(KCM_BUILD)/utils/clock/
-	cp examples/kube-1.37/go.mod examples/kube-1.37/go.sum $(KCM_BUILD)/
-	$(GO) mod edit -modfile=$(KCM_BUILD)/go.mod -replace=k8s.io/utils=$(KCM_BUILD)/utils
+	$(call kubeclock_utils,examples/kube-1.37,$(KCM_BUILD))
 	$(call upstream_build,examples/kube-1.37) -modfile=$(KCM_BUILD)/go.mod -o $@ ./kube-controller-manager
+
+# Kueue's manager (sigs.k8s.io/kueue/cmd/kueue, a tool of examples/kueue),
+# on Batkube's clock like kube-controller-manager. Its controllers'
+# queues are controller-runtime's priority queue, which reads time.Now and
+# time.Tick where the rest of controller-runtime reads k8s.io/utils/clock: the
+# build rewrites those two fields of a copy of controller-runtime to the
+# clock's Now and After (checked, so that a new version that moves them
+# fails the build instead of running on the wall clock). Kueue's code is
+# upstream's.
+KUEUE_MOD := examples/kueue/go.mod examples/kueue/go.sum examples/upstream.mk
+KUEUE_BUILD := $(CURDIR)/.build/kueue
+kueue_version = $(shell $(GO) list -C examples/kueue -m -f '{{.Version}}' sigs.k8s.io/kueue)
+
+# Kueue's installation manifests, as its releases publish them: kustomize's
+# build of the module's config/default (examples/kueue/manifests).
+$(BIN)/kueue-manifests.yaml: $(KUEUE_MOD) examples/kueue/manifests/main.go
+	dir=$$($(GO) mod download -C examples/kueue -json sigs.k8s.io/kueue | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	  test -n "$$dir" && $(GO) run -C examples/kueue ./manifests "$$dir" > $@.tmp
+	mv $@.tmp $@
+
+$(BIN)/kueue: $(KUEUE_MOD) $(KUBECLOCK_SOURCES)
+	$(call kubeclock_utils,examples/kueue,$(KUEUE_BUILD))
+	cr=$$($(GO) mod download -C examples/kueue -json sigs.k8s.io/controller-runtime | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	  test -n "$$cr" && cp -R "$$cr" $(KUEUE_BUILD)/controller-runtime
+	chmod -R u+w $(KUEUE_BUILD)/controller-runtime
+	sed -i -e 's/^\([[:space:]]*now:[[:space:]]*\)time\.Now,$$/\1clock.RealClock{}.Now,/' \
+	  -e 's/^\([[:space:]]*tick:[[:space:]]*\)time\.Tick,$$/\1clock.RealClock{}.After,/' \
+	  $(KUEUE_BUILD)/controller-runtime/pkg/controller/priorityqueue/priorityqueue.go
+	test $$(grep -cE '^[[:space:]]*(now|tick):[[:space:]]*clock\.RealClock\{\}\.(Now|After),$$' \
+	  $(KUEUE_BUILD)/controller-runtime/pkg/controller/priorityqueue/priorityqueue.go) = 2
+	$(GO) mod edit -modfile=$(KUEUE_BUILD)/go.mod -replace=sigs.k8s.io/controller-runtime=$(KUEUE_BUILD)/controller-runtime
+	CGO_ENABLED=0 $(GO) build -C examples/kueue -trimpath -modfile=$(KUEUE_BUILD)/go.mod \
+	  -ldflags='-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$(kueue_version)' -o $@ sigs.k8s.io/kueue/cmd/kueue
 
 $(BIN)/kube-scheduler-1.18: $(KUBE_118_MOD) examples/kube-1.18/kube-scheduler/main.go
 	$(call upstream_build,examples/kube-1.18) -o $@ ./kube-scheduler

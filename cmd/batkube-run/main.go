@@ -41,6 +41,8 @@ type options struct {
 	ControllerMgr     bool          `long:"controller-manager" description:"start kube-controller-manager 1.37 (bin/kube-controller-manager, built by make upstream: the controllers' code is upstream's, their clock the run's simulated clock) with the job, replicaset, deployment, garbage-collector, ttl-after-finished, resourceclaim, taint-eviction and daemonset controllers: the pods of Jobs, Deployments and DaemonSets created during the run (kubectl, --objects) become Batsim jobs (implies --dynamic-jobs); each step waits until its process is idle"`
 	ControllerMgrWall bool          `long:"controller-manager-wall-clock" description:"run kube-controller-manager on the wall clock: its delays (a Job's batched sync, 1 s; its back-off after a failed pod, 10 s doubling) are waited out in wall time at the instant they start, rather than passing in simulated time as on a real cluster (the default, read from the run's clock page by the kube-controller-manager of make upstream)"`
 	ControllerMgrArg  []string      `long:"controller-manager-arg" value-name:"ARG" description:"pass ARG to kube-controller-manager, e.g. --controller-manager-arg=--concurrent-job-syncs=10 (repeatable)"`
+	Kueue             bool          `long:"kueue" description:"start Kueue's manager (bin/kueue, built by make upstream from sigs.k8s.io/kueue; on the run's simulated clock) after installing its CRDs and webhooks: --objects then give its ResourceFlavors, ClusterQueues and LocalQueues, and Jobs labelled kueue.x-k8s.io/queue-name wait in its queues until it admits them (implies --controller-manager); each step waits until it is idle"`
+	KueueArg          []string      `long:"kueue-arg" value-name:"ARG" description:"pass ARG to Kueue's manager, e.g. --kueue-arg=--zap-log-level=2 (repeatable)"`
 	Gangs             bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all, as Batsim places a job; on by default with the bundled kube-scheduler (1.37+, run with --feature-gates=GenericWorkload=true; Batkube creates each gang's PodGroup once kube-scheduler holds all its pods, and creates a waiting one again when room is freed, since kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
 	NoGangs           bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
 	MasterHost        string        `short:"m" long:"master-host" value-name:"NAME" description:"the platform's host Batsim makes its master (Batsim's -m; default master_host, or the host whose role property is master): needed by platforms with neither, such as Batsim's cluster_locality_*.xml"`
@@ -95,6 +97,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ControllerManager:          opts.ControllerMgr,
 		ControllerManagerArgs:      opts.ControllerMgrArg,
 		ControllerManagerWallClock: opts.ControllerMgrWall,
+		Kueue:                      opts.Kueue,
+		KueueArgs:                  opts.KueueArg,
 		NoScheduler:                opts.NoScheduler,
 		DynamicJobs:                opts.DynamicJobs,
 		Gangs:                      opts.Gangs,

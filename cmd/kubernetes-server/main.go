@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/gcpace"
 	"github.com/batkube/batkube/pkg/server"
+	"github.com/batkube/batkube/pkg/settle/controllers"
 	"github.com/batkube/batkube/pkg/simulation"
 	"github.com/batkube/batkube/pkg/translate"
 )
@@ -60,11 +62,13 @@ type simulationOptions struct {
 	SchedulerNames     []string      `long:"kube-scheduler-name" value-name:"NAME" description:"schedulerName of one of that kube-scheduler's profiles (repeatable; default default-scheduler)"`
 	KubeSchedulerVer   string        `long:"kube-scheduler-version" value-name:"VERSION" description:"that kube-scheduler's version, e.g. v1.37.1 (default: read from the User-Agent of its requests)"`
 	ControllerMgrPID   string        `long:"controller-manager-pid-file" value-name:"FILE" description:"file holding the PID of a kube-controller-manager on this machine, written by whoever starts it (batkube-run --controller-manager does): every step then waits until its process is idle (it has handled every change and sent every request that followed), pods pending or not"`
+	ControllerPIDs     []string      `long:"controller-pid-file" value-name:"NAME=FILE" description:"another controller process on this machine (Kueue's manager: batkube-run --kueue), named NAME, with its PID in FILE: every step also waits until it is idle (repeatable)"`
 	KubeSchedulerPID   string        `long:"kube-scheduler-pid-file" value-name:"FILE" description:"file holding that kube-scheduler's PID, written by whoever starts it (batkube-run does): its process is watched for quiescence without scanning /proc for the process listening on the metrics address"`
 	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"last resort, for schedulers that neither expose their state nor signal: the scheduler is deemed done when the API is quiet this long while pods are pending"`
 	ReleaseAllGroups   bool          `long:"release-all-groups" description:"with kube-scheduler 1.37 and pod groups: once room is freed, create again every waiting pod group (so that kube-scheduler attempts it at once rather than on its real-time back-off), not only those whose pods may fit by their requests on the nodes' free room (the bound NodeResourcesFit checks; use this flag with a profile that disables that plugin)"`
 	MaxSettle          time.Duration `long:"settle-max" default:"0s" description:"wall time the scheduler gets at most per simulation step (0: 2s with the quiet window alone, 1m otherwise)"`
 	ClockFile          string        `long:"clock-file" value-name:"FILE" description:"write the run's clock page to FILE: processes started with BATKUBE_CLOCK=FILE and BATKUBE_CLOCK_SERVER=this server's URL (the kube-controller-manager of make upstream; batkube-run --controller-manager does it) read simulated time from it and wait for simulated instants on this server, so that their delays (a Job's batched sync, its back-off after a failed pod) are simulated time; removed at the end of the run"`
+	WorkloadsFile      string        `long:"workloads-file" value-name:"FILE" description:"write the log of Kueue's Workloads to FILE (CSV, the runner's _workloads.csv): per Workload, its LocalQueue, the ClusterQueue and flavors that admitted it, when it was created, got its quota, was admitted and finished (simulated), its evictions and preemptions, its final state"`
 	ControllersFile    string        `long:"controllers-file" value-name:"FILE" description:"write the controllers' log to FILE (CSV, the runner's _controllers.csv): per controller object that owned pods (Job, ReplicaSet...), when it was first seen, its first pod's start and its last pod's end (simulated), its pods and how they ended, its final state (a Job's Complete or Failed, with the reason)"`
 	PodsFile           string        `long:"pods-file" value-name:"FILE" description:"write the pods' log to FILE (CSV, the runner's _pods.csv): per pod its job, node, simulated times (created, first scheduling attempt, bound, started, finished), final phase and reason, FailedScheduling events, preempted or not"`
 	StatsFile          string        `long:"stats-file" value-name:"FILE" description:"write the run's final progress and settle statistics to FILE (JSON) when the simulation ends"`
@@ -254,6 +258,17 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 	if err != nil {
 		return simulation.Config{}, fmt.Errorf("--gangs: %w", err)
 	}
+	var controllerProcesses []controllers.Process
+	if sim.ControllerMgrPID != "" {
+		controllerProcesses = append(controllerProcesses, controllers.Process{Name: "kube-controller-manager", PIDFile: sim.ControllerMgrPID})
+	}
+	for _, v := range sim.ControllerPIDs {
+		name, file, ok := strings.Cut(v, "=")
+		if !ok || name == "" || file == "" {
+			return simulation.Config{}, fmt.Errorf("--controller-pid-file %q: want NAME=FILE", v)
+		}
+		controllerProcesses = append(controllerProcesses, controllers.Process{Name: name, PIDFile: file})
+	}
 	return simulation.Config{
 		Server:                   srvOpts,
 		Epoch:                    epoch,
@@ -264,12 +279,13 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		KubeSchedulerMetricsFile: sim.KubeSchedulerFile,
 		PodsFile:                 sim.PodsFile,
 		ControllersFile:          sim.ControllersFile,
+		WorkloadsFile:            sim.WorkloadsFile,
 		ClockFile:                sim.ClockFile,
 		Logger:                   logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,
 			SchedulerNames: sim.SchedulerNames, KubeSchedulerVersion: sim.KubeSchedulerVer, KubeSchedulerPIDFile: sim.KubeSchedulerPID,
-			ControllerManagerPIDFile: sim.ControllerMgrPID,
-			ReleaseAllGroups:         sim.ReleaseAllGroups},
+			Controllers:      controllerProcesses,
+			ReleaseAllGroups: sim.ReleaseAllGroups},
 		Broker: broker.Options{
 			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},
 			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName, Gangs: gangs, ExclusiveHosts: !sim.SharedHosts},

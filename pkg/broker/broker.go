@@ -100,6 +100,9 @@ type Options struct {
 	// (_controllers.csv): per controller object (Job, ReplicaSet...) that
 	// owned pods, its instants, its pods' outcomes and its final state.
 	ControllersCSV io.Writer
+	// WorkloadsCSV, if set, receives the log of Kueue's Workloads
+	// (workloadlog.go), written at the end of the run.
+	WorkloadsCSV io.Writer
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
 	// Exchanged, if set, is called after every step with the message
@@ -221,6 +224,9 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 	err := r.loop(ctx, conn)
 	if cerr := r.pods.close(r.jobs); err == nil {
 		err = cerr
+	}
+	if werr := r.workloads.close(); err == nil && werr != nil {
+		err = werr
 	}
 	if cerr := r.owners.close(); err == nil && cerr != nil {
 		err = fmt.Errorf("broker: the controllers' log: %w", cerr)

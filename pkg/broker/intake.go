@@ -30,6 +30,10 @@ func (r *run) takeIn(ctx context.Context) (int, error) {
 			}
 			continue
 		}
+		if c.GR == workloadsGR {
+			r.workloads.changed(c, r.opts.Clock.Seconds())
+			continue
+		}
 		r.settle.observe(c)
 		if c.GR == podsGVR.GroupResource() {
 			if err := r.podChanged(ctx, c); err != nil {

@@ -64,6 +64,7 @@ type run struct {
 	// _controllers.csv (nil: off).
 	controlled controlled
 	owners     *ownerLog
+	workloads  *workloadLog
 	// controllersOnSimulatedTime: the controllers' clock is the simulated
 	// clock (Options.ControllersOnSimulatedTime), known once they run.
 	controllersOnSimulatedTime bool
@@ -90,9 +91,10 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		Broker:       b,
 		api:          api,
 		store:        st,
-		intake:       st.Subscribe(podsGVR.GroupResource(), nodesGVR.GroupResource(), podGroupsGVR.GroupResource(), jobsGR),
+		intake:       st.Subscribe(podsGVR.GroupResource(), nodesGVR.GroupResource(), podGroupsGVR.GroupResource(), jobsGR, workloadsGR),
 		controlled:   newControlled(),
 		owners:       newOwnerLog(b.opts.ControllersCSV),
+		workloads:    newWorkloadLog(b.opts.WorkloadsCSV),
 		jobs:         newJobs(),
 		nodes:        newNodes(),
 		profilesSent: map[string]bool{},

@@ -55,6 +55,11 @@ type Scheduler struct {
 	// ControllerManagerWallClock runs it on the wall clock
 	// (--controller-manager-wall-clock).
 	ControllerManagerWallClock bool `json:"controllerManagerWallClock,omitempty"`
+	// Kueue starts Kueue's manager (--kueue), with KueueArgs: a
+	// scheduler's entry can then compare Kueue's configurations (its
+	// queueing strategies are in the ClusterQueues of its objects).
+	Kueue     bool     `json:"kueue,omitempty"`
+	KueueArgs []string `json:"kueueArgs,omitempty"`
 	// Gangs maps multi-host jobs onto pod groups (--gangs; the default
 	// with kube-scheduler 1.37+); NoGangs keeps independent pods
 	// (--no-gangs).

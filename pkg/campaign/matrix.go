@@ -157,5 +157,6 @@ func (r Run) Config(base launch.Config, out string) launch.Config {
 	cfg.Gangs, cfg.NoGangs = s.Gangs, s.NoGangs
 	cfg.ControllerManager, cfg.ControllerManagerArgs = s.ControllerManager, s.ControllerManagerArgs
 	cfg.ControllerManagerWallClock = s.ControllerManagerWallClock
+	cfg.Kueue, cfg.KueueArgs = s.Kueue, s.KueueArgs
 	return cfg
 }

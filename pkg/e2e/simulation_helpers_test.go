@@ -83,10 +83,14 @@ func buildBinaries(t testing.TB, race bool) string {
 		if b.err = os.Symlink(scheduler, filepath.Join(b.dir, "kube-scheduler")); b.err != nil {
 			return
 		}
-		// kube-controller-manager, for the tests that start it.
-		kcm := filepath.Join(filepath.Dir(scheduler), "kube-controller-manager")
-		if _, err := os.Stat(kcm); err == nil {
-			b.err = os.Symlink(kcm, filepath.Join(b.dir, "kube-controller-manager"))
+		// kube-controller-manager and Kueue, for the tests that start them.
+		for _, name := range []string{"kube-controller-manager", "kueue", "kueue-manifests.yaml"} {
+			path := filepath.Join(filepath.Dir(scheduler), name)
+			if _, err := os.Stat(path); err == nil {
+				if b.err = os.Symlink(path, filepath.Join(b.dir, name)); b.err != nil {
+					return
+				}
+			}
 		}
 	})
 	if b.err != nil {

@@ -103,6 +103,15 @@ type Config struct {
 	// kubeclock, reads it). Another kube-controller-manager binary, built
 	// without that package, runs on the wall clock whatever this says.
 	ControllerManagerWallClock bool
+	// Kueue starts Kueue's manager (BinDir/kueue, built by make upstream
+	// from the sigs.k8s.io/kueue module, on the run's clock like
+	// kube-controller-manager) with KueueArgs after the runner's flags: its
+	// CRDs and webhooks are installed before the run's Objects (which give
+	// its ResourceFlavors, ClusterQueues and LocalQueues), and Jobs labelled
+	// kueue.x-k8s.io/queue-name wait in its queues. It implies
+	// ControllerManager; every step waits until Kueue too is idle.
+	Kueue     bool
+	KueueArgs []string
 	// Gangs maps each job asking for several hosts onto a pod group
 	// (scheduling.k8s.io/v1beta1 PodGroup, gang policy of minCount the
 	// job's hosts) that its pods reference, so that they are bound all at

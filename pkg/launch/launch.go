@@ -113,6 +113,8 @@ type run struct {
 	// gangs: multi-host jobs are pod groups (Config.Gangs, or by default
 	// with a kube-scheduler that schedules them).
 	gangs bool
+	// kueue are the ports of Kueue's manager (Config.Kueue).
+	kueue struct{ webhookPort, healthPort int }
 }
 
 // statsFile receives the server's final progress and settle statistics.
@@ -173,7 +175,7 @@ func newRun(cfg Config) (*run, error) {
 	r.cfg.OutDir = abs
 	// Outputs of an earlier run in the same folder must not pass for this
 	// one's.
-	for _, f := range []string{"_jobs.csv", "_schedule.csv", "summary.json", "server-stats.json", ServerMetricsFile, KubeSchedulerMetricsFile} {
+	for _, f := range []string{"_jobs.csv", "_schedule.csv", "_workloads.csv", "summary.json", "server-stats.json", ServerMetricsFile, KubeSchedulerMetricsFile} {
 		if err := os.Remove(filepath.Join(abs, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("launch: %w", err)
 		}
@@ -205,7 +207,7 @@ func (r *run) bin(name string) (string, error) {
 	path := filepath.Join(r.cfg.BinDir, name)
 	if _, err := os.Stat(path); err != nil {
 		target := "make build"
-		if name == "kube-scheduler" || name == ControllerManagerProcess {
+		if name == "kube-scheduler" || name == ControllerManagerProcess || name == KueueProcess {
 			target = "make upstream" // built from the Kubernetes modules
 		}
 		return "", fmt.Errorf("launch: %s not found in %s: build it (%s) or pass the directory of the binaries", name, r.cfg.BinDir, target)
@@ -239,6 +241,12 @@ func (r *run) run(ctx context.Context) error {
 	if r.cfg.ControllerManagerArgs, err = r.expandEach(r.cfg.ControllerManagerArgs); err != nil {
 		return fmt.Errorf("launch: kube-controller-manager's arguments: %w", err)
 	}
+	if r.cfg.KueueArgs, err = r.expandEach(r.cfg.KueueArgs); err != nil {
+		return fmt.Errorf("launch: Kueue's arguments: %w", err)
+	}
+	if err := r.prepareKueue(); err != nil {
+		return err
+	}
 	if r.cfg.ControllerManager {
 		r.cfg.DynamicJobs = true // the controllers' pods become jobs
 	}
@@ -252,6 +260,9 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	if err := r.startControllerManager(); err != nil {
+		return err
+	}
+	if err := r.startKueue(ctx); err != nil {
 		return err
 	}
 	if err := r.startScheduler(); err != nil {
@@ -305,6 +316,10 @@ func (r *run) startServer(ctx context.Context) error {
 			args = append(args, "--clock-file", r.clockFile())
 		}
 	}
+	if r.cfg.Kueue {
+		args = append(args, "--controller-pid-file", KueueProcess+"="+r.kueuePIDFile(),
+			"--workloads-file", filepath.Join(r.cfg.OutDir, "_workloads.csv"))
+	}
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {
 		return err
@@ -315,24 +330,31 @@ func (r *run) startServer(ctx context.Context) error {
 // waitServing polls /readyz until the server answers, it exits, or a
 // minute has passed (building the router takes a second or two).
 func (r *run) waitServing(ctx context.Context) error {
+	return waitReady(ctx, r.apiURL+"/readyz", r.server, "the API server", time.Minute)
+}
+
+// waitReady polls url every 20 ms until it answers 200, p exits, or limit
+// has passed.
+func waitReady(ctx context.Context, url string, p *process, what string, limit time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(limit)
 	poll := time.NewTicker(20 * time.Millisecond)
 	defer poll.Stop()
 	for {
-		resp, err := client.Get(r.apiURL + "/readyz")
+		resp, err := client.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
+			err = fmt.Errorf("%s answers %s", url, resp.Status)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("launch: the API server did not answer on %s within a minute: %w", r.apiURL, err)
+			return fmt.Errorf("launch: %s was not ready on %s within %v: %w", what, url, limit, err)
 		}
 		select {
-		case <-r.server.done:
-			return fmt.Errorf("launch: %w", r.server.failure())
+		case <-p.done:
+			return fmt.Errorf("launch: %w", p.failure())
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-poll.C:

@@ -58,6 +58,9 @@ type Config struct {
 	// ControllersFile, if set, receives the controllers' log
 	// (_controllers.csv, see broker.Options.ControllersCSV).
 	ControllersFile string
+	// WorkloadsFile, if set, receives the log of Kueue's Workloads
+	// (CSV; broker.Options.WorkloadsCSV).
+	WorkloadsFile string
 	// PodsFile, if set, receives the pods' log (_pods.csv, see
 	// broker.Options.PodsCSV), written as jobs end.
 	PodsFile string
@@ -110,10 +113,11 @@ type SettleConfig struct {
 	// starts it), spared a scan of /proc for the process behind the metrics
 	// address.
 	KubeSchedulerPIDFile string
-	// ControllerManagerPIDFile, if set, holds the PID of a
-	// kube-controller-manager on this machine: every step then waits
-	// until its process is idle (package settle/controllers).
-	ControllerManagerPIDFile string
+	// Controllers are controller processes on this machine
+	// (kube-controller-manager, Kueue's manager), each with a file holding
+	// its PID: every step then waits until they are all idle (package
+	// settle/controllers).
+	Controllers []controllers.Process
 	// ReleaseAllGroups has every waiting pod group created again once room
 	// was freed since it was last created, not only those whose pods may
 	// fit by their requests (kubescheduler.Options.ReleaseAll).
@@ -214,6 +218,14 @@ func New(cfg Config) (sim *Simulation, err error) {
 		}
 		pods, bopts.ControllersCSV = append(pods, f), f
 	}
+	if cfg.WorkloadsFile != "" {
+		f, err := createOutputFile(cfg.WorkloadsFile, "the workloads' log")
+		if err != nil {
+			pods.Close()
+			return nil, fmt.Errorf("simulation: %w", err)
+		}
+		pods, bopts.WorkloadsCSV = append(pods, f), f
+	}
 	b, err := broker.New(bopts)
 	if err != nil {
 		pods.Close()
@@ -250,8 +262,8 @@ func New(cfg Config) (sim *Simulation, err error) {
 		return nil, fmt.Errorf("simulation: %w", err)
 	}
 	view.api = srv.API
-	if cfg.Settle.ControllerManagerPIDFile != "" {
-		b.SetControllers(controllers.New(controllers.Options{PIDFile: cfg.Settle.ControllerManagerPIDFile,
+	if len(cfg.Settle.Controllers) > 0 {
+		b.SetControllers(controllers.New(controllers.Options{Processes: cfg.Settle.Controllers,
 			Unread: srv.Unread, Undelivered: srv.API.UndeliveredWatch, Requests: srv.API.RequestCounts,
 			BytesRead: srv.BytesRead, StoreRV: srv.Store.CurrentRV, Logger: cfg.Logger}))
 	}

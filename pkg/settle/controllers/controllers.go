@@ -1,9 +1,10 @@
-// Package controllers proves, from outside, that a controller process
-// beside the scheduler — kube-controller-manager, unmodified — has done
-// everything it can at the current simulated instant, so that a step may
-// end: the Job controller has created the pods of a Job created (or of a
-// pod that ended) at this instant, the ReplicaSet controller those of a
-// Deployment.
+// Package controllers proves, from outside, that the controller processes
+// beside the scheduler — kube-controller-manager and Kueue's manager,
+// unmodified — have done everything they can at the current simulated
+// instant, so that a step may end: the Job controller has created the pods
+// of a Job created (or of a pod that ended) at this instant, the ReplicaSet
+// controller those of a Deployment, Kueue has admitted the Jobs its quotas
+// let in.
 //
 // kube-controller-manager counts no handled events (unlike kube-scheduler
 // 1.37, see package settle/kubescheduler): its work queues' metrics say
@@ -15,7 +16,7 @@
 //     noted, as is the store's resourceVersion;
 //  2. every watch event stored so far has been written to its client's
 //     connection (Options.Undelivered);
-//  3. the process is quiescent (package procquiet): none of its threads
+//  3. each process is quiescent (package procquiet): none of its threads
 //     ran or could run between two looks at /proc, so every goroutine was
 //     blocked — waiting for events, for its queues, for a response, or
 //     for a timer;
@@ -25,14 +26,17 @@
 //  5. then nothing changed since 1: no request in progress, none
 //     finished, no byte read, no write stored.
 //
-// By 2 and 3, the process had handled every event written to it, and had
-// sent every request that handling led to before the first look (a
+// By 2 and 3, each process had handled every event written to it, and had
+// sent every request that handling led to before its first look (a
 // goroutine that has a request to send is not blocked). Such a request is,
 // after the second look, unread in a socket (4), being read or served
 // (5: bytes read, in progress), or answered: before 1, its answer would
-// have woken the process before the first look (3 says it did not), after
-// 1 the finished count would have moved (5). So at 5 the process has
-// nothing to do but what its timers will bring.
+// have woken the process before its first look (3 says it did not), after
+// 1 the finished count would have moved (5). So at 5 each process has
+// nothing to do but what its timers will bring. The processes talk to
+// each other only through the API server (the server's calls to Kueue's
+// admission webhooks are part of a request in progress), so looking at
+// them one after the other within 1–5 proves them all idle at once.
 //
 // Timers are what the barrier cannot see. A kube-controller-manager on the
 // run's simulated clock (package kubeclock) keeps its timers there: its
@@ -63,12 +67,17 @@ import (
 	"github.com/batkube/batkube/pkg/settle"
 )
 
-// Options describe the process and the API server.
-type Options struct {
-	// Name names the process in messages (default kube-controller-manager).
+// Process is one controller process.
+type Process struct {
+	// Name names the process in messages (kube-controller-manager).
 	Name string
 	// PIDFile holds the process's PID, written by whoever started it.
 	PIDFile string
+}
+
+// Options describe the processes and the API server.
+type Options struct {
+	Processes []Process
 	// Unread returns the bytes clients sent that the API server has not
 	// read yet, connections not accepted yet included (server.Unread).
 	Unread func() (int, error)
@@ -84,30 +93,43 @@ type Options struct {
 	Logger    *slog.Logger
 }
 
-// Barrier tells when the process is idle (see the package documentation);
-// it implements settle.Barrier.
+// Barrier tells when the processes are idle (see the package
+// documentation); it implements settle.Barrier.
 type Barrier struct {
-	opts    Options
-	sampler procquiet.Sampler
-	pid     int
-	// unsupported: this system cannot show the process's threads.
+	opts  Options
+	procs []*watched
+	// unsupported: this system cannot show the processes' threads.
 	unsupported error
 	checks      int
 }
 
-// New returns a barrier on the process of opts.PIDFile.
+// watched is a process the barrier looks at.
+type watched struct {
+	Process
+	sampler procquiet.Sampler
+	pid     int
+}
+
+// New returns a barrier on the processes of opts.
 func New(opts Options) *Barrier {
-	if opts.Name == "" {
-		opts.Name = "kube-controller-manager"
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Barrier{opts: opts}
+	b := &Barrier{opts: opts}
+	for _, p := range opts.Processes {
+		b.procs = append(b.procs, &watched{Process: p})
+	}
+	return b
 }
 
-// Name names the process.
-func (b *Barrier) Name() string { return b.opts.Name }
+// Name names the processes ("kube-controller-manager and kueue").
+func (b *Barrier) Name() string {
+	names := make([]string, len(b.procs))
+	for i, p := range b.procs {
+		names[i] = p.Name
+	}
+	return strings.Join(names, " and ")
+}
 
 // Checks counts the checks so far.
 func (b *Barrier) Checks() int { return b.checks }
@@ -116,7 +138,7 @@ func (b *Barrier) Checks() int { return b.checks }
 func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 	b.checks++
 	if b.unsupported != nil {
-		return settle.BarrierVerdict{Idle: true, Unproven: b.opts.Name + "'s process cannot be watched on this system: " + b.unsupported.Error()}, nil
+		return settle.BarrierVerdict{Idle: true, Unproven: "the processes of " + b.Name() + " cannot be watched on this system: " + b.unsupported.Error()}, nil
 	}
 	o := &b.opts
 	inFlight, finished := o.Requests()
@@ -127,22 +149,17 @@ func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 	if why := o.Undelivered(); why != "" {
 		return settle.BarrierVerdict{Waiting: "watch events not yet written to their clients: " + why}, nil
 	}
-	pid, err := b.find()
-	if err != nil {
-		return settle.BarrierVerdict{Waiting: fmt.Sprintf("%s's process: %v", o.Name, err)}, nil
-	}
-	quiet, err := b.sampler.Quiescent(pid)
-	if err != nil {
-		if errors.Is(err, procquiet.ErrNoSchedInfo) || errors.Is(err, errors.ErrUnsupported) {
-			b.unsupported = err
-			o.Logger.Warn("cannot watch the controllers' process on this system: steps will be reported as not exact", "process", o.Name, "err", err)
+	for _, p := range b.procs {
+		quiet, err := b.quiescent(p)
+		if b.unsupported != nil {
 			return b.Check(context.Background())
 		}
-		b.pid = 0 // exited: read the PID file again
-		return settle.BarrierVerdict{Waiting: fmt.Sprintf("%s's process: %v", o.Name, err)}, nil
-	}
-	if !quiet {
-		return settle.BarrierVerdict{Waiting: o.Name + " is running"}, nil
+		if err != nil {
+			return settle.BarrierVerdict{Waiting: fmt.Sprintf("%s's process: %v", p.Name, err)}, nil
+		}
+		if !quiet {
+			return settle.BarrierVerdict{Waiting: p.Name + " is running"}, nil
+		}
 	}
 	queued, err := o.Unread()
 	if errors.Is(err, errors.ErrUnsupported) {
@@ -161,19 +178,39 @@ func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 	return settle.BarrierVerdict{Idle: true, RV: rv}, nil
 }
 
-// find reads the process's PID once (again after it exits).
-func (b *Barrier) find() (int, error) {
-	if b.pid != 0 {
-		return b.pid, nil
+// quiescent looks at p's process twice (procquiet.Sampler.Quiescent). On a
+// system that cannot show it, it sets b.unsupported.
+func (b *Barrier) quiescent(p *watched) (bool, error) {
+	pid, err := p.find()
+	if err != nil {
+		return false, err
 	}
-	data, err := os.ReadFile(b.opts.PIDFile)
+	quiet, err := p.sampler.Quiescent(pid)
+	if err != nil {
+		if errors.Is(err, procquiet.ErrNoSchedInfo) || errors.Is(err, errors.ErrUnsupported) {
+			b.unsupported = err
+			b.opts.Logger.Warn("cannot watch the controllers' processes on this system: steps will be reported as not exact", "process", p.Name, "err", err)
+			return false, err
+		}
+		p.pid = 0 // exited: read the PID file again
+		return false, err
+	}
+	return quiet, nil
+}
+
+// find reads the process's PID once (again after it exits).
+func (p *watched) find() (int, error) {
+	if p.pid != 0 {
+		return p.pid, nil
+	}
+	data, err := os.ReadFile(p.PIDFile)
 	if err != nil {
 		return 0, err
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("%s: not a PID: %q", b.opts.PIDFile, data)
+		return 0, fmt.Errorf("%s: not a PID: %q", p.PIDFile, data)
 	}
-	b.pid = pid
+	p.pid = pid
 	return pid, nil
 }

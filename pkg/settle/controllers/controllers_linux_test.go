@@ -23,8 +23,12 @@ type fakeAPI struct {
 	onRequests, onReadRV func(*fakeAPI) // called after each reading, to change things mid-check
 }
 
-func (f *fakeAPI) options(t *testing.T, pidFile string, unread func() (int, error)) Options {
-	return Options{PIDFile: pidFile, Unread: unread,
+func (f *fakeAPI) options(t *testing.T, unread func() (int, error), pidFiles ...string) Options {
+	var procs []Process
+	for i, f := range pidFiles {
+		procs = append(procs, Process{Name: "process " + strconv.Itoa(i), PIDFile: f})
+	}
+	return Options{Processes: procs, Unread: unread,
 		Undelivered: func() string {
 			if f.delivered {
 				return ""
@@ -76,9 +80,12 @@ func TestBarrier(t *testing.T) {
 		return total, err
 	}
 	ctx := context.Background()
-	check := func(f *fakeAPI) (bool, string) {
+	check := func(f *fakeAPI, pidFiles ...string) (bool, string) {
 		t.Helper()
-		v, err := New(f.options(t, pidFile, unread)).Check(ctx)
+		if len(pidFiles) == 0 {
+			pidFiles = []string{pidFile}
+		}
+		v, err := New(f.options(t, unread, pidFiles...)).Check(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,6 +102,19 @@ func TestBarrier(t *testing.T) {
 		} else if !strings.Contains(waiting, "is running") {
 			t.Fatalf("quiet API, sleeping process: not idle: %s", waiting)
 		}
+	}
+	// A second process that never stops running: never idle, named.
+	busy := exec.Command("sh", "-c", "while :; do :; done")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = busy.Process.Kill(); _ = busy.Wait() })
+	busyFile := filepath.Join(t.TempDir(), "busy.pid")
+	if err := os.WriteFile(busyFile, []byte(strconv.Itoa(busy.Process.Pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if idle, waiting := check(&fakeAPI{delivered: true}, pidFile, busyFile); idle || waiting != "process 1 is running" {
+		t.Errorf("a sleeping and a running process: idle %v (%s)", idle, waiting)
 	}
 	for name, f := range map[string]*fakeAPI{
 		"a request in flight":          {delivered: true, inFlight: 1},

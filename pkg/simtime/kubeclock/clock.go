@@ -132,7 +132,7 @@ func (c RealClock) Since(ts time.Time) time.Duration {
 // After returns the channel of a new Timer of d.
 func (RealClock) After(d time.Duration) <-chan time.Time {
 	if s := process; s != nil {
-		return s.newTimer(d, nil, isWork()).C()
+		return s.newTimer(d, nil, callerOf()).C()
 	}
 	return time.After(d)
 }
@@ -140,7 +140,7 @@ func (RealClock) After(d time.Duration) <-chan time.Time {
 // NewTimer returns a Timer that fires after d.
 func (RealClock) NewTimer(d time.Duration) Timer {
 	if s := process; s != nil {
-		return s.newTimer(d, nil, isWork())
+		return s.newTimer(d, nil, callerOf())
 	}
 	return &realTimer{timer: time.NewTimer(d)}
 }
@@ -148,7 +148,7 @@ func (RealClock) NewTimer(d time.Duration) Timer {
 // AfterFunc runs f in its own goroutine after d.
 func (RealClock) AfterFunc(d time.Duration, f func()) Timer {
 	if s := process; s != nil {
-		return s.newTimer(d, f, isWork())
+		return s.newTimer(d, f, callerOf())
 	}
 	return &realTimer{timer: time.AfterFunc(d, f)}
 }
@@ -180,7 +180,7 @@ func (RealClock) NewTicker(d time.Duration) Ticker {
 func (RealClock) Sleep(d time.Duration) {
 	if s := process; s != nil {
 		if d > 0 {
-			<-s.newTimer(d, nil, false).C()
+			<-s.newTimer(d, nil, callerOf()).C()
 		}
 		return
 	}

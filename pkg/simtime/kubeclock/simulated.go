@@ -113,11 +113,12 @@ func attach(path, server string, client *http.Client) (*simulated, error) {
 // now is the simulated time the page says.
 func (s *simulated) now() time.Time { return s.epoch.Add(s.page.Elapsed()) }
 
-// newTimer schedules a timer d from now; f, if not nil, runs in its own
-// goroutine instead of a send on the timer's channel.
-func (s *simulated) newTimer(d time.Duration, f func(), isWork bool) *simTimer {
-	t := &simTimer{s: s, f: f, index: -1}
-	if isWork {
+// newTimer schedules a timer d from now for a caller of the given kind;
+// f, if not nil, runs in its own goroutine instead of a send on the timer's
+// channel.
+func (s *simulated) newTimer(d time.Duration, f func(), caller callerKind) *simTimer {
+	t := &simTimer{s: s, f: f, index: -1, instant: caller == instantCaller}
+	if caller == workCaller {
 		t.class = work
 	}
 	if f == nil {
@@ -139,7 +140,7 @@ func (s *simulated) newTicker(d time.Duration) *simTicker {
 }
 
 func (s *simulated) scheduleLocked(t *simTimer, d time.Duration) {
-	if d <= 0 {
+	if d <= 0 || t.instant {
 		t.fireLocked(s.now())
 		return
 	}
@@ -354,9 +355,11 @@ type simTimer struct {
 	f      func()
 	period time.Duration
 	class  int
-	at     time.Duration // since the epoch
-	seq    uint64        // order among timers of one instant
-	index  int           // in its heap; -1 when not pending
+	// instant: the timer's waits take no simulated time (instantCaller).
+	instant bool
+	at      time.Duration // since the epoch
+	seq     uint64        // order among timers of one instant
+	index   int           // in its heap; -1 when not pending
 }
 
 func (t *simTimer) less(u *simTimer) bool {
@@ -442,36 +445,61 @@ func (h *timerHeap) Pop() any {
 	return t
 }
 
-// isWork reports whether the clock's caller schedules a controller's future
-// work: a work queue of k8s.io/client-go (its delayed items), or the taint
-// eviction controller's timed evictions. The frames of this package (and
-// its wrappers) are skipped.
-func isWork() bool {
+// callerKind says what a timer's caller waits for.
+type callerKind int
+
+const (
+	// passiveCaller: anything else (periodic loops, informer resyncs,
+	// retries after errors): its timers fire when simulated time passes
+	// them.
+	passiveCaller callerKind = iota
+	// workCaller: a controller's future work, a delayed item of a work
+	// queue: its instant asks Batsim for a call.
+	workCaller
+	// instantCaller: a pause a scheduling loop takes between two cycles
+	// that made no progress, against busy-looping on the wall clock.
+	// Computing takes no simulated time, and neither does that pause: its
+	// timers fire at once (the loop then blocks until it has work again).
+	instantCaller
+)
+
+// callerOf says what the clock's caller waits for, from the first frame
+// outside this package (and its wrappers).
+func callerOf() callerKind {
 	var pcs [8]uintptr
 	n := runtime.Callers(2, pcs[:])
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
 		if !isClockFrame(f.Function) {
-			return isWorkFrame(f.Function)
+			return callerKindOf(f.Function)
 		}
 		if !more {
-			return false
+			return passiveCaller
 		}
 	}
+}
+
+// callerKindOf classifies a caller's function: the work queues of
+// k8s.io/client-go and of controller-runtime (its priority queue), the taint
+// eviction controller's timed evictions, and Kueue's scheduling loop (its
+// pause of 1 to 10 ms after a cycle that admitted nothing).
+func callerKindOf(fn string) callerKind {
+	switch {
+	case strings.HasPrefix(fn, "k8s.io/client-go/util/workqueue."),
+		strings.HasPrefix(fn, "sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue."),
+		strings.HasPrefix(fn, "k8s.io/kubernetes/pkg/controller/tainteviction."):
+		return workCaller
+	case strings.HasPrefix(fn, "sigs.k8s.io/kueue/pkg/util/wait."):
+		return instantCaller
+	}
+	return passiveCaller
 }
 
 // isClockFrame: a function of this package, under the import path it is
 // compiled at (k8s.io/utils/clock in the upstream binaries).
 func isClockFrame(fn string) bool {
 	return strings.HasPrefix(fn, "k8s.io/utils/clock.") || strings.HasPrefix(fn, thisPackage+".")
-}
-
-// isWorkFrame: a function of client-go's work queues, or of the taint
-// eviction controller (its TimedWorkerQueue).
-func isWorkFrame(fn string) bool {
-	return strings.HasPrefix(fn, "k8s.io/client-go/util/workqueue.") ||
-		strings.HasPrefix(fn, "k8s.io/kubernetes/pkg/controller/tainteviction.")
 }
 
 // thisPackage is this package's import path where it is not compiled as

@@ -124,7 +124,7 @@ func TestNowReadsThePage(t *testing.T) {
 // fire it, the step's Fire does.
 func TestWorkTimerFiresWhenTheServerFiresIt(t *testing.T) {
 	r := newRun(t)
-	tm := r.process.newTimer(time.Second, nil, true)
+	tm := r.process.newTimer(time.Second, nil, workCaller)
 	r.registered(t, simclock.Work, 1)
 	if s, ok := r.clock.NextTimerSeconds(); !ok || s != 1 {
 		t.Fatalf("next call = %v, %v; want 1", s, ok)
@@ -149,7 +149,7 @@ func TestWorkTimerFiresWhenTheServerFiresIt(t *testing.T) {
 // it for another reason.
 func TestPassiveTimerAsksForNoCall(t *testing.T) {
 	r := newRun(t)
-	tm := r.process.newTimer(5*time.Second, nil, false)
+	tm := r.process.newTimer(5*time.Second, nil, passiveCaller)
 	r.registered(t, simclock.Passive, 5)
 	if s, ok := r.clock.NextTimerSeconds(); ok {
 		t.Fatalf("a passive timer asked for a call at %v", s)
@@ -170,9 +170,9 @@ func TestPassiveTimerAsksForNoCall(t *testing.T) {
 // it, and the timers fire in order, each once.
 func TestTimersFireInOrder(t *testing.T) {
 	r := newRun(t)
-	late := r.process.newTimer(3*time.Second, nil, true)
+	late := r.process.newTimer(3*time.Second, nil, workCaller)
 	r.registered(t, simclock.Work, 3)
-	early := r.process.newTimer(2*time.Second, nil, true)
+	early := r.process.newTimer(2*time.Second, nil, workCaller)
 	r.registered(t, simclock.Work, 2)
 	r.clock.Set(2)
 	<-early.C()
@@ -188,7 +188,7 @@ func TestTimersFireInOrder(t *testing.T) {
 // A stopped timer's wait is withdrawn: no call is asked for it.
 func TestStoppedTimerLeavesNoCall(t *testing.T) {
 	r := newRun(t)
-	tm := r.process.newTimer(time.Second, nil, true)
+	tm := r.process.newTimer(time.Second, nil, workCaller)
 	r.registered(t, simclock.Work, 1)
 	if !tm.Stop() {
 		t.Fatal("Stop of a pending timer: false")
@@ -202,7 +202,7 @@ func TestStoppedTimerLeavesNoCall(t *testing.T) {
 // Reset moves a timer; a value fired and not received is dropped.
 func TestResetDropsAStaleValue(t *testing.T) {
 	r := newRun(t)
-	tm := r.process.newTimer(time.Second, nil, true)
+	tm := r.process.newTimer(time.Second, nil, workCaller)
 	r.registered(t, simclock.Work, 1)
 	r.clock.Set(1)
 	eventually(t, "fired", func() bool { return len(tm.c) == 1 })
@@ -223,7 +223,7 @@ func TestResetDropsAStaleValue(t *testing.T) {
 func TestAfterFunc(t *testing.T) {
 	r := newRun(t)
 	done := make(chan struct{})
-	r.process.newTimer(time.Second, func() { close(done) }, true)
+	r.process.newTimer(time.Second, func() { close(done) }, workCaller)
 	r.registered(t, simclock.Work, 1)
 	r.clock.Set(1)
 	<-done
@@ -255,9 +255,27 @@ func TestTickerDropsMissedTicks(t *testing.T) {
 func TestZeroTimerFiresAtOnce(t *testing.T) {
 	r := newRun(t)
 	r.clock.Advance(2)
-	tm := r.process.newTimer(0, nil, false)
+	tm := r.process.newTimer(0, nil, passiveCaller)
 	if got, ok := received(tm.C()); !ok || !got.Equal(epoch.Add(2*time.Second)) {
 		t.Fatalf("zero timer: %v, %v", got, ok)
+	}
+}
+
+// A scheduling loop's pause takes no simulated time: its timer fires at
+// once, at creation and at every Reset, and simulated time does not move.
+func TestInstantCallerTimerFiresAtOnce(t *testing.T) {
+	r := newRun(t)
+	r.clock.Advance(2)
+	tm := r.process.newTimer(10*time.Millisecond, nil, instantCaller)
+	if got, ok := received(tm.C()); !ok || !got.Equal(epoch.Add(2*time.Second)) {
+		t.Fatalf("pause: %v, %v", got, ok)
+	}
+	tm.Reset(time.Second)
+	if got, ok := received(tm.C()); !ok || !got.Equal(epoch.Add(2*time.Second)) {
+		t.Fatalf("pause after Reset: %v, %v", got, ok)
+	}
+	if r.parked.Load() != 0 {
+		t.Error("a pause waits on the server")
 	}
 }
 
@@ -275,14 +293,17 @@ func TestAttachErrors(t *testing.T) {
 }
 
 func TestWorkQueueFrames(t *testing.T) {
-	for fn, want := range map[string]bool{
-		"k8s.io/client-go/util/workqueue.(*delayingType[...]).waitingLoop":        true,
-		"k8s.io/client-go/tools/cache.(*Reflector).ListAndWatch":                  false,
-		"k8s.io/apimachinery/pkg/util/wait.(*jitteredBackoffManagerImpl).Backoff": false,
-		"k8s.io/kubernetes/pkg/controller/tainteviction.createWorker":             true,
+	for fn, want := range map[string]callerKind{
+		"k8s.io/client-go/util/workqueue.(*delayingType[...]).waitingLoop":                                     workCaller,
+		"k8s.io/client-go/tools/cache.(*Reflector).ListAndWatch":                                               passiveCaller,
+		"k8s.io/apimachinery/pkg/util/wait.(*jitteredBackoffManagerImpl).Backoff":                              passiveCaller,
+		"k8s.io/kubernetes/pkg/controller/tainteviction.createWorker":                                          workCaller,
+		"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.(*priorityqueue[...]).handleWaitingItems": workCaller,
+		"sigs.k8s.io/kueue/pkg/util/wait.(*speedyBackoffManager).Backoff":                                      instantCaller,
+		"sigs.k8s.io/kueue/pkg/scheduler.(*Scheduler).schedule":                                                passiveCaller,
 	} {
-		if got := isWorkFrame(fn); got != want {
-			t.Errorf("isWorkFrame(%q) = %v", fn, got)
+		if got := callerKindOf(fn); got != want {
+			t.Errorf("callerKindOf(%q) = %v, want %v", fn, got, want)
 		}
 	}
 	for fn, want := range map[string]bool{
@@ -295,7 +316,7 @@ func TestWorkQueueFrames(t *testing.T) {
 			t.Errorf("isClockFrame(%q) = %v", fn, got)
 		}
 	}
-	if isWork() {
+	if callerOf() != passiveCaller {
 		t.Error("a test's call taken for a work queue's")
 	}
 }

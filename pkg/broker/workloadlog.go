@@ -1,0 +1,182 @@
+package broker
+
+import (
+	"cmp"
+	"encoding/csv"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// workloadsGR are Kueue's Workloads (kueue.x-k8s.io), one per Job it
+// queues.
+var workloadsGR = schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}
+
+// The workloads' log (_workloads.csv): one row per Kueue Workload seen
+// during the run, written at the end: its LocalQueue and the ClusterQueue
+// and flavors that admitted it, the simulated instants at which it was
+// created, got its quota reserved, was admitted and finished (as the
+// broker saw each condition turn true: exact instants, where a condition's
+// lastTransitionTime has whole seconds), how many times it was evicted and
+// preempted, and its final state. An empty cell is an instant that did not
+// happen.
+
+var workloadsCSVHeader = []string{"namespace", "name", "queue", "cluster_queue", "flavors", "priority",
+	"created", "quota_reserved", "admitted", "finished", "evictions", "preemptions", "final_state", "reason"}
+
+// Kueue's Workload conditions the log follows.
+const (
+	workloadQuotaReserved = "QuotaReserved"
+	workloadAdmitted      = "Admitted"
+	workloadFinished      = "Finished"
+	workloadEvicted       = "Evicted"
+	workloadPreempted     = "Preempted"
+)
+
+// workloadRecord is what the log gathers of one Workload.
+type workloadRecord struct {
+	namespace, name, queue, clusterQueue, flavors string
+	priority                                      int64
+	created, quotaReserved, admitted, finished    float64 // -1: not yet
+	evictions, preemptions                        int
+	// conditions are the conditions true when last seen.
+	conditions    map[string]bool
+	state, reason string
+}
+
+// workloadLog gathers the records; nil when the log is off.
+type workloadLog struct {
+	w       io.Writer
+	records map[types.UID]*workloadRecord
+}
+
+func newWorkloadLog(w io.Writer) *workloadLog {
+	if w == nil {
+		return nil
+	}
+	return &workloadLog{w: w, records: map[types.UID]*workloadRecord{}}
+}
+
+// changed records a Workload's state, seen at now.
+func (l *workloadLog) changed(c *store.Change, now float64) {
+	if l == nil {
+		return
+	}
+	u, ok := c.Object.Object().(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	r := l.records[u.GetUID()]
+	if r == nil {
+		r = &workloadRecord{namespace: u.GetNamespace(), name: u.GetName(), created: now,
+			quotaReserved: -1, admitted: -1, finished: -1, conditions: map[string]bool{}}
+		l.records[u.GetUID()] = r
+	}
+	r.queue, _, _ = unstructured.NestedString(u.Object, "spec", "queueName")
+	if p, ok, _ := unstructured.NestedInt64(u.Object, "spec", "priority"); ok {
+		r.priority = p
+	}
+	if cq, ok, _ := unstructured.NestedString(u.Object, "status", "admission", "clusterQueue"); ok {
+		r.clusterQueue = cq
+		r.flavors = admittedFlavors(u)
+	}
+	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	trueNow := map[string]bool{}
+	for _, c := range conditions {
+		cm, _ := c.(map[string]any)
+		typ, _ := cm["type"].(string)
+		if status, _ := cm["status"].(string); status != "True" {
+			continue
+		}
+		trueNow[typ] = true
+		if r.conditions[typ] {
+			continue // still true: not a new transition
+		}
+		switch typ {
+		case workloadQuotaReserved:
+			if r.quotaReserved < 0 {
+				r.quotaReserved = now
+			}
+		case workloadAdmitted:
+			if r.admitted < 0 {
+				r.admitted = now
+			}
+		case workloadFinished:
+			r.finished = now
+			r.state = workloadFinished
+			r.reason, _ = cm["reason"].(string)
+		case workloadEvicted:
+			r.evictions++
+		case workloadPreempted:
+			r.preemptions++
+		}
+	}
+	r.conditions = trueNow
+	switch {
+	case trueNow[workloadFinished]: // state and reason set at the transition
+	case trueNow[workloadAdmitted]:
+		r.state, r.reason = workloadAdmitted, ""
+	case trueNow[workloadQuotaReserved]:
+		r.state, r.reason = workloadQuotaReserved, ""
+	default:
+		r.state, r.reason = "Pending", ""
+	}
+}
+
+// admittedFlavors are the flavors of a Workload's admission, each
+// resource's ("cpu=default;memory=default"), its pod sets' in order.
+func admittedFlavors(u *unstructured.Unstructured) string {
+	sets, _, _ := unstructured.NestedSlice(u.Object, "status", "admission", "podSetAssignments")
+	var parts []string
+	for _, s := range sets {
+		sm, _ := s.(map[string]any)
+		flavors, _, _ := unstructured.NestedStringMap(sm, "flavors")
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range flavors {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		for _, k := range keys {
+			parts = append(parts, k+"="+flavors[k])
+		}
+	}
+	return strings.Join(parts, ";")
+}
+
+// close writes the log.
+func (l *workloadLog) close() error {
+	if l == nil {
+		return nil
+	}
+	w := csv.NewWriter(l.w)
+	_ = w.Write(workloadsCSVHeader)
+	records := make([]*workloadRecord, 0, len(l.records))
+	for _, r := range l.records {
+		records = append(records, r)
+	}
+	slices.SortFunc(records, func(a, b *workloadRecord) int {
+		return cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
+	})
+	instant := func(t float64) string {
+		if t < 0 {
+			return ""
+		}
+		return strconv.FormatFloat(t, 'f', 6, 64)
+	}
+	for _, r := range records {
+		_ = w.Write([]string{r.namespace, r.name, r.queue, r.clusterQueue, r.flavors, strconv.FormatInt(r.priority, 10),
+			instant(r.created), instant(r.quotaReserved), instant(r.admitted), instant(r.finished),
+			strconv.Itoa(r.evictions), strconv.Itoa(r.preemptions), r.state, r.reason})
+	}
+	w.Flush()
+	return w.Error()
+}
