@@ -10,7 +10,7 @@ PKGS  := . ./cmd/... ./pkg/... ./docs ./examples/timed-scheduler ./examples/sche
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
 
-.PHONY: help check-zmq build run run-batsim compare test test-unit vet fuzz bench bench-scale pictures generate check-generated serve clean
+.PHONY: help check-zmq build run run-batsim compare compare-kueue test test-unit vet fuzz bench bench-scale pictures generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -62,6 +62,9 @@ COMPARE       ?= examples/schedulers/compare.yaml
 COMPARE_FLAGS ?=
 compare: build upstream ## run the scheduler families of examples/schedulers/compare.yaml on one contended workload (a campaign) and print the table that compares them (out/compare, with report.html)
 	$(BIN)/batkube-campaign -o out/compare $(COMPARE_FLAGS) $(COMPARE)
+
+compare-kueue: build upstream ## run Kueue's settings side by side (examples/kueue/compare.yaml: no Kueue, BestEffortFIFO, StrictFIFO, fair sharing) on one contended workload of two tenants' Jobs and print the table (out/compare-kueue, with report.html)
+	$(BIN)/batkube-campaign -o out/compare-kueue $(COMPARE_FLAGS) examples/kueue/compare.yaml
 
 -include examples/upstream.mk
 

@@ -42,6 +42,7 @@ type options struct {
 	ControllerMgrWall bool          `long:"controller-manager-wall-clock" description:"run kube-controller-manager on the wall clock: its delays (a Job's batched sync, 1 s; its back-off after a failed pod, 10 s doubling) are waited out in wall time at the instant they start, rather than passing in simulated time as on a real cluster (the default, read from the run's clock page by the kube-controller-manager of make upstream)"`
 	ControllerMgrArg  []string      `long:"controller-manager-arg" value-name:"ARG" description:"pass ARG to kube-controller-manager, e.g. --controller-manager-arg=--concurrent-job-syncs=10 (repeatable)"`
 	Kueue             bool          `long:"kueue" description:"start Kueue's manager (bin/kueue, built by make upstream from sigs.k8s.io/kueue; on the run's simulated clock) after installing its CRDs and webhooks: --objects then give its ResourceFlavors, ClusterQueues and LocalQueues, and Jobs labelled kueue.x-k8s.io/queue-name wait in its queues until it admits them (implies --controller-manager); each step waits until it is idle"`
+	KueueConfig       string        `long:"kueue-config" value-name:"FILE" description:"Kueue Configuration fields (YAML) merged over the run's: fairSharing, waitForPodsReady, featureGates..."`
 	KueueArg          []string      `long:"kueue-arg" value-name:"ARG" description:"pass ARG to Kueue's manager, e.g. --kueue-arg=--zap-log-level=2 (repeatable)"`
 	Gangs             bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all, as Batsim places a job; on by default with the bundled kube-scheduler (1.37+, run with --feature-gates=GenericWorkload=true; Batkube creates each gang's PodGroup once kube-scheduler holds all its pods, and creates a waiting one again when room is freed, since kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
 	NoGangs           bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
@@ -99,6 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ControllerManagerWallClock: opts.ControllerMgrWall,
 		Kueue:                      opts.Kueue,
 		KueueArgs:                  opts.KueueArg,
+		KueueConfig:                opts.KueueConfig,
 		NoScheduler:                opts.NoScheduler,
 		DynamicJobs:                opts.DynamicJobs,
 		Gangs:                      opts.Gangs,

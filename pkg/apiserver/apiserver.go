@@ -24,6 +24,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/batkube/batkube/pkg/admission"
@@ -151,6 +152,9 @@ type Server struct {
 	// changes.
 	custom   atomic.Pointer[customSet]
 	customMu sync.Mutex
+	// compiled are the definitions' compiled versions, kept while what
+	// they are compiled from is unchanged (compiledKey), under customMu.
+	compiled map[types.UID]compiledDefinition
 	// webhooks are the admission webhooks of the stored configurations.
 	webhooks atomic.Pointer[admission.Webhooks]
 	// apply keeps managed fields and merges applied configurations.

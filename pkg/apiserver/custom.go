@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -81,6 +83,56 @@ func (s *Server) customResources() *customSet {
 // definitionsChanged serves the resources of the definitions stored now,
 // cleans up those being deleted, and tells discovery. It runs after every
 // write to a definition, one at a time.
+// compiledDefinition is a definition's compiled versions, and what they
+// were compiled from.
+type compiledDefinition struct {
+	key      string
+	versions []*crd.Version
+}
+
+// compile compiles a definition's versions, or returns those compiled from
+// the same schemas and names before: a definition changes far more often
+// than its schemas (Kueue's certificate manager writes its conversion
+// webhook's caBundle into five definitions, again and again at its start),
+// and compiling a schema with CEL rules costs hundreds of milliseconds.
+// Called under customMu.
+func (s *Server) compile(def *apiextensionsv1.CustomResourceDefinition) ([]*crd.Version, error) {
+	key, err := compiledKey(def)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := s.compiled[def.UID]; ok && c.key == key {
+		return c.versions, nil
+	}
+	versions, err := crd.Compile(def)
+	if err != nil {
+		return nil, err
+	}
+	if s.compiled == nil {
+		s.compiled = map[types.UID]compiledDefinition{}
+	}
+	s.compiled[def.UID] = compiledDefinition{key: key, versions: versions}
+	return versions, nil
+}
+
+// compiledKey sums up what crd.Compile reads of a definition that matters
+// to its versions: its spec but for its conversion, and its accepted names.
+// (The generation the versions record may then be an earlier one of the
+// same schemas.)
+func compiledKey(def *apiextensionsv1.CustomResourceDefinition) (string, error) {
+	spec := def.Spec
+	spec.Conversion = nil
+	data, err := json.Marshal(struct {
+		Spec  apiextensionsv1.CustomResourceDefinitionSpec
+		Names apiextensionsv1.CustomResourceDefinitionNames
+	}{spec, def.Status.AcceptedNames})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return string(sum[:]), nil
+}
+
 func (s *Server) definitionsChanged(ctx context.Context) error {
 	s.customMu.Lock()
 	defer s.customMu.Unlock()
@@ -97,7 +149,7 @@ func (s *Server) definitionsChanged(ctx context.Context) error {
 		if !ok || !crd.Established(def) {
 			continue
 		}
-		versions, err := crd.Compile(def)
+		versions, err := s.compile(def)
 		if err != nil {
 			s.log.Warn("a custom resource definition cannot be served", "crd", def.Name, "err", err)
 			continue

@@ -60,6 +60,12 @@ type Scheduler struct {
 	// queueing strategies are in the ClusterQueues of its objects).
 	Kueue     bool     `json:"kueue,omitempty"`
 	KueueArgs []string `json:"kueueArgs,omitempty"`
+	// KueueConfig is merged over the run's Kueue configuration
+	// (--kueue-config).
+	KueueConfig string `json:"kueueConfig,omitempty"`
+	// Objects are manifests of this scheduler's runs only, created after
+	// the campaign's (a Kueue setting's queues).
+	Objects []string `json:"objects,omitempty"`
 	// Gangs maps multi-host jobs onto pod groups (--gangs; the default
 	// with kube-scheduler 1.37+); NoGangs keeps independent pods
 	// (--no-gangs).

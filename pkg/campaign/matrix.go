@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,6 +158,7 @@ func (r Run) Config(base launch.Config, out string) launch.Config {
 	cfg.Gangs, cfg.NoGangs = s.Gangs, s.NoGangs
 	cfg.ControllerManager, cfg.ControllerManagerArgs = s.ControllerManager, s.ControllerManagerArgs
 	cfg.ControllerManagerWallClock = s.ControllerManagerWallClock
-	cfg.Kueue, cfg.KueueArgs = s.Kueue, s.KueueArgs
+	cfg.Kueue, cfg.KueueArgs, cfg.KueueConfig = s.Kueue, s.KueueArgs, s.KueueConfig
+	cfg.Objects = append(slices.Clip(cfg.Objects), s.Objects...)
 	return cfg
 }

@@ -123,6 +123,15 @@ func (res *Results) Table(w io.Writer) error {
 		head = append(head, "workload")
 	}
 	head = append(head, "runs", "jobs (succeeded)", "makespan (s)", "mean wait (s)", "p95 wait (s)", "mean slowdown", "cpu utilisation", "wall (s)")
+	// Runs of batch/v1 Jobs (kube-controller-manager, Kueue): their wait
+	// from the Job's creation, queueing included.
+	jobWaits := false
+	for _, s := range res.Settings {
+		jobWaits = jobWaits || s.Group.HasJobWaiting
+	}
+	if jobWaits {
+		head = append(head, "mean Job wait (s)", "p95 Job wait (s)")
+	}
 	if len(c.Platforms) == 1 || len(c.Workloads) == 1 {
 		var parts []string
 		if len(c.Platforms) == 1 {
@@ -154,6 +163,13 @@ func (res *Results) Table(w io.Writer) error {
 		row = append(row, fmt.Sprint(n), spread(g.Jobs, n, "%.0f")+" ("+spread(g.Succeeded, n, "%.0f")+")",
 			spread(g.Makespan, n, "%.1f"), spread(g.MeanWaiting, n, "%.1f"), spread(g.P95Waiting, n, "%.1f"),
 			spread(g.MeanSlowdown, n, "%.2f"), cpu, wall)
+		if jobWaits {
+			if g.HasJobWaiting {
+				row = append(row, spread(g.MeanJobWaiting, n, "%.1f"), spread(g.P95JobWaiting, n, "%.1f"))
+			} else {
+				row = append(row, "—", "—")
+			}
+		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 	}
 	if n := len(res.Runs); n > 1 || len(res.Missing) > 0 {

@@ -122,3 +122,33 @@ func podsWaitingWithRoom(tb testing.TB, podsCSV string, nodes, perNode int) int 
 	}
 	return len(late)
 }
+
+// BenchmarkSimulationKueue runs Kueue (examples/kueue/compare.yaml's
+// BestEffortFIFO setting: 50 Jobs of two tenants, quotas of 16 CPUs each in
+// one cohort, on platform_4) with kube-controller-manager and kube-scheduler,
+// and reports the wall time against the control plane's CPU (kube-scheduler,
+// kube-controller-manager and Kueue), the server's CPU beside it, and how
+// the steps ended.
+func BenchmarkSimulationKueue(b *testing.B) {
+	for b.Loop() {
+		s := newSimulation(b, "examples/platforms/platform_4.xml", "examples/kueue/one-job.json")
+		s.obs = nil
+		s.cfg.Kueue = true
+		s.cfg.Objects = []string{abs(repoRoot(), "examples/kueue/contended-jobs.yaml"), abs(repoRoot(), "examples/kueue/queues-besteffort.yaml")}
+		sum := s.mustRun(30 * time.Minute)
+		if want := 1 + 50; sum.Succeeded != want {
+			b.Fatalf("%d of %d jobs succeeded", sum.Succeeded, want)
+		}
+		sched, kcm, kueue, server := sum.Usage(launch.SchedulerProcess), sum.Usage(launch.ControllerManagerProcess),
+			sum.Usage(launch.KueueProcess), sum.Usage(launch.ServerProcess)
+		control := sched.CPU + kcm.CPU + kueue.CPU
+		b.ReportMetric(sum.Wall.Seconds(), "wall-s")
+		b.ReportMetric(control.Seconds(), "control-cpu-s")
+		b.ReportMetric(sum.Wall.Seconds()/control.Seconds(), "wall/control-cpu")
+		b.ReportMetric(server.CPU.Seconds()/control.Seconds(), "server/control-cpu")
+		b.ReportMetric(sum.SpeedUp, "x-realtime")
+		b.Logf("makespan %.0f s, wall %s (%.0fx real time); CPU: kube-scheduler %s, kube-controller-manager %s, Kueue %s, server %s; wall/(control plane CPU) %.2f; %d steps: %+v",
+			sum.Makespan, sum.Wall.Round(time.Millisecond), sum.SpeedUp, sched.CPU.Round(time.Millisecond), kcm.CPU.Round(time.Millisecond),
+			kueue.CPU.Round(time.Millisecond), server.CPU.Round(time.Millisecond), sum.Wall.Seconds()/control.Seconds(), sum.Steps, sum.Settle)
+	}
+}

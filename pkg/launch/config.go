@@ -112,6 +112,10 @@ type Config struct {
 	// ControllerManager; every step waits until Kueue too is idle.
 	Kueue     bool
 	KueueArgs []string
+	// KueueConfig, if set, is a file of Kueue Configuration fields merged
+	// over the run's (a mapping merged key by key, anything else
+	// replaced): fairSharing, waitForPodsReady, featureGates...
+	KueueConfig string
 	// Gangs maps each job asking for several hosts onto a pod group
 	// (scheduling.k8s.io/v1beta1 PodGroup, gang policy of minCount the
 	// job's hosts) that its pods reference, so that they are bound all at

@@ -157,6 +157,36 @@ featureGates:
 `, KueueNamespace, healthPort, webhookPort, strconv.Quote(filepath.Join(outDir, kueueCertDir)), kueueWebhookService, kueueWebhookSecret)
 }
 
+// mergeYAML merges the mapping overlay into base: a key of both whose
+// values are mappings is merged, any other value of overlay replaces
+// base's.
+func mergeYAML(base, overlay []byte) ([]byte, error) {
+	var b, o map[string]any
+	if err := yaml.Unmarshal(base, &b); err != nil {
+		return nil, err
+	}
+	if err := yaml.Unmarshal(overlay, &o); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(mergeMaps(b, o))
+}
+
+func mergeMaps(base, overlay map[string]any) map[string]any {
+	if base == nil {
+		base = map[string]any{}
+	}
+	for k, v := range overlay {
+		om, oIsMap := v.(map[string]any)
+		bm, bIsMap := base[k].(map[string]any)
+		if oIsMap && bIsMap {
+			base[k] = mergeMaps(bm, om)
+			continue
+		}
+		base[k] = v
+	}
+	return base
+}
+
 // prepareKueue writes Kueue's objects and configuration for the run, and
 // adds the objects to the server's: its installation before the run's
 // objects, its webhook configurations after them.
@@ -189,7 +219,17 @@ func (r *run) prepareKueue() error {
 	if err := writeYAMLDocs(webhooksFile, webhooks); err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(r.cfg.OutDir, kueueConfigFile), []byte(kueueConfig(r.cfg.OutDir, r.kueue.webhookPort, r.kueue.healthPort))); err != nil {
+	config := []byte(kueueConfig(r.cfg.OutDir, r.kueue.webhookPort, r.kueue.healthPort))
+	if r.cfg.KueueConfig != "" {
+		overlay, err := os.ReadFile(r.cfg.KueueConfig)
+		if err != nil {
+			return fmt.Errorf("launch: Kueue's configuration: %w", err)
+		}
+		if config, err = mergeYAML(config, overlay); err != nil {
+			return fmt.Errorf("launch: Kueue's configuration %s: %w", r.cfg.KueueConfig, err)
+		}
+	}
+	if err := writeFileAtomic(filepath.Join(r.cfg.OutDir, kueueConfigFile), config); err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
 	r.cfg.Objects = append(append([]string{installFile}, r.cfg.Objects...), webhooksFile)

@@ -25,6 +25,13 @@ type Figures struct {
 	// platform or the workloads are unknown.
 	CPUUtilisation, MemoryUtilisation float64
 	HasUtilisation                    bool
+	// KubeJobs counts the batch/v1 Jobs of _controllers.csv that started;
+	// MeanJobWaiting and P95JobWaiting are over them, from a Job's
+	// creation to its first pod's start: the wait in a queue such as
+	// Kueue's, before the Job's pods exist (Batsim's waiting counts from
+	// a pod's creation).
+	KubeJobs                      int
+	MeanJobWaiting, P95JobWaiting float64
 }
 
 // Figures computes the run's figures.
@@ -65,6 +72,22 @@ func (r *Run) Figures() Figures {
 		f.P95Waiting = Percentile(waits, 0.95)
 		f.MaxWaiting = waits[n-1]
 		f.MeanSlowdown = sumSlowdown / float64(n)
+	}
+	var jobWaits []float64
+	for _, c := range r.Controllers {
+		created, err1 := strconv.ParseFloat(c["created"], 64)
+		start, err2 := strconv.ParseFloat(c["first_start"], 64)
+		if c["kind"] == "Job" && err1 == nil && err2 == nil {
+			jobWaits = append(jobWaits, start-created)
+		}
+	}
+	if n := len(jobWaits); n > 0 {
+		sort.Float64s(jobWaits)
+		var sum float64
+		for _, w := range jobWaits {
+			sum += w
+		}
+		f.KubeJobs, f.MeanJobWaiting, f.P95JobWaiting = n, sum/float64(n), Percentile(jobWaits, 0.95)
 	}
 	if r.canUtilise() && f.Makespan > 0 {
 		cpu, mem := r.Utilisation()

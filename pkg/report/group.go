@@ -20,6 +20,10 @@ type Group struct {
 	CPUUtilisation, MemoryUtilisation               launch.Spread
 	// HasUtilisation says whether every run has its utilisation.
 	HasUtilisation bool
+	// MeanJobWaiting and P95JobWaiting are the spreads of the runs'
+	// Figures; HasJobWaiting says whether every run has batch/v1 Jobs.
+	MeanJobWaiting, P95JobWaiting launch.Spread
+	HasJobWaiting                 bool
 	// Wall is the runs' wall-clock time in seconds (summary.json); HasWall
 	// says whether every run has one.
 	Wall    launch.Spread
@@ -30,11 +34,11 @@ type Group struct {
 // each a run of the report), shown in a table of their means and spreads
 // above the runs'.
 func (rep *Report) AddGroup(name string, runs ...string) (Group, error) {
-	g := Group{Name: name, HasUtilisation: true, HasWall: true}
+	g := Group{Name: name, HasUtilisation: true, HasWall: true, HasJobWaiting: true}
 	if len(runs) == 0 {
 		return g, fmt.Errorf("report: group %s: no run", name)
 	}
-	var jobs, succeeded, makespan, waiting, p95, slowdown, cpu, mem, wall []float64
+	var jobs, succeeded, makespan, waiting, p95, slowdown, cpu, mem, wall, jobWaiting, jobP95 []float64
 	for _, want := range runs {
 		var found *RunReport
 		for i := range rep.Runs {
@@ -52,6 +56,8 @@ func (rep *Report) AddGroup(name string, runs ...string) (Group, error) {
 		p95, slowdown = append(p95, f.P95Waiting), append(slowdown, f.MeanSlowdown)
 		cpu, mem = append(cpu, f.CPUUtilisation), append(mem, f.MemoryUtilisation)
 		g.HasUtilisation = g.HasUtilisation && f.HasUtilisation
+		g.HasJobWaiting = g.HasJobWaiting && f.KubeJobs > 0
+		jobWaiting, jobP95 = append(jobWaiting, f.MeanJobWaiting), append(jobP95, f.P95JobWaiting)
 		if s := found.Run.Summary; s != nil && s.Wall > 0 {
 			wall = append(wall, s.Wall.Seconds())
 		} else {
@@ -64,6 +70,9 @@ func (rep *Report) AddGroup(name string, runs ...string) (Group, error) {
 	g.CPUUtilisation, g.MemoryUtilisation = launch.SpreadOf(cpu), launch.SpreadOf(mem)
 	if g.HasWall {
 		g.Wall = launch.SpreadOf(wall)
+	}
+	if g.HasJobWaiting {
+		g.MeanJobWaiting, g.P95JobWaiting = launch.SpreadOf(jobWaiting), launch.SpreadOf(jobP95)
 	}
 	rep.Groups = append(rep.Groups, g)
 	return g, nil

@@ -97,6 +97,10 @@ svg.chart { width: 100%; height: auto; display: block; }
 <thead><tr><th>controller</th><th>created</th><th>first start</th><th>last end</th><th>pods</th><th>succeeded</th><th>failed</th><th>killed</th><th>state</th></tr></thead>
 <tbody>{{range .}}<tr><td>{{index . "kind"}} {{index . "namespace"}}/{{index . "name"}}</td><td>{{index . "created"}}</td><td>{{index . "first_start"}}</td><td>{{index . "last_end"}}</td><td>{{index . "pods"}}</td><td>{{index . "succeeded"}}</td><td>{{index . "failed"}}</td><td>{{index . "killed"}}</td><td>{{index . "final_state"}} {{index . "reason"}}</td></tr>
 {{end}}</tbody></table>{{end}}
+{{with .Run.Workloads}}<table class="controllers">
+<thead><tr><th>Kueue workload</th><th>queue</th><th>cluster queue</th><th>flavors</th><th>created</th><th>quota reserved</th><th>admitted</th><th>finished</th><th>evictions</th><th>preemptions</th><th>state</th></tr></thead>
+<tbody>{{range .}}<tr><td>{{index . "namespace"}}/{{index . "name"}}</td><td>{{index . "queue"}}</td><td>{{index . "cluster_queue"}}</td><td>{{index . "flavors"}}</td><td>{{index . "created"}}</td><td>{{index . "quota_reserved"}}</td><td>{{index . "admitted"}}</td><td>{{index . "finished"}}</td><td>{{index . "evictions"}}</td><td>{{index . "preemptions"}}</td><td>{{index . "final_state"}} {{index . "reason"}}</td></tr>
+{{end}}</tbody></table>{{end}}
 {{with .Run.Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </div>
 {{end}}{{range .ChartRows}}{{range .}}<div>{{with .}}{{svg .}}{{end}}</div>

@@ -335,3 +335,23 @@ func TestControllersTable(t *testing.T) {
 		}
 	}
 }
+
+// A run's batch/v1 Jobs wait from their creation to their first pod's
+// start (a Kueue queue included); other controllers and Jobs that never
+// started are not counted.
+func TestJobWaitingFromControllers(t *testing.T) {
+	r := &Run{Controllers: []map[string]string{
+		{"kind": "Job", "created": "0.000000", "first_start": "1.000000"},
+		{"kind": "Job", "created": "5.000000", "first_start": "66.000000"},
+		{"kind": "Job", "created": "10.000000", "first_start": "31.000000"},
+		{"kind": "Job", "created": "12.000000", "first_start": ""},
+		{"kind": "ReplicaSet", "created": "0.000000", "first_start": "100.000000"},
+	}}
+	f := r.Figures()
+	if f.KubeJobs != 3 || f.MeanJobWaiting != (1+61+21)/3.0 || f.P95JobWaiting != 61 {
+		t.Errorf("Jobs %d, mean wait %g, p95 %g; want 3, %g, 61", f.KubeJobs, f.MeanJobWaiting, f.P95JobWaiting, (1+61+21)/3.0)
+	}
+	if f := (&Run{}).Figures(); f.KubeJobs != 0 || f.MeanJobWaiting != 0 {
+		t.Errorf("no controllers: %+v", f)
+	}
+}

@@ -51,6 +51,9 @@ type Run struct {
 	// Controllers are _controllers.csv's rows (nil without the file: a
 	// run without kube-controller-manager).
 	Controllers []map[string]string
+	// Workloads are _workloads.csv's rows (nil without the file: a run
+	// without Kueue).
+	Workloads []map[string]string
 	// Jobs are _jobs.csv's rows, Pods _pods.csv's (nil without the file).
 	Jobs []Job
 	Pods []Pod
@@ -265,16 +268,19 @@ func parseIDs(s string) ([]int, error) {
 	return ids, nil
 }
 
-// readControllers reads _controllers.csv, if the run wrote one.
+// readControllers reads _controllers.csv and _workloads.csv, if the run
+// wrote them.
 func (r *Run) readControllers() error {
-	rows, err := launch.ReadCSV(filepath.Join(r.Dir, "_controllers.csv"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	for file, rows := range map[string]*[]map[string]string{"_controllers.csv": &r.Controllers, "_workloads.csv": &r.Workloads} {
+		read, err := launch.ReadCSV(filepath.Join(r.Dir, file))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		*rows = read
 	}
-	if err != nil {
-		return err
-	}
-	r.Controllers = rows
 	return nil
 }
 

@@ -117,7 +117,7 @@ func (s *simulated) now() time.Time { return s.epoch.Add(s.page.Elapsed()) }
 // f, if not nil, runs in its own goroutine instead of a send on the timer's
 // channel.
 func (s *simulated) newTimer(d time.Duration, f func(), caller callerKind) *simTimer {
-	t := &simTimer{s: s, f: f, index: -1, instant: caller == instantCaller}
+	t := &simTimer{s: s, f: f, index: -1}
 	if caller == workCaller {
 		t.class = work
 	}
@@ -140,7 +140,7 @@ func (s *simulated) newTicker(d time.Duration) *simTicker {
 }
 
 func (s *simulated) scheduleLocked(t *simTimer, d time.Duration) {
-	if d <= 0 || t.instant {
+	if d <= 0 {
 		t.fireLocked(s.now())
 		return
 	}
@@ -355,11 +355,9 @@ type simTimer struct {
 	f      func()
 	period time.Duration
 	class  int
-	// instant: the timer's waits take no simulated time (instantCaller).
-	instant bool
-	at      time.Duration // since the epoch
-	seq     uint64        // order among timers of one instant
-	index   int           // in its heap; -1 when not pending
+	at     time.Duration // since the epoch
+	seq    uint64        // order among timers of one instant
+	index  int           // in its heap; -1 when not pending
 }
 
 func (t *simTimer) less(u *simTimer) bool {
@@ -454,13 +452,9 @@ const (
 	// them.
 	passiveCaller callerKind = iota
 	// workCaller: a controller's future work, a delayed item of a work
-	// queue: its instant asks Batsim for a call.
+	// queue, or a scheduling loop's pause before its next cycle: its
+	// instant asks Batsim for a call.
 	workCaller
-	// instantCaller: a pause a scheduling loop takes between two cycles
-	// that made no progress, against busy-looping on the wall clock.
-	// Computing takes no simulated time, and neither does that pause: its
-	// timers fire at once (the loop then blocks until it has work again).
-	instantCaller
 )
 
 // callerOf says what the clock's caller waits for, from the first frame
@@ -483,15 +477,19 @@ func callerOf() callerKind {
 // callerKindOf classifies a caller's function: the work queues of
 // k8s.io/client-go and of controller-runtime (its priority queue), the taint
 // eviction controller's timed evictions, and Kueue's scheduling loop (its
-// pause of 1 to 10 ms after a cycle that admitted nothing).
+// pause of 1 to 10 ms after a cycle that admitted nothing, during which
+// what it waits for may happen: a preempted Job's pods end at Batsim's
+// next answer) are work; the rest is passive.
 func callerKindOf(fn string) callerKind {
-	switch {
-	case strings.HasPrefix(fn, "k8s.io/client-go/util/workqueue."),
-		strings.HasPrefix(fn, "sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue."),
-		strings.HasPrefix(fn, "k8s.io/kubernetes/pkg/controller/tainteviction."):
-		return workCaller
-	case strings.HasPrefix(fn, "sigs.k8s.io/kueue/pkg/util/wait."):
-		return instantCaller
+	for _, prefix := range []string{
+		"k8s.io/client-go/util/workqueue.",
+		"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.",
+		"k8s.io/kubernetes/pkg/controller/tainteviction.",
+		"sigs.k8s.io/kueue/pkg/util/wait.",
+	} {
+		if strings.HasPrefix(fn, prefix) {
+			return workCaller
+		}
 	}
 	return passiveCaller
 }

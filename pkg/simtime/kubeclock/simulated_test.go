@@ -261,24 +261,6 @@ func TestZeroTimerFiresAtOnce(t *testing.T) {
 	}
 }
 
-// A scheduling loop's pause takes no simulated time: its timer fires at
-// once, at creation and at every Reset, and simulated time does not move.
-func TestInstantCallerTimerFiresAtOnce(t *testing.T) {
-	r := newRun(t)
-	r.clock.Advance(2)
-	tm := r.process.newTimer(10*time.Millisecond, nil, instantCaller)
-	if got, ok := received(tm.C()); !ok || !got.Equal(epoch.Add(2*time.Second)) {
-		t.Fatalf("pause: %v, %v", got, ok)
-	}
-	tm.Reset(time.Second)
-	if got, ok := received(tm.C()); !ok || !got.Equal(epoch.Add(2*time.Second)) {
-		t.Fatalf("pause after Reset: %v, %v", got, ok)
-	}
-	if r.parked.Load() != 0 {
-		t.Error("a pause waits on the server")
-	}
-}
-
 func TestAttachErrors(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := attach(filepath.Join(dir, "clock"), "", nil); err == nil {
@@ -299,7 +281,7 @@ func TestWorkQueueFrames(t *testing.T) {
 		"k8s.io/apimachinery/pkg/util/wait.(*jitteredBackoffManagerImpl).Backoff":                              passiveCaller,
 		"k8s.io/kubernetes/pkg/controller/tainteviction.createWorker":                                          workCaller,
 		"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.(*priorityqueue[...]).handleWaitingItems": workCaller,
-		"sigs.k8s.io/kueue/pkg/util/wait.(*speedyBackoffManager).Backoff":                                      instantCaller,
+		"sigs.k8s.io/kueue/pkg/util/wait.(*speedyBackoffManager).Backoff":                                      workCaller,
 		"sigs.k8s.io/kueue/pkg/scheduler.(*Scheduler).schedule":                                                passiveCaller,
 	} {
 		if got := callerKindOf(fn); got != want {
