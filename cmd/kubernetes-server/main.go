@@ -41,6 +41,7 @@ type options struct {
 	BookmarkInterval time.Duration     `long:"bookmark-interval" default:"1m" description:"how often an idle watch that allows bookmarks receives one"`
 	Verbosity        int               `short:"v" long:"verbosity" default:"0" description:"log verbosity: 2 logs every request"`
 	CPUProfile       string            `long:"cpu-profile" value-name:"FILE" description:"write a CPU profile of the whole run to FILE (go tool pprof)"`
+	HeapProfile      string            `long:"heap-profile" value-name:"FILE" description:"write a heap profile to FILE when the run ends, after a garbage collection (go tool pprof: what is still held, and with -sample_index=alloc_space what was allocated)"`
 	GCHeadroom       string            `long:"gc-headroom" value-name:"QUANTITY" default:"64Mi" description:"keep the next garbage collection at least this far above the live heap (and never closer than GOGC): a server holding little collects less often; 0 leaves Go's pacing (GOGC) alone"`
 	GoMaxProcs       int               `long:"gomaxprocs" value-name:"N" default:"1" description:"at most N threads run the server's Go code at once (GOMAXPROCS): beside a scheduler that keeps the cores busy, one thread costs the server less CPU than one per core (fewer wake-ups and handovers between threads) for the same throughput; 0 leaves Go's default (the GOMAXPROCS variable, or one per core)"`
 	Objects          []string          `long:"objects" value-name:"FILE" description:"create the objects of this YAML or JSON manifest at start, e.g. PriorityClasses, namespaces (repeatable); in a simulation, objects annotated batkube.io/create-at (simulated seconds) are created at that instant, and Jobs, Deployments and other pod-creating objects at 0 unless annotated"`
@@ -128,6 +129,13 @@ func run(opts options) error {
 			return fmt.Errorf("--cpu-profile: %w", err)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if opts.HeapProfile != "" {
+		defer func() {
+			if err := writeHeapProfile(opts.HeapProfile); err != nil {
+				fmt.Fprintln(os.Stderr, "kubernetes-server: --heap-profile:", err)
+			}
+		}()
 	}
 	level := slog.LevelInfo
 	if opts.Verbosity >= 4 {
@@ -311,4 +319,19 @@ func eventTTL(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// writeHeapProfile writes the heap profile, after a collection so that it
+// shows what is still held.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

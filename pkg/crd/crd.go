@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -72,15 +73,23 @@ type Version struct {
 	structural *structuralschema.Structural
 	validator  validation.SchemaValidator
 	rules      *cel.Validator
+
+	openAPIOnce sync.Once
+	openAPI     *spec.Schema
 }
 
 // OpenAPI returns the version's schema as OpenAPI (nil without one), for
-// server-side apply's types.
+// server-side apply's types. It is made once: every tracked write of a
+// custom resource asks for it, and making it allocates as much as the
+// schema is large (a Kueue Workload's, with its pod templates: 1.1 GB over
+// a 50-Job run when made at each write). Callers must not modify it.
 func (v *Version) OpenAPI() *spec.Schema {
-	if v.structural == nil {
-		return nil
-	}
-	return v.structural.ToKubeOpenAPI()
+	v.openAPIOnce.Do(func() {
+		if v.structural != nil {
+			v.openAPI = v.structural.ToKubeOpenAPI()
+		}
+	})
+	return v.openAPI
 }
 
 // GVK returns the kind served at this version.
