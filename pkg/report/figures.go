@@ -22,7 +22,7 @@ type Figures struct {
 	// CPUUtilisation and MemoryUtilisation are the requests of the running
 	// jobs integrated over [0, makespan], over the platform's allocatable
 	// times the makespan (fractions); HasUtilisation is false when the
-	// platform or the workloads are unknown.
+	// platform, the workloads or some job's requests are unknown.
 	CPUUtilisation, MemoryUtilisation float64
 	HasUtilisation                    bool
 	// KubeJobs counts the batch/v1 Jobs of _controllers.csv that started;
@@ -89,7 +89,10 @@ func (r *Run) Figures() Figures {
 		}
 		f.KubeJobs, f.MeanJobWaiting, f.P95JobWaiting = n, sum/float64(n), Percentile(jobWaits, 0.95)
 	}
-	if r.canUtilise() && f.Makespan > 0 {
+	// Utilisation needs every job's requests: a run whose jobs include
+	// dynamic ones (a controller's pods) has none (the report's charts
+	// still draw what is known, with a note).
+	if r.canUtilise() && r.Unknown == 0 && f.Makespan > 0 {
 		cpu, mem := r.Utilisation()
 		f.HasUtilisation = true
 		f.CPUUtilisation = Mean(cpu, f.Makespan)

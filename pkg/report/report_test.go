@@ -355,3 +355,18 @@ func TestJobWaitingFromControllers(t *testing.T) {
 		t.Errorf("no controllers: %+v", f)
 	}
 }
+
+// Utilisation needs every job's requests: with a dynamic job among them
+// (requests unknown), a run has none rather than a figure too low.
+func TestNoUtilisationWithUnknownRequests(t *testing.T) {
+	r := &Run{HasRequests: true, Nodes: []Node{{Name: "n", Allocatable: Request{CPU: 4, Memory: 1}}},
+		Jobs: []Job{{ID: "w0!1", Started: true, Start: 0, Finish: 10, Request: Request{CPU: 2, Memory: 0.5}}}}
+	if f := r.Figures(); !f.HasUtilisation || f.CPUUtilisation != 0.5 {
+		t.Fatalf("known requests: utilisation %v %g, want 0.5", f.HasUtilisation, f.CPUUtilisation)
+	}
+	r.Jobs = append(r.Jobs, Job{ID: "dyn!default.pod", Started: true, Start: 0, Finish: 10})
+	r.Unknown = 1
+	if f := r.Figures(); f.HasUtilisation {
+		t.Errorf("a dynamic job's requests unknown: utilisation %g given", f.CPUUtilisation)
+	}
+}
