@@ -86,6 +86,7 @@ kueue_version = $(shell $(GO) list -C examples/kueue -m -f '{{.Version}}' sigs.k
 # Kueue's installation manifests, as its releases publish them: kustomize's
 # build of the module's config/default (examples/kueue/manifests).
 $(BIN)/kueue-manifests.yaml: $(KUEUE_MOD) examples/kueue/manifests/main.go
+	@mkdir -p $(dir $@)
 	dir=$$($(GO) mod download -C examples/kueue -json sigs.k8s.io/kueue | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
 	  test -n "$$dir" && $(GO) run -C examples/kueue ./manifests "$$dir" > $@.tmp
 	mv $@.tmp $@
