@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/csv"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -122,25 +123,23 @@ func (l *ownerLog) close() error {
 	if l == nil {
 		return nil
 	}
-	w := csv.NewWriter(l.w)
-	_ = w.Write(controllersCSVHeader)
-	records := make([]*ownerRecord, 0, len(l.records))
-	for _, r := range l.records {
-		records = append(records, r)
-	}
-	slices.SortFunc(records, func(a, b *ownerRecord) int {
+	return writeRecords(l.w, controllersCSVHeader, l.records, func(a, b *ownerRecord) int {
 		return cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.kind, b.kind),
 			cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
+	}, func(r *ownerRecord) []string {
+		return []string{r.kind, r.namespace, r.name, seconds(r.created), seconds(r.firstStart), seconds(r.lastEnd),
+			strconv.Itoa(r.pods), strconv.Itoa(r.succeeded), strconv.Itoa(r.failed), strconv.Itoa(r.killed), r.state, r.reason}
 	})
-	instant := func(t float64) string {
-		if t < 0 {
-			return ""
-		}
-		return strconv.FormatFloat(t, 'f', 6, 64)
-	}
-	for _, r := range records {
-		_ = w.Write([]string{r.kind, r.namespace, r.name, instant(r.created), instant(r.firstStart), instant(r.lastEnd),
-			strconv.Itoa(r.pods), strconv.Itoa(r.succeeded), strconv.Itoa(r.failed), strconv.Itoa(r.killed), r.state, r.reason})
+}
+
+// writeRecords writes a log kept as records by uid (the controllers',
+// the workloads'): its header, then a row per record in order.
+func writeRecords[R any](out io.Writer, header []string, records map[types.UID]*R, order func(a, b *R) int, row func(*R) []string) error {
+	w := csv.NewWriter(out)
+	_ = w.Write(header)
+	sorted := slices.SortedFunc(maps.Values(records), order)
+	for _, r := range sorted {
+		_ = w.Write(row(r))
 	}
 	w.Flush()
 	return w.Error()

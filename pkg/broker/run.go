@@ -87,11 +87,15 @@ type stepState struct {
 }
 
 func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
+	followed := []schema.GroupResource{podsGVR.GroupResource(), nodesGVR.GroupResource(), podGroupsGVR.GroupResource(), jobsGR}
+	if b.opts.WorkloadsCSV != nil {
+		followed = append(followed, workloadsGR) // only for their log
+	}
 	r := &run{
 		Broker:       b,
 		api:          api,
 		store:        st,
-		intake:       st.Subscribe(podsGVR.GroupResource(), nodesGVR.GroupResource(), podGroupsGVR.GroupResource(), jobsGR, workloadsGR),
+		intake:       st.Subscribe(followed...),
 		controlled:   newControlled(),
 		owners:       newOwnerLog(b.opts.ControllersCSV),
 		workloads:    newWorkloadLog(b.opts.WorkloadsCSV),

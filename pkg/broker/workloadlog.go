@@ -2,8 +2,8 @@ package broker
 
 import (
 	"cmp"
-	"encoding/csv"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +64,8 @@ func newWorkloadLog(w io.Writer) *workloadLog {
 	return &workloadLog{w: w, records: map[types.UID]*workloadRecord{}}
 }
 
-// changed records a Workload's state, seen at now.
+// changed records a Workload's state, seen at now. It reads the object in
+// place (the store's copy, never modified).
 func (l *workloadLog) changed(c *store.Change, now float64) {
 	if l == nil {
 		return
@@ -76,18 +77,16 @@ func (l *workloadLog) changed(c *store.Change, now float64) {
 	r := l.records[u.GetUID()]
 	if r == nil {
 		r = &workloadRecord{namespace: u.GetNamespace(), name: u.GetName(), created: now,
-			quotaReserved: -1, admitted: -1, finished: -1, conditions: map[string]bool{}}
+			quotaReserved: -1, admitted: -1, finished: -1}
 		l.records[u.GetUID()] = r
 	}
-	r.queue, _, _ = unstructured.NestedString(u.Object, "spec", "queueName")
-	if p, ok, _ := unstructured.NestedInt64(u.Object, "spec", "priority"); ok {
-		r.priority = p
+	r.queue, _ = field[string](u.Object, "spec", "queueName")
+	r.priority, _ = field[int64](u.Object, "spec", "priority")
+	if admission, ok := field[map[string]any](u.Object, "status", "admission"); ok {
+		r.clusterQueue, _ = field[string](admission, "clusterQueue")
+		r.flavors = admittedFlavors(admission)
 	}
-	if cq, ok, _ := unstructured.NestedString(u.Object, "status", "admission", "clusterQueue"); ok {
-		r.clusterQueue = cq
-		r.flavors = admittedFlavors(u)
-	}
-	conditions, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	conditions, _ := field[[]any](u.Object, "status", "conditions")
 	trueNow := map[string]bool{}
 	for _, c := range conditions {
 		cm, _ := c.(map[string]any)
@@ -110,7 +109,6 @@ func (l *workloadLog) changed(c *store.Change, now float64) {
 			}
 		case workloadFinished:
 			r.finished = now
-			r.state = workloadFinished
 			r.reason, _ = cm["reason"].(string)
 		case workloadEvicted:
 			r.evictions++
@@ -120,7 +118,8 @@ func (l *workloadLog) changed(c *store.Change, now float64) {
 	}
 	r.conditions = trueNow
 	switch {
-	case trueNow[workloadFinished]: // state and reason set at the transition
+	case trueNow[workloadFinished]:
+		r.state = workloadFinished // its reason set at the transition
 	case trueNow[workloadAdmitted]:
 		r.state, r.reason = workloadAdmitted, ""
 	case trueNow[workloadQuotaReserved]:
@@ -130,23 +129,25 @@ func (l *workloadLog) changed(c *store.Change, now float64) {
 	}
 }
 
+// field reads the value at path in obj without copying it (unlike
+// unstructured.Nested*, which copy what they return).
+func field[T any](obj map[string]any, path ...string) (T, bool) {
+	v, ok, err := unstructured.NestedFieldNoCopy(obj, path...)
+	t, isT := v.(T)
+	return t, ok && err == nil && isT
+}
+
 // admittedFlavors are the flavors of a Workload's admission, each
 // resource's ("cpu=default;memory=default"), its pod sets' in order.
-func admittedFlavors(u *unstructured.Unstructured) string {
-	sets, _, _ := unstructured.NestedSlice(u.Object, "status", "admission", "podSetAssignments")
+func admittedFlavors(admission map[string]any) string {
+	sets, _ := field[[]any](admission, "podSetAssignments")
 	var parts []string
 	for _, s := range sets {
 		sm, _ := s.(map[string]any)
-		flavors, _, _ := unstructured.NestedStringMap(sm, "flavors")
-		keys := slices.Sorted(func(yield func(string) bool) {
-			for k := range flavors {
-				if !yield(k) {
-					return
-				}
-			}
-		})
-		for _, k := range keys {
-			parts = append(parts, k+"="+flavors[k])
+		flavors, _ := field[map[string]any](sm, "flavors")
+		for _, k := range slices.Sorted(maps.Keys(flavors)) {
+			flavor, _ := flavors[k].(string)
+			parts = append(parts, k+"="+flavor)
 		}
 	}
 	return strings.Join(parts, ";")
@@ -157,26 +158,11 @@ func (l *workloadLog) close() error {
 	if l == nil {
 		return nil
 	}
-	w := csv.NewWriter(l.w)
-	_ = w.Write(workloadsCSVHeader)
-	records := make([]*workloadRecord, 0, len(l.records))
-	for _, r := range l.records {
-		records = append(records, r)
-	}
-	slices.SortFunc(records, func(a, b *workloadRecord) int {
+	return writeRecords(l.w, workloadsCSVHeader, l.records, func(a, b *workloadRecord) int {
 		return cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
+	}, func(r *workloadRecord) []string {
+		return []string{r.namespace, r.name, r.queue, r.clusterQueue, r.flavors, strconv.FormatInt(r.priority, 10),
+			seconds(r.created), seconds(r.quotaReserved), seconds(r.admitted), seconds(r.finished),
+			strconv.Itoa(r.evictions), strconv.Itoa(r.preemptions), r.state, r.reason}
 	})
-	instant := func(t float64) string {
-		if t < 0 {
-			return ""
-		}
-		return strconv.FormatFloat(t, 'f', 6, 64)
-	}
-	for _, r := range records {
-		_ = w.Write([]string{r.namespace, r.name, r.queue, r.clusterQueue, r.flavors, strconv.FormatInt(r.priority, 10),
-			instant(r.created), instant(r.quotaReserved), instant(r.admitted), instant(r.finished),
-			strconv.Itoa(r.evictions), strconv.Itoa(r.preemptions), r.state, r.reason})
-	}
-	w.Flush()
-	return w.Error()
 }

@@ -1,0 +1,60 @@
+package broker
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// The workloads' log records each condition at the instant it was first
+// seen true, counts evictions and preemptions by their transitions to true,
+// and ends with the last state seen.
+func TestWorkloadLog(t *testing.T) {
+	var out strings.Builder
+	l := newWorkloadLog(&out)
+	wl := func(conditions ...map[string]any) *store.Change {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+			"metadata": map[string]any{"name": "job-a-1", "namespace": "team-a", "uid": "u1"},
+			"spec":     map[string]any{"queueName": "queue", "priority": int64(3)},
+		}}
+		var cs []any
+		for _, c := range conditions {
+			cs = append(cs, c)
+		}
+		status := map[string]any{"conditions": cs}
+		for _, c := range conditions {
+			if c["type"] == "QuotaReserved" && c["status"] == "True" {
+				status["admission"] = map[string]any{"clusterQueue": "cq-a", "podSetAssignments": []any{
+					map[string]any{"name": "main", "flavors": map[string]any{"memory": "big", "cpu": "fast"}}}}
+			}
+		}
+		u.Object["status"] = status
+		return &store.Change{Object: store.NewStored(u)}
+	}
+	cond := func(typ, status, reason string) map[string]any {
+		return map[string]any{"type": typ, "status": status, "reason": reason}
+	}
+	l.changed(wl(), 5)
+	l.changed(wl(cond("QuotaReserved", "True", "")), 7)
+	l.changed(wl(cond("QuotaReserved", "True", ""), cond("Admitted", "True", "")), 7.5)
+	l.changed(wl(cond("QuotaReserved", "False", ""), cond("Evicted", "True", "Preempted"), cond("Preempted", "True", "")), 9)
+	l.changed(wl(cond("QuotaReserved", "False", ""), cond("Evicted", "True", "Preempted"), cond("Preempted", "True", "")), 9.5) // no new transition
+	l.changed(wl(cond("Evicted", "False", ""), cond("QuotaReserved", "True", ""), cond("Admitted", "True", "")), 12)
+	l.changed(wl(cond("QuotaReserved", "True", ""), cond("Admitted", "True", ""), cond("Evicted", "True", "")), 13)
+	l.changed(wl(cond("QuotaReserved", "True", ""), cond("Finished", "True", "Succeeded")), 20)
+	if err := l.close(); err != nil {
+		t.Fatal(err)
+	}
+	want := "namespace,name,queue,cluster_queue,flavors,priority,created,quota_reserved,admitted,finished,evictions,preemptions,final_state,reason\n" +
+		"team-a,job-a-1,queue,cq-a,cpu=fast;memory=big,3,5.000000,7.000000,7.500000,20.000000,2,1,Finished,Succeeded\n"
+	if got := out.String(); got != want {
+		t.Errorf("log:\n%s\nwant\n%s", got, want)
+	}
+	if newWorkloadLog(nil) != nil {
+		t.Error("no writer: a log")
+	}
+}
