@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/batkube/batkube/pkg/translate"
 )
 
@@ -37,18 +35,10 @@ func (r *run) splitKubeWorkloads() error {
 		if len(split.Objects) == 0 {
 			continue
 		}
-		var docs [][]byte
-		for _, obj := range split.Objects {
-			doc, err := yaml.Marshal(obj)
-			if err != nil {
-				return fmt.Errorf("launch: %s: %w", w, err)
-			}
-			docs = append(docs, doc)
-		}
 		base := strings.TrimSuffix(filepath.Base(w), filepath.Ext(w))
 		objects := filepath.Join(r.cfg.OutDir, base+".objects.yaml")
-		if err := os.WriteFile(objects, bytes.Join(docs, []byte("---\n")), 0o644); err != nil {
-			return fmt.Errorf("launch: %w", err)
+		if err := writeYAMLDocs(objects, split.Objects); err != nil {
+			return fmt.Errorf("launch: %s: %w", w, err)
 		}
 		workload := filepath.Join(r.cfg.OutDir, base+".batsim.json")
 		if err := os.WriteFile(workload, split.Workload, 0o644); err != nil {

@@ -107,7 +107,7 @@ func kueueInstall(manifests []byte, webhookPort int) (install, webhooks []map[st
 }
 
 // writeYAMLDocs writes objects as one YAML stream.
-func writeYAMLDocs(path string, objs []map[string]any) error {
+func writeYAMLDocs[T any](path string, objs []T) error {
 	var buf bytes.Buffer
 	for _, o := range objs {
 		data, err := yaml.Marshal(o)
