@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -483,7 +482,8 @@ func (s *Server) readCustomBody(r *http.Request, res *resource, op *endpoint.Ope
 		return nil
 	}
 	if op.Subresource == "scale" {
-		return nil // read by scale
+		args.Patch = data // the Scale, which scale decodes
+		return nil
 	}
 	if isMediaType(r.Header.Get("Content-Type"), mediaYAML) {
 		if data, err = yaml.YAMLToJSON(data); err != nil {
@@ -554,15 +554,7 @@ func (q *request) scale(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, apierrors.NewInternalError(err))
 		return
 	}
-	data, err := readBody(q.http.Body)
-	if q.op.Verb == endpoint.Patch {
-		data = q.args.Patch
-		err = nil
-	}
-	if err != nil {
-		q.fail(w, apierrors.NewBadRequest(err.Error()))
-		return
-	}
+	data := q.args.Patch // the body: a Scale, or a patch of one
 	switch q.op.Verb {
 	case endpoint.Update:
 		want = &autoscalingv1.Scale{}
@@ -576,29 +568,22 @@ func (q *request) scale(ctx context.Context, w http.ResponseWriter) {
 			q.fail(w, apierrors.NewInternalError(err))
 			return
 		}
-		var patched []byte
-		switch kind, _ := patchKind(q.http.Header.Get("Content-Type")); kind {
-		case mediaJSONPatch:
-			p, perr := jsonpatch.DecodePatch(data)
-			if perr != nil {
-				q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", perr)))
+		kind, _ := patchKind(q.http.Header.Get("Content-Type"))
+		if kind == mediaApplyPatchYAML { // applied as a merge of the configuration
+			if data, err = yaml.YAMLToJSON(data); err != nil {
+				q.fail(w, apierrors.NewBadRequest(err.Error()))
 				return
 			}
-			patched, err = p.Apply(doc)
-		default:
-			if kind == mediaApplyPatchYAML {
-				if data, err = yaml.YAMLToJSON(data); err != nil {
-					break
-				}
-			}
-			patched, err = jsonpatch.MergePatch(doc, data)
+			kind = mediaMergePatch
 		}
-		if err == nil {
-			want = &autoscalingv1.Scale{}
-			err = decodeJSON(patched, want)
-		}
+		patched, err := q.patchDocument(kind, doc, data, &autoscalingv1.Scale{})
 		if err != nil {
-			q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("error applying patch: %v", err)))
+			q.fail(w, err)
+			return
+		}
+		want = &autoscalingv1.Scale{}
+		if err := decodeJSON(patched, want); err != nil {
+			q.fail(w, apierrors.NewBadRequest(err.Error()))
 			return
 		}
 	}

@@ -260,27 +260,9 @@ func (q *request) applyPatch(kind string, cur store.Object, patch []byte) (store
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	var patched []byte
-	switch kind {
-	case mediaJSONPatch:
-		p, err := jsonpatch.DecodePatch(patch)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
-		}
-		patched, err = p.Apply(doc)
-		if err != nil {
-			return nil, newUnprocessable(q.res, q.args.Name, fmt.Sprintf("the server rejected our request due to an error in our request: %v", err))
-		}
-	case mediaMergePatch:
-		patched, err = jsonpatch.MergePatch(doc, patch)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
-		}
-	default:
-		patched, err = strategicpatch.StrategicMergePatch(doc, patch, schemaObj)
-		if err != nil {
-			return nil, newUnprocessable(q.res, q.args.Name, fmt.Sprintf("error applying strategic merge patch: %v", err))
-		}
+	patched, err := q.patchDocument(kind, doc, patch, schemaObj)
+	if err != nil {
+		return nil, err
 	}
 	if err := decodeJSON(patched, schemaObj); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -289,6 +271,36 @@ func (q *request) applyPatch(kind string, cur store.Object, patch []byte) (store
 		schemaObj.SetResourceVersion("")
 	}
 	return schemaObj, nil
+}
+
+// patchDocument applies a patch of a kind (a JSON patch, a merge patch, or
+// a strategic merge patch over the type of schema) to a JSON document; its
+// errors are the API's answers.
+func (q *request) patchDocument(kind string, doc, patch []byte, schema any) ([]byte, error) {
+	switch kind {
+	case mediaJSONPatch:
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		}
+		patched, err := p.Apply(doc)
+		if err != nil {
+			return nil, newUnprocessable(q.res, q.args.Name, fmt.Sprintf("the server rejected our request due to an error in our request: %v", err))
+		}
+		return patched, nil
+	case mediaMergePatch:
+		patched, err := jsonpatch.MergePatch(doc, patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
+		}
+		return patched, nil
+	default:
+		patched, err := strategicpatch.StrategicMergePatch(doc, patch, schema)
+		if err != nil {
+			return nil, newUnprocessable(q.res, q.args.Name, fmt.Sprintf("error applying strategic merge patch: %v", err))
+		}
+		return patched, nil
+	}
 }
 
 // applyCreate creates the object of a server-side apply that does not exist yet.

@@ -123,7 +123,7 @@ func TestServerSideApply(t *testing.T) {
 	if c, _, _ := unstructured.NestedString(w.Object, "spec", "color"); c != "green" {
 		t.Errorf("color after bob's forced apply: %q", c)
 	}
-	if _, err := apply("carol", map[string]any{"unknown": "x"}, false); err == nil || !strings.Contains(err.Error(), "unknown") {
+	if _, err := apply("carol", map[string]any{"undeclared": "x"}, false); err == nil || !strings.Contains(err.Error(), "field not declared in schema") {
 		t.Errorf("applying a field the schema does not declare: %v, want refused", err)
 	}
 }
