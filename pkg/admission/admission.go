@@ -106,7 +106,6 @@ type webhook struct {
 	timeout       time.Duration
 	nsSelector    labels.Selector
 	objSelector   labels.Selector
-	mutating      bool
 	noURLProblem  string // why it cannot be called, if so
 	reviewVersion bool   // it accepts admission.k8s.io/v1
 }
@@ -116,33 +115,61 @@ func (w *Webhooks) Empty() bool { return w == nil || len(w.mutating)+len(w.valid
 
 // Compile builds the webhooks of the configurations, in the order the
 // real server calls them: configurations by name, webhooks in their
-// configuration's order.
+// configuration's order. A webhook that cannot be built (an invalid
+// selector) is left out, and said in the error; the others are returned.
 func Compile(mutating []*admissionregistrationv1.MutatingWebhookConfiguration, validating []*admissionregistrationv1.ValidatingWebhookConfiguration, resolve Resolver) (*Webhooks, error) {
 	sort.Slice(mutating, func(i, j int) bool { return mutating[i].Name < mutating[j].Name })
 	sort.Slice(validating, func(i, j int) bool { return validating[i].Name < validating[j].Name })
 	w := &Webhooks{}
+	var errs []error
+	add := func(to *[]*webhook, wh *webhook, err error) {
+		if err != nil {
+			errs = append(errs, err)
+			return
+		}
+		*to = append(*to, wh)
+	}
 	for _, c := range mutating {
 		for _, h := range c.Webhooks {
 			wh, err := compile(c.Name, h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.MatchPolicy, h.NamespaceSelector,
 				h.ObjectSelector, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions, resolve)
-			if err != nil {
-				return nil, err
-			}
-			wh.mutating = true
-			w.mutating = append(w.mutating, wh)
+			add(&w.mutating, wh, err)
 		}
 	}
 	for _, c := range validating {
 		for _, h := range c.Webhooks {
 			wh, err := compile(c.Name, h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.MatchPolicy, h.NamespaceSelector,
 				h.ObjectSelector, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions, resolve)
-			if err != nil {
-				return nil, err
-			}
-			w.validating = append(w.validating, wh)
+			add(&w.validating, wh, err)
 		}
 	}
-	return w, nil
+	return w, errors.Join(errs...)
+}
+
+// Close closes the idle connections of the webhooks' clients, once they
+// are replaced (calls in flight finish).
+func (w *Webhooks) Close() {
+	if w == nil {
+		return
+	}
+	for _, wh := range slices.Concat(w.mutating, w.validating) {
+		wh.client.CloseIdleConnections()
+	}
+}
+
+// Intercepts reports whether a mutating (or validating) webhook has a rule
+// for req's operation, resource and subresource, whatever its selectors:
+// a write that none intercepts need not have its objects encoded into the
+// Request (which Mutate and Validate need only for the webhooks they call).
+func (w *Webhooks) Intercepts(mutating bool, req *Request) bool {
+	if w == nil {
+		return false
+	}
+	hooks := w.validating
+	if mutating {
+		hooks = w.mutating
+	}
+	return slices.ContainsFunc(hooks, func(wh *webhook) bool { return wh.hasRuleFor(req) })
 }
 
 func compile(config, name string, cc admissionregistrationv1.WebhookClientConfig, rules []admissionregistrationv1.RuleWithOperations,
@@ -182,7 +209,7 @@ func compile(config, name string, cc admissionregistrationv1.WebhookClientConfig
 		}
 		tlsConfig.RootCAs = pool
 	}
-	wh.client = &http.Client{Timeout: wh.timeout, Transport: &http.Transport{TLSClientConfig: tlsConfig, Proxy: nil}}
+	wh.client = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig, Proxy: nil}} // each call has its timeout
 	return wh, nil
 }
 
@@ -193,9 +220,14 @@ func selector(s *metav1.LabelSelector) (labels.Selector, error) {
 	return metav1.LabelSelectorAsSelector(s)
 }
 
+// hasRuleFor reports whether one of the webhook's rules matches req.
+func (wh *webhook) hasRuleFor(req *Request) bool {
+	return slices.ContainsFunc(wh.rules, func(r admissionregistrationv1.RuleWithOperations) bool { return ruleMatches(r, req, wh.equivalent) })
+}
+
 // matches reports whether the webhook is to be called for req.
 func (wh *webhook) matches(req *Request) bool {
-	if !slices.ContainsFunc(wh.rules, func(r admissionregistrationv1.RuleWithOperations) bool { return ruleMatches(r, req, wh.equivalent) }) {
+	if !wh.hasRuleFor(req) {
 		return false
 	}
 	if req.Namespaced && !wh.nsSelector.Matches(labels.Set(req.NamespaceLabels)) {

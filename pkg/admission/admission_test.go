@@ -21,6 +21,8 @@ func TestWebhookMatches(t *testing.T) {
 		Namespaced: true, Object: []byte(`{}`), ObjectLabels: map[string]string{"app": "web"}, NamespaceLabels: map[string]string{"team": "a"}}
 	status := *pods
 	status.Operation, status.SubResource = admissionv1.Update, "status"
+	update := *pods
+	update.Operation = admissionv1.Update
 	node := &Request{Operation: admissionv1.Create, Resource: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Object: []byte(`{}`)}
 	for _, tc := range []struct {
 		name  string
@@ -32,7 +34,8 @@ func TestWebhookMatches(t *testing.T) {
 		want  bool
 	}{
 		{name: "pods on create", rule: rule(create, []string{""}, []string{"v1"}, []string{"pods"}, "*"), req: pods, want: true},
-		{name: "not on update", rule: rule(create, []string{""}, []string{"v1"}, []string{"pods"}, "*"), req: &status, want: false},
+		{name: "not on update", rule: rule(create, []string{""}, []string{"v1"}, []string{"pods"}, "*"), req: &update, want: false},
+		{name: "every operation", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods"}, "*"), req: &update, want: true},
 		{name: "main resource only", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods"}, "*"), req: &status, want: false},
 		{name: "subresource named", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods/status"}, "*"), req: &status, want: true},
 		{name: "every subresource", rule: rule(all, []string{"*"}, []string{"*"}, []string{"*/*"}, "*"), req: &status, want: true},
@@ -41,6 +44,8 @@ func TestWebhookMatches(t *testing.T) {
 		{name: "another version, Equivalent", rule: rule(all, []string{""}, []string{"v2"}, []string{"pods"}, "*"), req: pods, want: true},
 		{name: "another version, Exact", rule: rule(all, []string{""}, []string{"v2"}, []string{"pods"}, "*"), exact: true, req: pods, want: false},
 		{name: "namespace selector", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods"}, "*"),
+			ns: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}, req: pods, want: true},
+		{name: "namespace selector, no match", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods"}, "*"),
 			ns: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "b"}}, req: pods, want: false},
 		{name: "object selector", rule: rule(all, []string{""}, []string{"v1"}, []string{"pods"}, "*"),
 			obj: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, req: pods, want: true},
@@ -61,7 +66,29 @@ func TestWebhookMatches(t *testing.T) {
 		if got := w.validating[0].matches(tc.req); got != tc.want {
 			t.Errorf("%s: matches = %v, want %v", tc.name, got, tc.want)
 		}
+		// Intercepts reads the rules only: selectors are left to matches.
+		ruleOnly := tc.want || tc.ns != nil || tc.obj != nil
+		if got := w.Intercepts(false, tc.req); got != ruleOnly {
+			t.Errorf("%s: Intercepts = %v, want %v", tc.name, got, ruleOnly)
+		}
+		if w.Intercepts(true, tc.req) {
+			t.Errorf("%s: a validating webhook intercepts as a mutating one", tc.name)
+		}
 	}
+}
+
+// A webhook that cannot be compiled is left out and said; the others stay.
+func TestCompileLeavesOutBrokenWebhooks(t *testing.T) {
+	good := admissionregistrationv1.ValidatingWebhook{Name: "good", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/")}}
+	bad := good
+	bad.Name = "bad"
+	bad.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Sometimes"}}}
+	w, err := Compile(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "c"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{bad, good}}}, nil)
+	if err == nil || len(w.validating) != 1 || w.validating[0].name != "good" {
+		t.Errorf("compiled %d webhooks, err %v; want only good, and an error naming bad", len(w.validating), err)
+	}
+	w.Close()
 }
 
 func TestEmptyWebhooksCallNothing(t *testing.T) {

@@ -155,8 +155,11 @@ type Server struct {
 	// compiled are the definitions' compiled versions, kept while what
 	// they are compiled from is unchanged (compiledKey), under customMu.
 	compiled map[types.UID]compiledDefinition
-	// webhooks are the admission webhooks of the stored configurations.
-	webhooks atomic.Pointer[admission.Webhooks]
+	// webhooks are the admission webhooks of the stored configurations;
+	// webhooksMu orders their recompilations (a list of the configurations
+	// and its compilation stored together).
+	webhooks   atomic.Pointer[admission.Webhooks]
+	webhooksMu sync.Mutex
 	// apply keeps managed fields and merges applied configurations.
 	apply *apply.Manager
 }

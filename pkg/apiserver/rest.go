@@ -412,7 +412,7 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 func (s *Server) written(ctx context.Context, r *resource) error {
 	if r.storage == mutatingConfigs || r.storage == validatingConfigs {
 		if err := s.webhookConfigsChanged(); err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("compiling the admission webhooks: %w", err))
+			return apierrors.NewInternalError(fmt.Errorf("listing the admission webhooks: %w", err))
 		}
 		return nil
 	}

@@ -91,8 +91,12 @@ func ptrValue(s *string) string {
 // authorises everything, as for a cluster administrator.
 var admissionUser = authenticationv1.UserInfo{Username: "system:admin", Groups: []string{"system:masters", "system:authenticated"}}
 
-// webhookConfigsChanged compiles the webhook configurations stored now.
+// webhookConfigsChanged compiles the webhook configurations stored now. A
+// webhook that cannot be compiled is left out (and logged); the write that
+// stored it stands.
 func (s *Server) webhookConfigsChanged() error {
+	s.webhooksMu.Lock()
+	defer s.webhooksMu.Unlock()
 	var mutating []*admissionregistrationv1.MutatingWebhookConfiguration
 	var validating []*admissionregistrationv1.ValidatingWebhookConfiguration
 	for _, gr := range []schema.GroupResource{mutatingConfigs, validatingConfigs} {
@@ -111,9 +115,9 @@ func (s *Server) webhookConfigsChanged() error {
 	}
 	w, err := admission.Compile(mutating, validating, s.resolveService)
 	if err != nil {
-		return err
+		s.log.Warn("admission webhooks left out", "err", err)
 	}
-	s.webhooks.Store(w)
+	s.webhooks.Swap(w).Close()
 	return nil
 }
 
@@ -124,11 +128,17 @@ func exemptFromWebhooks(r *resource) bool {
 	return r.storage == mutatingConfigs || r.storage == validatingConfigs
 }
 
-// admissionRequest describes a write of obj (nil on delete) over old (nil
-// on create) for the webhooks.
-func (s *Server) admissionRequest(r *resource, op admissionv1.Operation, sub string, obj, old store.Object, dry bool) (*admission.Request, error) {
-	req := &admission.Request{Operation: op, Resource: r.gvr, SubResource: sub, Kind: r.gvk,
+// admissionRequest describes a write to r for the webhooks, without its
+// objects yet (withObjects adds them): enough to find the webhooks whose
+// rules match it.
+func admissionRequest(r *resource, op admissionv1.Operation, sub string, dry bool) *admission.Request {
+	return &admission.Request{Operation: op, Resource: r.gvr, SubResource: sub, Kind: r.gvk,
 		Namespaced: r.namespaced, UserInfo: admissionUser, DryRun: dry}
+}
+
+// withObjects adds to req the write's object obj (nil on delete), the
+// stored one old (nil on create), and their namespace's labels.
+func (s *Server) withObjects(req *admission.Request, obj, old store.Object) error {
 	for _, o := range []store.Object{obj, old} {
 		if o != nil {
 			req.Namespace, req.Name = o.GetNamespace(), o.GetName()
@@ -137,23 +147,23 @@ func (s *Server) admissionRequest(r *resource, op admissionv1.Operation, sub str
 	if obj != nil {
 		b, err := encodeJSON(obj)
 		if err != nil {
-			return nil, apierrors.NewInternalError(err)
+			return apierrors.NewInternalError(err)
 		}
 		req.Object, req.ObjectLabels = b, obj.GetLabels()
 	}
 	if old != nil {
 		b, err := encodeJSON(old)
 		if err != nil {
-			return nil, apierrors.NewInternalError(err)
+			return apierrors.NewInternalError(err)
 		}
 		req.OldObject, req.OldObjectLabels = b, old.GetLabels()
 	}
-	if r.namespaced && req.Namespace != "" {
+	if req.Namespaced && req.Namespace != "" {
 		if ns, err := s.store.Get(namespacesResource.GroupResource(), "", req.Namespace); err == nil {
 			req.NamespaceLabels = ns.Object().GetLabels()
 		}
 	}
-	return req, nil
+	return nil
 }
 
 // mutate passes a write through the mutating webhooks and returns the
@@ -163,8 +173,11 @@ func (s *Server) mutate(ctx context.Context, r *resource, op admissionv1.Operati
 	if w.Empty() || exemptFromWebhooks(r) {
 		return obj, nil
 	}
-	req, err := s.admissionRequest(r, op, sub, obj, old, dry)
-	if err != nil {
+	req := admissionRequest(r, op, sub, dry)
+	if !w.Intercepts(true, req) { // most writes: leases, events, pods' status
+		return obj, nil
+	}
+	if err := s.withObjects(req, obj, old); err != nil {
 		return nil, err
 	}
 	out, err := w.Mutate(ctx, req)
@@ -188,8 +201,11 @@ func (s *Server) validateAdmission(ctx context.Context, r *resource, op admissio
 	if w.Empty() || exemptFromWebhooks(r) {
 		return nil
 	}
-	req, err := s.admissionRequest(r, op, sub, obj, old, dry)
-	if err != nil {
+	req := admissionRequest(r, op, sub, dry)
+	if !w.Intercepts(false, req) {
+		return nil
+	}
+	if err := s.withObjects(req, obj, old); err != nil {
 		return err
 	}
 	return w.Validate(ctx, req)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -19,6 +20,7 @@ import (
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 
 	"github.com/batkube/batkube/pkg/server"
 )
@@ -142,10 +144,27 @@ func BenchmarkServeLeaseRenew(b *testing.B) {
 }
 
 // BenchmarkServePodStatusPatch: the strategic-merge patch kube-scheduler
-// sends to mark a pod unschedulable.
+// sends to mark a pod unschedulable; with webhooks=jobs, beside admission
+// webhooks for batch Jobs only (as Kueue's), which the patch must not pay
+// for.
 func BenchmarkServePodStatusPatch(b *testing.B) {
+	b.Run("webhooks=none", func(b *testing.B) { benchmarkPodStatusPatch(b, false) })
+	b.Run("webhooks=jobs", func(b *testing.B) { benchmarkPodStatusPatch(b, true) })
+}
+
+func benchmarkPodStatusPatch(b *testing.B, jobWebhooks bool) {
 	srv := quietServer(b)
 	h := srv.Handler()
+	if jobWebhooks {
+		config := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "jobs"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "jobs.example.com", SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone),
+				AdmissionReviewVersions: []string{"v1"}, ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/")},
+				Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}}}}}}}
+		if _, err := srv.API.Create(context.Background(), admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"), config); err != nil {
+			b.Fatal(err)
+		}
+	}
 	p := newPod("p")
 	p.Namespace = "default"
 	if _, err := srv.API.Create(context.Background(), corev1.SchemeGroupVersion.WithResource("pods"), p); err != nil {
