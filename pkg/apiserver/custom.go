@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -14,6 +15,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,14 +81,14 @@ func (s *Server) customResources() *customSet {
 	return &customSet{}
 }
 
-// definitionsChanged serves the resources of the definitions stored now,
-// cleans up those being deleted, and tells discovery. It runs after every
-// write to a definition, one at a time.
 // compiledDefinition is a definition's compiled versions, and what they
-// were compiled from.
+// were compiled from: at its generation, with its accepted names, the sum
+// of its schemas (compiledKey).
 type compiledDefinition struct {
-	key      string
-	versions []*crd.Version
+	generation int64
+	names      apiextensionsv1.CustomResourceDefinitionNames
+	key        string
+	versions   []*crd.Version
 }
 
 // compile compiles a definition's versions, or returns those compiled from
@@ -96,22 +98,24 @@ type compiledDefinition struct {
 // and compiling a schema with CEL rules costs hundreds of milliseconds.
 // Called under customMu.
 func (s *Server) compile(def *apiextensionsv1.CustomResourceDefinition) ([]*crd.Version, error) {
+	c, ok := s.compiled[def.UID]
+	if ok && c.generation == def.Generation && equality.Semantic.DeepEqual(c.names, def.Status.AcceptedNames) {
+		return c.versions, nil // unchanged: another definition was written
+	}
 	key, err := compiledKey(def)
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := s.compiled[def.UID]; ok && c.key == key {
-		return c.versions, nil
-	}
-	versions, err := crd.Compile(def)
-	if err != nil {
-		return nil, err
+	if !ok || c.key != key {
+		if c.versions, err = crd.Compile(def); err != nil {
+			return nil, err
+		}
 	}
 	if s.compiled == nil {
 		s.compiled = map[types.UID]compiledDefinition{}
 	}
-	s.compiled[def.UID] = compiledDefinition{key: key, versions: versions}
-	return versions, nil
+	s.compiled[def.UID] = compiledDefinition{generation: def.Generation, names: def.Status.AcceptedNames, key: key, versions: c.versions}
+	return c.versions, nil
 }
 
 // compiledKey sums up what crd.Compile reads of a definition that matters
@@ -132,6 +136,9 @@ func compiledKey(def *apiextensionsv1.CustomResourceDefinition) (string, error) 
 	return string(sum[:]), nil
 }
 
+// definitionsChanged serves the resources of the definitions stored now,
+// cleans up those being deleted, and tells discovery. It runs after every
+// write to a definition, one at a time.
 func (s *Server) definitionsChanged(ctx context.Context) error {
 	s.customMu.Lock()
 	defer s.customMu.Unlock()
@@ -143,11 +150,13 @@ func (s *Server) definitionsChanged(ctx context.Context) error {
 		terminating: map[schema.GroupResource]bool{}}
 	var ops []endpoint.Operation
 	var facts []CustomResourceFacts
+	listed := map[types.UID]bool{}
 	for _, st := range list.Items {
 		def, ok := st.Object().(*apiextensionsv1.CustomResourceDefinition)
 		if !ok || !crd.Established(def) {
 			continue
 		}
+		listed[def.UID] = true
 		versions, err := s.compile(def)
 		if err != nil {
 			s.log.Warn("a custom resource definition cannot be served", "crd", def.Name, "err", err)
@@ -177,6 +186,7 @@ func (s *Server) definitionsChanged(ctx context.Context) error {
 				ShortNames: v.ShortNames, Categories: v.Categories, Storage: v.Storage})
 		}
 	}
+	maps.DeleteFunc(s.compiled, func(uid types.UID, _ compiledDefinition) bool { return !listed[uid] }) // deleted definitions
 	s.custom.Store(set)
 	if s.opts.OnCustomResources != nil {
 		s.opts.OnCustomResources(ops, facts)

@@ -120,7 +120,7 @@ func (s *Server) deleteObject(ctx context.Context, r *resource, ns, name string,
 	if len(obj.GetFinalizers()) > 0 {
 		st, err := s.markDeleting(ctx, r, ns, name, 0)
 		if err == nil {
-			err = s.deleted(ctx, r)
+			err = s.written(ctx, r)
 		}
 		return st, false, err
 	}
@@ -133,12 +133,10 @@ func (s *Server) deleteObject(ctx context.Context, r *resource, ns, name string,
 	if err != nil {
 		return nil, false, q2served(r, err, name)
 	}
-	return st, true, s.deleted(ctx, r)
+	return st, true, s.written(ctx, r)
 }
 
 // deleted follows the deletion of an object of r (gone or marked).
-func (s *Server) deleted(ctx context.Context, r *resource) error { return s.written(ctx, r) }
-
 func checkPreconditions(r *resource, obj store.Object, p *metav1.Preconditions) error {
 	if p == nil {
 		return nil

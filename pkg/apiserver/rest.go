@@ -128,12 +128,14 @@ func (q *request) listOptions() (*metav1.ListOptions, labels.Selector, fields.Se
 	if err != nil {
 		return nil, nil, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 	}
-	supported := registry.SupportedFields(q.res.storageGVK.Kind)
-	if q.res.custom != nil {
-		supported = append(registry.SupportedFields(""), q.res.custom.SelectableFields...)
-	}
-	if err := registry.CheckFields(supported, fs); err != nil {
-		return nil, nil, nil, apierrors.NewBadRequest(err.Error())
+	if !fs.Empty() { // most lists and watches select no field
+		supported := registry.SupportedFields(q.res.storageGVK.Kind)
+		if q.res.custom != nil {
+			supported = append(registry.SupportedFields(""), q.res.custom.SelectableFields...)
+		}
+		if err := registry.CheckFields(supported, fs); err != nil {
+			return nil, nil, nil, apierrors.NewBadRequest(err.Error())
+		}
 	}
 	if q.op.Verb == endpoint.Watch && q.args.Name != "" {
 		fs = fields.AndSelectors(fs, fields.OneTermEqualSelector("metadata.name", q.args.Name))

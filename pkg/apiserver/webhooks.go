@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	"github.com/batkube/batkube/pkg/admission"
 	"github.com/batkube/batkube/pkg/store"
@@ -67,7 +68,7 @@ func (s *Server) resolveService(namespace, name string, port int32) (string, err
 		}
 		p := target
 		for _, ep := range es.Ports {
-			if ep.Port != nil && ptrValue(ep.Name) == portName {
+			if ep.Port != nil && ptr.Deref(ep.Name, "") == portName {
 				p = *ep.Port
 			}
 		}
@@ -78,13 +79,6 @@ func (s *Server) resolveService(namespace, name string, port int32) (string, err
 		}
 	}
 	return "", fmt.Errorf("service %s/%s has no ready endpoint (an EndpointSlice labelled %s=%s)", namespace, name, discoveryv1.LabelServiceName, name)
-}
-
-func ptrValue(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // admissionUser is who the webhooks are told sends every request: Batkube

@@ -41,6 +41,9 @@ func SupportedFields(kind string) []string {
 // CheckFieldSelector returns an error naming the first field of sel that kind
 // does not support, like the real API server's "field label not supported".
 func CheckFieldSelector(kind string, sel fields.Selector) error {
+	if sel == nil || sel.Empty() {
+		return nil
+	}
 	return CheckFields(SupportedFields(kind), sel)
 }
 
