@@ -2,25 +2,11 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 )
-
-// kubectlFails runs kubectl expecting it to fail, and returns its output.
-func (c *cluster) kubectlFails(t *testing.T, args ...string) string {
-	t.Helper()
-	ctx := testContext(t, 60*time.Second)
-	cmd := exec.CommandContext(ctx, binary(t, "kubectl"), append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+c.dir, "KUBECACHEDIR="+filepath.Join(c.dir, "cache"))
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Fatalf("kubectl %s succeeded, want a failure:\n%s", strings.Join(args, " "), out)
-	}
-	return string(out)
-}
 
 const widgetManifest = `apiVersion: example.batkube.io/v1
 kind: Widget
@@ -58,24 +44,27 @@ func TestKubectlCustomResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := []struct {
-		args []string
-		want []string
+		args         []string
+		want, absent []string
+		// row: the first cells of the row of the first cell row[0]
+		row []string
 	}{
-		{[]string{"apply", "-f", crd}, []string{"customresourcedefinition.apiextensions.k8s.io/widgets.example.batkube.io created"}},
-		{[]string{"wait", "--for", "condition=established", "crd/widgets.example.batkube.io", "--timeout=30s"}, []string{"condition met"}},
-		{[]string{"get", "crd"}, []string{"widgets.example.batkube.io"}},
-		{[]string{"apply", "-f", file}, []string{"widget.example.batkube.io/a created"}},
-		{[]string{"get", "widgets"}, []string{"NAME", "COLOR", "REPLICAS", "READY", "AGE", "a", "blue", "2"}},
-		{[]string{"get", "wd", "a", "-o", "jsonpath={.spec.maxReplicas} {.metadata.generation}"}, []string{"10 1"}},
-		{[]string{"patch", "widget", "a", "--subresource=status", "--type=merge", "-p", `{"status":{"replicas":2,"selector":"app=a"}}`}, []string{"widget.example.batkube.io/a patched"}},
-		{[]string{"scale", "widget", "a", "--replicas=4"}, []string{"widget.example.batkube.io/a scaled"}},
-		{[]string{"get", "widget", "a", "-o", "jsonpath={.spec.replicas} {.status.replicas} {.metadata.generation}"}, []string{"4 2 2"}},
-		{[]string{"get", "widgets", "--field-selector", "spec.color=blue", "-o", "name"}, []string{"widget.example.batkube.io/a"}},
-		{[]string{"apply", "--server-side", "-f", ssaFile}, []string{"widget.example.batkube.io/b serverside-applied"}},
-		{[]string{"get", "widget", "b", "-o", "jsonpath={.metadata.managedFields[0].manager} {.metadata.managedFields[0].operation}"}, []string{"kubectl Apply"}},
-		{[]string{"apply", "--server-side", "--force-conflicts", "--field-manager=ops", "-f", ssaOther}, []string{"widget.example.batkube.io/b serverside-applied"}},
-		{[]string{"get", "widget", "b", "-o", "jsonpath={.spec.color}"}, []string{"red"}},
-		{[]string{"delete", "crd", "widgets.example.batkube.io"}, []string{`customresourcedefinition.apiextensions.k8s.io "widgets.example.batkube.io" deleted`}},
+		{args: []string{"apply", "-f", crd}, want: []string{"customresourcedefinition.apiextensions.k8s.io/widgets.example.batkube.io created"}},
+		{args: []string{"wait", "--for", "condition=established", "crd/widgets.example.batkube.io", "--timeout=30s"}, want: []string{"condition met"}},
+		{args: []string{"get", "crd"}, want: []string{"widgets.example.batkube.io"}},
+		{args: []string{"apply", "-f", file}, want: []string{"widget.example.batkube.io/a created"}},
+		{args: []string{"get", "widgets"}, want: []string{"NAME", "COLOR", "REPLICAS", "READY", "AGE"}, row: []string{"a", "blue", "2"}},
+		{args: []string{"get", "wd", "a", "-o", "jsonpath={.spec.maxReplicas} {.metadata.generation}"}, want: []string{"10 1"}},
+		{args: []string{"patch", "widget", "a", "--subresource=status", "--type=merge", "-p", `{"status":{"replicas":2,"selector":"app=a"}}`}, want: []string{"widget.example.batkube.io/a patched"}},
+		{args: []string{"scale", "widget", "a", "--replicas=4"}, want: []string{"widget.example.batkube.io/a scaled"}},
+		{args: []string{"get", "widget", "a", "-o", "jsonpath={.spec.replicas} {.status.replicas} {.metadata.generation}"}, want: []string{"4 2 2"}},
+		{args: []string{"apply", "--server-side", "-f", ssaFile}, want: []string{"widget.example.batkube.io/b serverside-applied"}},
+		{args: []string{"get", "widget", "b", "-o", "jsonpath={.metadata.managedFields[0].manager} {.metadata.managedFields[0].operation}"}, want: []string{"kubectl Apply"}},
+		{args: []string{"apply", "--server-side", "--force-conflicts", "--field-manager=ops", "-f", ssaOther}, want: []string{"widget.example.batkube.io/b serverside-applied"}},
+		{args: []string{"get", "widget", "b", "-o", "jsonpath={.spec.color}"}, want: []string{"red"}},
+		{args: []string{"get", "widgets", "--field-selector", "spec.color=red", "-o", "name"}, want: []string{"widget.example.batkube.io/b"}, absent: []string{"/a"}},
+		{args: []string{"get", "widgets", "--field-selector", "spec.color=blue", "-o", "name"}, want: []string{"widget.example.batkube.io/a"}, absent: []string{"/b"}},
+		{args: []string{"delete", "crd", "widgets.example.batkube.io"}, want: []string{`customresourcedefinition.apiextensions.k8s.io "widgets.example.batkube.io" deleted`}},
 	}
 	for i, s := range steps {
 		if strings.Contains(strings.Join(s.args, " "), "--force-conflicts") {
@@ -96,6 +85,17 @@ func TestKubectlCustomResources(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("kubectl %s: output lacks %q:\n%s", strings.Join(s.args, " "), w, out)
 			}
+		}
+		for _, a := range s.absent {
+			if strings.Contains(out, a) {
+				t.Errorf("kubectl %s: output has %q:\n%s", strings.Join(s.args, " "), a, out)
+			}
+		}
+		if s.row != nil && !slices.ContainsFunc(strings.Split(out, "\n"), func(line string) bool {
+			cells := strings.Fields(line)
+			return len(cells) >= len(s.row) && slices.Equal(cells[:len(s.row)], s.row)
+		}) {
+			t.Errorf("kubectl %s: no row starting %v:\n%s", strings.Join(s.args, " "), s.row, out)
 		}
 	}
 	// kubectl's discovery cache still knows the resource: the server says

@@ -16,14 +16,31 @@ import (
 // kubectl runs the upstream kubectl against the cluster and returns its output.
 func (c *cluster) kubectl(t *testing.T, args ...string) string {
 	t.Helper()
+	out, err := c.runKubectl(t, args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// kubectlFails runs kubectl expecting it to fail, and returns its output.
+func (c *cluster) kubectlFails(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := c.runKubectl(t, args...)
+	if err == nil {
+		t.Fatalf("kubectl %s succeeded, want a failure:\n%s", strings.Join(args, " "), out)
+	}
+	return out
+}
+
+// runKubectl runs kubectl with the cluster's kubeconfig, its home and
+// discovery cache in the cluster's folder.
+func (c *cluster) runKubectl(t *testing.T, args ...string) (string, error) {
 	ctx := testContext(t, 60*time.Second)
 	cmd := exec.CommandContext(ctx, binary(t, "kubectl"), append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+c.dir, "KUBECACHEDIR="+filepath.Join(c.dir, "cache"))
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
+	return string(out), err
 }
 
 const manifest = `apiVersion: v1

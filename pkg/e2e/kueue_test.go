@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/batkube/batkube/pkg/apiserver"
 )
 
 // TestKueueAdmitsWithinQuotas runs Kueue's manager v0.17.0, unmodified
@@ -58,7 +59,7 @@ func TestKueueAdmitsWithinQuotas(t *testing.T) {
 		}
 		// dyn!NAMESPACE.JOB-xxxxx: a Job's pod, named after its Job.
 		ns, pod, _ := strings.Cut(strings.TrimPrefix(id, "dyn!"), ".")
-		job := ns + "/" + pod[:strings.LastIndex(pod, "-")]
+		job := ns + "/" + generatedFrom(pod)
 		if _, ok := created[job]; !ok {
 			t.Errorf("job %s: not a pod of the manifest's Jobs", id)
 			continue
@@ -88,7 +89,7 @@ func TestKueueAdmitsWithinQuotas(t *testing.T) {
 	for _, r := range rows {
 		// Kueue names a Job's Workload job-NAME-HASH.
 		name := strings.TrimPrefix(r["name"], "job-")
-		job := r["namespace"] + "/" + name[:strings.LastIndex(name, "-")]
+		job := r["namespace"] + "/" + generatedFrom(name)
 		w := wl{job: job, tenant: r["namespace"], created: num(t, r["created"]), reserved: num(t, r["quota_reserved"]),
 			admitted: num(t, r["admitted"]), finished: num(t, r["finished"])}
 		if r["cluster_queue"] != r["namespace"] || r["queue"] != "queue" || r["final_state"] != "Finished" || r["reason"] != "Succeeded" {
@@ -172,8 +173,12 @@ func kueueJobCreations(t *testing.T, path string) map[string]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	docs, err := apiserver.ManifestDocuments(data)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]float64{}
-	for _, doc := range strings.Split(string(data), "\n---\n") {
+	for _, doc := range docs {
 		var obj struct {
 			Kind     string `json:"kind"`
 			Metadata struct {
@@ -181,7 +186,7 @@ func kueueJobCreations(t *testing.T, path string) map[string]float64 {
 				Annotations     map[string]string
 			} `json:"metadata"`
 		}
-		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+		if err := json.Unmarshal(doc, &obj); err != nil {
 			t.Fatal(err)
 		}
 		if obj.Kind != "Job" {
@@ -194,4 +199,13 @@ func kueueJobCreations(t *testing.T, path string) map[string]float64 {
 		out[obj.Metadata.Namespace+"/"+obj.Metadata.Name] = at
 	}
 	return out
+}
+
+// generatedFrom is the name a generated name was made from: all before its
+// last "-" (the whole name when it has none, which then matches no Job).
+func generatedFrom(name string) string {
+	if i := strings.LastIndex(name, "-"); i >= 0 {
+		return name[:i]
+	}
+	return name
 }

@@ -357,16 +357,26 @@ func TestJobWaitingFromControllers(t *testing.T) {
 }
 
 // Utilisation needs every job's requests: with a dynamic job among them
-// (requests unknown), a run has none rather than a figure too low.
+// (not in the workload: its requests unknown), a run has none rather than a
+// figure too low.
 func TestNoUtilisationWithUnknownRequests(t *testing.T) {
-	r := &Run{HasRequests: true, Nodes: []Node{{Name: "n", Allocatable: Request{CPU: 4, Memory: 1}}},
-		Jobs: []Job{{ID: "w0!1", Started: true, Start: 0, Finish: 10, Request: Request{CPU: 2, Memory: 0.5}}}}
-	if f := r.Figures(); !f.HasUtilisation || f.CPUUtilisation != 0.5 {
+	workload := filepath.Join(t.TempDir(), "w.json")
+	if err := os.WriteFile(workload, []byte(`{"nb_res": 1, "jobs": [{"id": "1", "subtime": 0, "res": 1, "profile": "p"}],
+		"profiles": {"p": {"type": "delay", "delay": 10, "cpu": 2, "memory": "512Mi"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(jobs ...Job) Figures {
+		r := &Run{Nodes: []Node{{Name: "n", Allocatable: Request{CPU: 4, Memory: 1 << 30}}}, Jobs: jobs}
+		if err := r.readRequests([]string{workload}); err != nil {
+			t.Fatal(err)
+		}
+		return r.Figures()
+	}
+	static := Job{ID: "w0!1", Profile: "p", Res: 1, Started: true, Start: 0, Finish: 10}
+	if f := run(static); !f.HasUtilisation || f.CPUUtilisation != 0.5 {
 		t.Fatalf("known requests: utilisation %v %g, want 0.5", f.HasUtilisation, f.CPUUtilisation)
 	}
-	r.Jobs = append(r.Jobs, Job{ID: "dyn!default.pod", Started: true, Start: 0, Finish: 10})
-	r.Unknown = 1
-	if f := r.Figures(); f.HasUtilisation {
+	if f := run(static, Job{ID: "dyn!default.pod", Profile: "unknown", Started: true, Start: 0, Finish: 10}); f.HasUtilisation {
 		t.Errorf("a dynamic job's requests unknown: utilisation %g given", f.CPUUtilisation)
 	}
 }

@@ -154,7 +154,7 @@ func Load(dir string, in Inputs) (*Run, error) {
 		return nil, err
 	}
 	if r.Unknown > 0 {
-		r.Notes = append(r.Notes, fmt.Sprintf("%d jobs are not in the workloads (dynamic jobs): their requests count as 0 in the utilisation", r.Unknown))
+		r.Notes = append(r.Notes, fmt.Sprintf("%d jobs are not in the workloads (dynamic jobs): their requests count as 0 in the utilisation chart, and the run has no utilisation figure", r.Unknown))
 	}
 	return r, nil
 }
