@@ -243,7 +243,9 @@ func (r *run) kueuePIDFile() string { return filepath.Join(r.cfg.OutDir, KueuePr
 // startKueue starts BinDir/kueue with the run's configuration, on the run's
 // simulated clock (like kube-controller-manager), and waits until it is
 // ready: its certificates made and its webhooks served, so that the Jobs
-// created from the first step on go through them.
+// created from the first step on go through them. (Its certificate manager
+// checks for them with a back-off of 1 s doubling: a few seconds here; the
+// limit of 5 minutes only ends a start that will not come.)
 func (r *run) startKueue(ctx context.Context) error {
 	if !r.cfg.Kueue {
 		return nil
@@ -271,7 +273,7 @@ func (r *run) startKueue(ctx context.Context) error {
 	go func() {
 		mounted <- mountSecret(mountCtx, r.apiURL, KueueNamespace, kueueWebhookSecret, filepath.Join(r.cfg.OutDir, kueueCertDir))
 	}()
-	err = waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", r.kueue.healthPort), p, "Kueue's manager", 2*time.Minute)
+	err = waitReady(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", r.kueue.healthPort), p, "Kueue's manager", 5*time.Minute)
 	stopMounting()
 	if merr := <-mounted; err != nil && merr != nil && !errors.Is(merr, context.Canceled) {
 		return fmt.Errorf("%w (mounting its certificates' Secret: %v)", err, merr)
