@@ -60,8 +60,9 @@ run-batsim: build $(BIN)/kube-scheduler ## the same with a real batsim 4.x from 
 # runs again, -j 2 to run two at once).
 COMPARE       ?= examples/schedulers/compare.yaml
 COMPARE_FLAGS ?=
-compare: build upstream ## run the scheduler families of examples/schedulers/compare.yaml on one contended workload (a campaign) and print the table that compares them (out/compare, with report.html)
+compare: build upstream ## run the scheduler families of examples/schedulers/compare.yaml on one contended workload (a campaign) and print the table that compares them (out/compare, with report.html), then Kueue's settings (compare-kueue)
 	$(BIN)/batkube-campaign -o out/compare $(COMPARE_FLAGS) $(COMPARE)
+	$(BIN)/batkube-campaign -o out/compare-kueue $(COMPARE_FLAGS) examples/kueue/compare.yaml
 
 compare-kueue: build upstream ## run Kueue's settings side by side (examples/kueue/compare.yaml: no Kueue, BestEffortFIFO, StrictFIFO, fair sharing) on one contended workload of two tenants' Jobs and print the table (out/compare-kueue, with report.html)
 	$(BIN)/batkube-campaign -o out/compare-kueue $(COMPARE_FLAGS) examples/kueue/compare.yaml

@@ -21,17 +21,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/batkube/batkube/pkg/campaign"
+	"github.com/batkube/batkube/pkg/cli"
 	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/screenshot"
 )
@@ -67,10 +65,9 @@ type jobOptions struct {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	cli.Main(func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		return run(ctx, args, os.Getenv, stdout, stderr)
+	})
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {

@@ -24,9 +24,6 @@ import (
 	"fmt"
 	"github.com/batkube/batkube/pkg/cli"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/batkube/batkube/pkg/enginerun"
@@ -53,23 +50,14 @@ type options struct {
 	Quiet           bool          `short:"q" long:"quiet" description:"Do not print progress"`
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main(run) }
 
 // run runs the command and returns its exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var opts options
 	cmd := command()
-	rest, code, ok := cli.Parse(cmd, &opts, args, stdout, stderr)
-	if !ok {
+	if code, ok := cli.ParseNoArgs(cmd, &opts, args, stdout, stderr); !ok {
 		return code
-	}
-	if len(rest) > 0 {
-		return cmd.UsageError(stderr, "unexpected argument %q", rest[0])
 	}
 	naming, err := enginerun.ParseWorkloadNaming(opts.WorkloadNames)
 	if err != nil {

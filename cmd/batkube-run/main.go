@@ -14,11 +14,9 @@ import (
 	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/batkube/batkube/pkg/launch"
@@ -65,23 +63,13 @@ type options struct {
 	Quiet             bool          `short:"q" long:"quiet" description:"show no progress"`
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main(run) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var opts options
 	cmd := command()
-	rest, code, ok := cli.Parse(cmd, &opts, args, stdout, stderr)
-	if !ok {
+	if code, ok := cli.ParseNoArgs(cmd, &opts, args, stdout, stderr); !ok {
 		return code
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "batkube-run: unexpected argument %q\nRun 'batkube-run --help' for usage.\n", rest[0])
-		return 2
 	}
 	show := newProgressPrinter(stderr)
 	cfg := launch.Config{

@@ -322,6 +322,11 @@ func (q *request) createOp(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, err)
 		return
 	}
+	q.createAndWrite(ctx, w, obj)
+}
+
+// createAndWrite stores obj, new, and answers 201 with what was stored.
+func (q *request) createAndWrite(ctx context.Context, w http.ResponseWriter, obj store.Object) {
 	st, err := q.server.create(ctx, q.res, obj, dryRun(q.http))
 	if err != nil {
 		q.fail(w, err)

@@ -46,18 +46,9 @@ func (q *request) update(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", name, q.args.Name)))
 		return
 	}
-	change, scheduled := q.watchPodScheduled(func(cur store.Object) (store.Object, error) {
+	q.updateAndWrite(ctx, w, func(cur store.Object) (store.Object, error) {
 		return q.track(cur, obj.DeepCopyObject().(store.Object))
 	})
-	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http), change)
-	if err != nil {
-		q.fail(w, err)
-		return
-	}
-	if *scheduled {
-		q.server.actedAsScheduler(q.http.UserAgent())
-	}
-	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
 }
 
 // update replaces an object by what change computes from its current served
@@ -229,16 +220,7 @@ func (q *request) patch(ctx context.Context, w http.ResponseWriter) {
 		}
 		patchCur = func(cur store.Object) (store.Object, error) { return q.applyTo(cur, applied) }
 	}
-	change, scheduled := q.watchPodScheduled(patchCur)
-	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http), change)
-	if err != nil {
-		q.fail(w, err)
-		return
-	}
-	if *scheduled {
-		q.server.actedAsScheduler(q.http.UserAgent())
-	}
-	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
+	q.updateAndWrite(ctx, w, patchCur)
 }
 
 func patchKind(contentType string) (string, bool) {
@@ -323,12 +305,7 @@ func (q *request) applyCreate(ctx context.Context, w http.ResponseWriter, applie
 		q.fail(w, err)
 		return
 	}
-	st, err := q.server.create(ctx, q.res, obj, dryRun(q.http))
-	if err != nil {
-		q.fail(w, err)
-		return
-	}
-	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusCreated)
+	q.createAndWrite(ctx, w, obj)
 }
 
 func newUnprocessable(r *resource, name, msg string) error {
@@ -336,4 +313,20 @@ func newUnprocessable(r *resource, name, msg string) error {
 		Status: metav1.StatusFailure, Code: http.StatusUnprocessableEntity, Reason: metav1.StatusReasonInvalid,
 		Message: msg, Details: &metav1.StatusDetails{Name: name, Group: r.gvr.Group, Kind: r.gvr.Resource},
 	}}
+}
+
+// updateAndWrite stores the change of the object of the URL and answers
+// 200 with what was stored, noting a client that acted as a scheduler
+// (watchPodScheduled).
+func (q *request) updateAndWrite(ctx context.Context, w http.ResponseWriter, change func(store.Object) (store.Object, error)) {
+	change, scheduled := q.watchPodScheduled(change)
+	st, err := q.server.update(ctx, q.res, q.args.Namespace, q.args.Name, q.op.Subresource, dryRun(q.http), change)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	if *scheduled {
+		q.server.actedAsScheduler(q.http.UserAgent())
+	}
+	q.server.writeStored(w, q.http, q.format, q.res, st, http.StatusOK)
 }

@@ -35,18 +35,25 @@ type ownerRecord struct {
 	state, reason                string
 }
 
-// ownerLog gathers the records; nil when the log is off.
-type ownerLog struct {
+// recordLog is a CSV log kept as records by uid, written at the end
+// (writeRecords).
+type recordLog[R any] struct {
 	w       io.Writer
-	records map[types.UID]*ownerRecord
+	records map[types.UID]*R
 }
 
-func newOwnerLog(w io.Writer) *ownerLog {
+// newRecordLog returns a log on w, nil when w is nil (the log is off).
+func newRecordLog[L ~struct{ recordLog[R] }, R any](w io.Writer) *L {
 	if w == nil {
 		return nil
 	}
-	return &ownerLog{w: w, records: map[types.UID]*ownerRecord{}}
+	return &L{recordLog[R]{w: w, records: map[types.UID]*R{}}}
 }
+
+// ownerLog gathers the records; nil when the log is off.
+type ownerLog struct{ recordLog[ownerRecord] }
+
+func newOwnerLog(w io.Writer) *ownerLog { return newRecordLog[ownerLog](w) }
 
 func (l *ownerLog) record(uid types.UID, kind, namespace, name string, now float64) *ownerRecord {
 	r := l.records[uid]

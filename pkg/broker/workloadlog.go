@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/batkube/batkube/pkg/store"
 )
@@ -52,17 +51,9 @@ type workloadRecord struct {
 }
 
 // workloadLog gathers the records; nil when the log is off.
-type workloadLog struct {
-	w       io.Writer
-	records map[types.UID]*workloadRecord
-}
+type workloadLog struct{ recordLog[workloadRecord] }
 
-func newWorkloadLog(w io.Writer) *workloadLog {
-	if w == nil {
-		return nil
-	}
-	return &workloadLog{w: w, records: map[types.UID]*workloadRecord{}}
-}
+func newWorkloadLog(w io.Writer) *workloadLog { return newRecordLog[workloadLog](w) }
 
 // changed records a Workload's state, seen at now. It reads the object in
 // place (the store's copy, never modified).

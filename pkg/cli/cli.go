@@ -5,12 +5,26 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/jessevdk/go-flags"
 )
+
+// Main runs a command's run with the process's arguments and standard
+// streams, and a context cancelled at the first SIGINT or SIGTERM (a
+// second one kills the process), then exits with the code run returned.
+func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
 
 // Command names a command and says what it does, for its --help.
 type Command struct {
@@ -37,6 +51,16 @@ func Parse(c Command, opts any, args []string, stdout, stderr io.Writer) (rest [
 		return nil, c.UsageError(stderr, "%v", err), false
 	}
 	return rest, 0, true
+}
+
+// ParseNoArgs is Parse for a command that takes flags only: an argument
+// left over is a usage error.
+func ParseNoArgs(c Command, opts any, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	rest, code, ok := Parse(c, opts, args, stdout, stderr)
+	if ok && len(rest) > 0 {
+		return c.UsageError(stderr, "unexpected argument %q", rest[0]), false
+	}
+	return code, ok
 }
 
 // UsageError prints "NAME: message" and the hint to run --help on stderr,

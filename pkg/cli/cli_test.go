@@ -30,3 +30,16 @@ func TestParseHelpAndUsageErrors(t *testing.T) {
 		t.Errorf("usage error: code %d ok %t, stderr %q", code, ok, errs.String())
 	}
 }
+
+func TestParseNoArgsRefusesArguments(t *testing.T) {
+	c := Command{Name: "tool"}
+	var opts options
+	var out, errs bytes.Buffer
+	if code, ok := ParseNoArgs(c, &opts, []string{"--count", "2"}, &out, &errs); !ok || code != 0 || opts.Count != 2 {
+		t.Errorf("flags only: code %d ok %t opts %+v", code, ok, opts)
+	}
+	if code, ok := ParseNoArgs(c, &opts, []string{"--count", "2", "extra"}, &out, &errs); ok || code != 2 ||
+		errs.String() != "tool: unexpected argument \"extra\"\nRun 'tool --help' for usage.\n" {
+		t.Errorf("an argument: code %d ok %t, stderr %q", code, ok, errs.String())
+	}
+}

@@ -34,9 +34,36 @@ import (
 // tenant's Workloads are admitted in the order of their creation, and every
 // step is proven exact. The instants come from _workloads.csv, which the
 // test checks against the pods' own.
+//
+// Under StrictFIFO (the same objects, both ClusterQueues StrictFIFO), the
+// head Workload of a full ClusterQueue stays at the head, and Kueue's
+// scheduler pauses 1 to 10 ms between cycles that admit nothing: each pause
+// ends early once the store moved (simclock.Pause), so the run takes no
+// step per pause (it would otherwise take one every 10 simulated ms while
+// the cohort is full: thousands) and the checks above still hold.
 func TestKueueAdmitsWithinQuotas(t *testing.T) {
+	for _, strategy := range []string{"BestEffortFIFO", "StrictFIFO"} {
+		t.Run(strategy, func(t *testing.T) { testKueueAdmitsWithinQuotas(t, strategy) })
+	}
+}
+
+func testKueueAdmitsWithinQuotas(t *testing.T, strategy string) {
 	root := repoRoot()
 	objects := abs(root, "examples/kueue/two-tenants.yaml")
+	if strategy != "BestEffortFIFO" {
+		data, err := os.ReadFile(objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const field = "queueingStrategy: BestEffortFIFO"
+		if strings.Count(string(data), field) != 2 {
+			t.Fatalf("%s: want two ClusterQueues with %q", objects, field)
+		}
+		objects = filepath.Join(t.TempDir(), "two-tenants.yaml")
+		if err := os.WriteFile(objects, []byte(strings.ReplaceAll(string(data), field, "queueingStrategy: "+strategy)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	created := kueueJobCreations(t, objects)
 	workload := filepath.Join(t.TempDir(), "one.json")
 	writeJSON(t, workload, map[string]any{"nb_res": 4,
@@ -48,6 +75,15 @@ func TestKueueAdmitsWithinQuotas(t *testing.T) {
 	sum := s.mustRun(5 * time.Minute)
 	if sum.Settle.Inexact() > 0 {
 		t.Errorf("settling: %+v, want every step exact", sum.Settle)
+	}
+	t.Logf("settling: %d steps, %+v", sum.Settle.Steps(), sum.Settle)
+	// Ten Jobs: their creations, starts, ends and batched syncs make some
+	// tens of steps; a step per pause of Kueue's scheduler, thousands.
+	if steps := sum.Settle.Steps(); steps > 300 {
+		t.Errorf("%d steps (%+v): Kueue's pauses taken as steps?", steps, sum.Settle)
+	}
+	if strategy == "StrictFIFO" && sum.Settle.PauseReleases == 0 {
+		t.Errorf("settling: %+v, want Kueue's pauses released (its head Workloads wait for quota)", sum.Settle)
 	}
 
 	// The pods, by Job (namespace/name).

@@ -1,6 +1,7 @@
 package gcpace
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -55,9 +56,15 @@ func TestPacerFollowsTheLiveHeapAndRestores(t *testing.T) {
 		t.Errorf("the runtime's GC percent is %d, the pacer's %d", got, p.Percent())
 	}
 	debug.SetGCPercent(p.Percent())
+	if got, want := debug.SetMemoryLimit(-1), limitFor(uint64(len(ballast)), headroom); got < want {
+		t.Errorf("memory limit %d MiB with %d MiB live, want at least %d MiB", got>>20, len(ballast)>>20, want>>20)
+	}
 	p.Stop()
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("after Stop the GC percent is %d, want GOGC's 100", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("after Stop the memory limit is %d, want none (GOMEMLIMIT unset)", got)
 	}
 	debug.SetGCPercent(-1)
 	if Start(64<<20) != nil {
@@ -66,6 +73,26 @@ func TestPacerFollowsTheLiveHeapAndRestores(t *testing.T) {
 	debug.SetGCPercent(100)
 	if Start(0) != nil {
 		t.Error("Start with no headroom: want no pacer")
+	}
+}
+
+// TestLimitBoundsAStalePercent: the limit stays above the goal GOGC's
+// percent gives a steady heap (never more collections than GOGC), and
+// bounds the goal a percent set for a small heap would give a heap that
+// grew tenfold before the pacer adjusted it.
+func TestLimitBoundsAStalePercent(t *testing.T) {
+	const headroom = 64 << 20
+	for _, live := range []uint64{1 << 20, 16 << 20, 64 << 20, 1 << 30} {
+		percent := percentFor(live, headroom, 100)
+		goal := max(live, minHeap) * uint64(100+percent) / 100
+		limit := uint64(limitFor(live, headroom))
+		if limit < goal+headroom/2 {
+			t.Errorf("live %d MiB: limit %d MiB, below the goal %d MiB and some slack", live>>20, limit>>20, goal>>20)
+		}
+		grown := 10 * max(live, minHeap)
+		if stale := grown * uint64(100+percent) / 100; live < headroom && limit >= stale {
+			t.Errorf("live %d MiB grown to %d MiB: limit %d MiB, not below the stale goal %d MiB", live>>20, grown>>20, limit>>20, stale>>20)
+		}
 	}
 }
 

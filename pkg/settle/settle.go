@@ -192,8 +192,10 @@ type Stats struct {
 	Checks int `json:"checks"`
 	Probes int `json:"probes"`
 	// BarrierChecks counts the checks of the controllers' barrier
-	// (Barrier).
+	// (Barrier); PauseReleases the times their scheduling loops' pauses
+	// were released once the barrier held (simclock.Pause).
 	BarrierChecks int `json:"barrierChecks,omitempty"`
+	PauseReleases int `json:"pauseReleases,omitempty"`
 }
 
 // Prober is implemented by policies that look at the scheduler: Probes
@@ -234,3 +236,6 @@ func (s *Stats) Add(r Reason) {
 // Inexact counts the steps that ended without knowing the scheduler was
 // done.
 func (s Stats) Inexact() int { return s.Quiet + s.MaxWait + s.Unproven }
+
+// Steps counts the steps, however they ended.
+func (s Stats) Steps() int { return s.NothingPending + s.Idle + s.Quiet + s.MaxWait + s.Unproven }

@@ -38,6 +38,10 @@ const (
 	// KindPassive: the wait ends when simulated time passes the instant,
 	// without asking for a call.
 	KindPassive = "passive"
+	// KindPause: a passive wait that the broker may also end before its
+	// instant ("released") once every process is idle and something
+	// changed since the last release.
+	KindPause = "pause"
 )
 
 // process is this process's simulated clock; nil when its time is real.
@@ -67,8 +71,8 @@ type simulated struct {
 	client *http.Client
 
 	mu sync.Mutex
-	// timers are the pending timers, work ones and the others.
-	timers [2]timerHeap
+	// timers are the pending timers of each class.
+	timers [classes]timerHeap
 	seq    uint64
 	// reached is the latest simulated time the server said the clock
 	// reached: timers at or before it are due.
@@ -80,13 +84,15 @@ type simulated struct {
 	errs map[string]bool
 }
 
-// The two classes of timers, and of waits on the server.
+// The classes of timers, and of waits on the server.
 const (
-	passive = 0
-	work    = 1
+	passive = iota
+	work
+	pause
+	classes
 )
 
-var kinds = [2]string{passive: KindPassive, work: KindWork}
+var kinds = [classes]string{passive: KindPassive, work: KindWork, pause: KindPause}
 
 // attach maps the page at path and counts this process among its
 // processes.
@@ -118,8 +124,11 @@ func (s *simulated) now() time.Time { return s.epoch.Add(s.page.Elapsed()) }
 // channel.
 func (s *simulated) newTimer(d time.Duration, f func(), caller callerKind) *simTimer {
 	t := &simTimer{s: s, f: f, index: -1}
-	if caller == workCaller {
+	switch caller {
+	case workCaller:
 		t.class = work
+	case pauseCaller:
+		t.class = pause
 	}
 	if f == nil {
 		t.c = make(chan time.Time, 1)
@@ -203,12 +212,12 @@ func (s *simulated) earliestHeapLocked() *timerHeap {
 // run keeps one wait on the server for the earliest timer of each class,
 // and fires the timers the server says are due.
 func (s *simulated) run() {
-	var waits [2]*wait
+	var waits [classes]*wait
 	done := make(chan waitResult)
 	for {
 		s.mu.Lock()
 		s.fireDueLocked()
-		var next [2]time.Duration
+		var next [classes]time.Duration
 		for class := range s.timers {
 			next[class] = -1
 			if h := s.timers[class]; len(h) > 0 {
@@ -245,7 +254,12 @@ func (s *simulated) run() {
 			if waits[r.class] == r.wait {
 				waits[r.class] = nil
 			}
-			if r.err == nil {
+			switch {
+			case r.err == nil && r.released:
+				s.mu.Lock()
+				s.releaseLocked(r.wait.at)
+				s.mu.Unlock()
+			case r.err == nil:
 				s.mu.Lock()
 				s.reached = max(s.reached, r.reached)
 				s.mu.Unlock()
@@ -264,7 +278,9 @@ type waitResult struct {
 	class   int
 	wait    *wait
 	reached time.Duration
-	err     error
+	// released: the server ended a pause before its instant.
+	released bool
+	err      error
 }
 
 // startWait waits on the server until simulated time reaches at, retrying
@@ -276,10 +292,10 @@ func (s *simulated) startWait(class int, at time.Duration, done chan<- waitResul
 	go func() {
 		backoff := 10 * time.Millisecond
 		for {
-			reached, err := s.waitOnce(ctx, class, at)
+			reached, released, err := s.waitOnce(ctx, class, at)
 			if err == nil || ctx.Err() != nil {
 				select {
-				case done <- waitResult{class: class, wait: w, reached: reached, err: err}:
+				case done <- waitResult{class: class, wait: w, reached: reached, released: released, err: err}:
 				case <-s.stopped:
 				}
 				return
@@ -302,35 +318,59 @@ func (s *simulated) startWait(class int, at time.Duration, done chan<- waitResul
 	return w
 }
 
-// waitOnce is one request: GET /batkube/v1/clock?until=...&kind=...
-func (s *simulated) waitOnce(ctx context.Context, class int, at time.Duration) (time.Duration, error) {
+// waitOnce is one request: GET /batkube/v1/clock?until=...&kind=...; it
+// returns the simulated time that ended the wait, and whether the server
+// released it (a pause) before its instant.
+func (s *simulated) waitOnce(ctx context.Context, class int, at time.Duration) (reached time.Duration, released bool, err error) {
 	q := url.Values{"until": {s.epoch.Add(at).UTC().Format(time.RFC3339Nano)}, "kind": {kinds[class]}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.server+ClockPath+"?"+q.Encode(), nil)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, fmt.Errorf("waiting for %s: %w", q.Get("until"), err)
+		return 0, false, fmt.Errorf("waiting for %s: %w", q.Get("until"), err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("waiting for %s: %s: %s", q.Get("until"), resp.Status, strings.TrimSpace(string(body)))
+		return 0, false, fmt.Errorf("waiting for %s: %s: %s", q.Get("until"), resp.Status, strings.TrimSpace(string(body)))
 	}
 	var reading struct {
 		Nanoseconds *int64 `json:"nanoseconds"`
+		Released    bool   `json:"released"`
 	}
 	if err := json.Unmarshal(body, &reading); err != nil || reading.Nanoseconds == nil {
-		return 0, fmt.Errorf("waiting for %s: not a reading of the clock: %q", q.Get("until"), body)
+		return 0, false, fmt.Errorf("waiting for %s: not a reading of the clock: %q", q.Get("until"), body)
 	}
-	if d := time.Duration(*reading.Nanoseconds); d < at {
-		return 0, fmt.Errorf("waiting for %s: woken at %v, before it", q.Get("until"), d)
+	d := time.Duration(*reading.Nanoseconds)
+	switch {
+	case reading.Released && class != pause:
+		return 0, false, fmt.Errorf("waiting for %s: released at %v, but only pauses are released", q.Get("until"), d)
+	case reading.Released:
+		return d, true, nil
+	case d < at:
+		return 0, false, fmt.Errorf("waiting for %s: woken at %v, before it", q.Get("until"), d)
 	}
-	return time.Duration(*reading.Nanoseconds), nil
+	return d, false, nil
+}
+
+// releaseLocked fires the pauses at or before at: the server released the
+// wait for at.
+func (s *simulated) releaseLocked(at time.Duration) {
+	now := s.now()
+	h := &s.timers[pause]
+	for len(*h) > 0 && (*h)[0].at <= at {
+		t := heap.Pop(h).(*simTimer)
+		t.fireLocked(now)
+		if t.period > 0 { // a ticker's next tick counts from now
+			t.at = s.page.Elapsed() + t.period
+			s.pushLocked(t)
+		}
+	}
 }
 
 // report writes an error of a wait to standard error, once for each
@@ -452,9 +492,11 @@ const (
 	// them.
 	passiveCaller callerKind = iota
 	// workCaller: a controller's future work, a delayed item of a work
-	// queue, or a scheduling loop's pause before its next cycle: its
-	// instant asks Batsim for a call.
+	// queue: its instant asks Batsim for a call.
 	workCaller
+	// pauseCaller: a scheduling loop's pause before its next cycle: it
+	// ends when simulated time passes it, or when the broker releases it.
+	pauseCaller
 )
 
 // callerOf says what the clock's caller waits for, from the first frame
@@ -475,21 +517,30 @@ func callerOf() callerKind {
 }
 
 // callerKindOf classifies a caller's function: the work queues of
-// k8s.io/client-go and of controller-runtime (its priority queue), the taint
-// eviction controller's timed evictions, and Kueue's scheduling loop (its
-// pause of 1 to 10 ms after a cycle that admitted nothing, during which
-// what it waits for may happen: a preempted Job's pods end at Batsim's
-// next answer) are work; the rest is passive.
+// k8s.io/client-go and of controller-runtime (its priority queue) and the
+// taint eviction controller's timed evictions are work; Kueue's scheduling
+// loop (its pause of 1 to 10 ms after a cycle that admitted nothing) is a
+// pause; the rest is passive.
+//
+// Kueue's pause is neither work nor passive. As work, each pause of a
+// loop whose head Workload waits for room (StrictFIFO) is a step of 10
+// simulated ms: real time. As passive (or no pause at all), the loop
+// misses what the pause waited for: the room a preempted Job's pods free
+// at Batsim's next answer, within the same instant. A pause ends at its
+// instant, or when the broker, every process idle, sees that the store or
+// the clock moved since it last released the pauses (package broker).
 func callerKindOf(fn string) callerKind {
 	for _, prefix := range []string{
 		"k8s.io/client-go/util/workqueue.",
 		"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.",
 		"k8s.io/kubernetes/pkg/controller/tainteviction.",
-		"sigs.k8s.io/kueue/pkg/util/wait.",
 	} {
 		if strings.HasPrefix(fn, prefix) {
 			return workCaller
 		}
+	}
+	if strings.HasPrefix(fn, "sigs.k8s.io/kueue/pkg/util/wait.") {
+		return pauseCaller
 	}
 	return passiveCaller
 }

@@ -166,6 +166,39 @@ func TestPassiveTimerAsksForNoCall(t *testing.T) {
 	}
 }
 
+// A pause asks for no call and fires at once when the server releases the
+// pauses, with the time of the release, before its instant; a later pause
+// is not released by that release.
+func TestPauseFiresWhenReleased(t *testing.T) {
+	r := newRun(t)
+	r.clock.Set(2)
+	tm := r.process.newTimer(10*time.Millisecond, nil, pauseCaller)
+	eventually(t, "the pause registered", func() bool { return r.clock.Pauses() == 1 })
+	if s, ok := r.clock.NextTimerSeconds(); ok {
+		t.Fatalf("a pause asked for a call at %v", s)
+	}
+	if _, ok := received(tm.C()); ok {
+		t.Fatal("fired before its release")
+	}
+	if n := r.clock.ReleasePauses(); n != 1 {
+		t.Fatalf("released %d pauses, want 1", n)
+	}
+	if got, want := <-tm.C(), epoch.Add(2*time.Second); !got.Equal(want) {
+		t.Fatalf("released with %v, want the release's time %v", got, want)
+	}
+	eventually(t, "the wait unparked", func() bool { return r.parked.Load() == 0 })
+	// The next pause waits for its own release, or for time to pass it.
+	next := r.process.newTimer(10*time.Millisecond, nil, pauseCaller)
+	eventually(t, "the next pause registered", func() bool { return r.clock.Pauses() == 1 })
+	if _, ok := received(next.C()); ok {
+		t.Fatal("the next pause fired with the first")
+	}
+	r.clock.Set(2.5)
+	if got, want := <-next.C(), epoch.Add(2500*time.Millisecond); !got.Equal(want) {
+		t.Fatalf("passed by time with %v, want %v", got, want)
+	}
+}
+
 // The earliest timer of each kind has a wait; a new earlier one replaces
 // it, and the timers fire in order, each once.
 func TestTimersFireInOrder(t *testing.T) {
@@ -281,7 +314,7 @@ func TestWorkQueueFrames(t *testing.T) {
 		"k8s.io/apimachinery/pkg/util/wait.(*jitteredBackoffManagerImpl).Backoff":                              passiveCaller,
 		"k8s.io/kubernetes/pkg/controller/tainteviction.createWorker":                                          workCaller,
 		"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.(*priorityqueue[...]).handleWaitingItems": workCaller,
-		"sigs.k8s.io/kueue/pkg/util/wait.(*speedyBackoffManager).Backoff":                                      workCaller,
+		"sigs.k8s.io/kueue/pkg/util/wait.UntilWithBackoff":                                                     pauseCaller,
 		"sigs.k8s.io/kueue/pkg/scheduler.(*Scheduler).schedule":                                                passiveCaller,
 	} {
 		if got := callerKindOf(fn); got != want {

@@ -56,10 +56,16 @@ const (
 	// Passive fires when simulated time passes its instant, and asks for
 	// nothing: a controller's periodic loops and retries.
 	Passive
+	// Pause is a scheduling loop's pause between two cycles that admitted
+	// nothing (Kueue's, 1 to 10 ms): it asks for nothing and fires when
+	// simulated time passes its instant, or earlier when the broker
+	// releases it (ReleasePauses) because something changed since the
+	// loop's last cycle.
+	Pause
 	kinds = iota
 )
 
-var kindNames = [kinds]string{Wake: "wake", Work: "work", Passive: "passive"}
+var kindNames = [kinds]string{Wake: "wake", Work: "work", Passive: "passive", Pause: "pause"}
 
 // String returns the kind's name, as timeservice's kind parameter gives it.
 func (k Kind) String() string {
@@ -76,7 +82,7 @@ func ParseKind(s string) (Kind, error) {
 			return Kind(k), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown kind of timer %q (want %q, %q or %q)", s, kindNames[Wake], kindNames[Work], kindNames[Passive])
+	return 0, fmt.Errorf("unknown kind of timer %q (want one of %q)", s, kindNames)
 }
 
 var _ clock.PassiveClock = (*Clock)(nil)
@@ -182,13 +188,13 @@ func (c *Clock) fireLocked() int {
 	now := c.epoch.Add(c.now)
 	fired := 0
 	for {
-		q := c.earliestLocked(Wake, Work, Passive)
+		q := c.earliestLocked(Wake, Work, Passive, Pause)
 		if q == nil || q.Peek().At() > c.now {
 			return fired
 		}
 		t := q.Pop().Value
 		t.fire(now)
-		if t.kind != Passive {
+		if t.kind == Wake || t.kind == Work {
 			fired++
 		}
 	}
@@ -281,6 +287,27 @@ func (c *Clock) nextSeconds(kinds ...Kind) (float64, bool) {
 		return 0, false
 	}
 	return ToSeconds(q.Peek().At()), true
+}
+
+// Pauses returns the number of pending Pause timers.
+func (c *Clock) Pauses() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.timers[Pause].Len()
+}
+
+// ReleasePauses fires every pending Pause timer now, before its instant,
+// and returns how many fired: the current simulated instant is sent on
+// their channels (earlier than When).
+func (c *Clock) ReleasePauses() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.epoch.Add(c.now)
+	n := 0
+	for q := &c.timers[Pause]; q.Len() > 0; n++ {
+		q.Pop().Value.fire(now)
+	}
+	return n
 }
 
 // Pending returns the number of pending Wake timers: those of

@@ -16,13 +16,16 @@
 //	GET /batkube/v1/clock?after=<duration>
 //	    The same, at the simulated time of the request plus <duration>, a Go
 //	    duration ("1.5s", "250ms", exact) or a number of seconds.
-//	&kind=wake|work|passive
+//	&kind=wake|work|passive|pause
 //	    What the wait's timer asks of the simulation (simclock.Kind): wake
 //	    (the default) a call at its instant, as a time-virtualised
 //	    scheduler's timers do; work a call, and the run is not over while
 //	    controllers' objects are unfinished and it is pending, as the work
 //	    queues of a controller on simulated time (package kubeclock);
-//	    passive nothing, it ends when simulated time passes its instant.
+//	    passive nothing, it ends when simulated time passes its instant;
+//	    pause the same, or before its instant when the broker releases the
+//	    pauses (the Reading then has "released": true and a time before
+//	    "until").
 //
 // A wait is parked while its timer is pending (Parker): the API server
 // does not count it as a request in progress then, only from the moment

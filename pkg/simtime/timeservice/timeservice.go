@@ -27,7 +27,7 @@ const (
 	ParamUntil = "until"
 	ParamAfter = "after"
 	// ParamKind is the kind of a wait's timer (simclock.Kind: "wake", the
-	// default, "work" or "passive").
+	// default, "work", "passive" or "pause").
 	ParamKind = "kind"
 )
 
@@ -43,6 +43,9 @@ type Reading struct {
 	Time time.Time `json:"time"`
 	// Until is, for a wait, the instant it waited for.
 	Until *time.Time `json:"until,omitempty"`
+	// Released says that the wait, a pause, ended before its instant: the
+	// broker released it (simclock.Clock.ReleasePauses).
+	Released bool `json:"released,omitempty"`
 }
 
 // Error is the body of an error response.
@@ -187,7 +190,7 @@ func (h *Handler) parseWait(q url.Values) (at time.Time, kind simclock.Kind, wai
 
 func (h *Handler) reading(now time.Time, until *time.Time) Reading {
 	d := now.Sub(h.clock.Epoch())
-	return Reading{Seconds: d.Seconds(), Nanoseconds: int64(d), Time: now, Until: until}
+	return Reading{Seconds: d.Seconds(), Nanoseconds: int64(d), Time: now, Until: until, Released: until != nil && now.Before(*until)}
 }
 
 // parseInstant reads an RFC 3339 time or protocol seconds since the epoch.

@@ -232,6 +232,34 @@ func TestWaitKinds(t *testing.T) {
 	}
 }
 
+// A pause asks for no call; released, it ends at once with the time of
+// the release and "released": true; a wait of another kind never does.
+func TestPauseReleased(t *testing.T) {
+	clk, u := serve(t)
+	clk.Set(1)
+	pause := get(t, context.Background(), u+"?until=5&kind=pause")
+	passive := get(t, context.Background(), u+"?until=4&kind=passive")
+	if pause.StatusCode != http.StatusOK || passive.StatusCode != http.StatusOK {
+		t.Fatalf("got %d and %d", pause.StatusCode, passive.StatusCode)
+	}
+	if s, ok := clk.NextTimerSeconds(); ok {
+		t.Errorf("a call asked at %v: a pause asks for none", s)
+	}
+	if n := clk.Pauses(); n != 1 {
+		t.Fatalf("%d pauses pending, want 1", n)
+	}
+	if n := clk.ReleasePauses(); n != 1 {
+		t.Fatalf("released %d, want 1", n)
+	}
+	if r := decode[Reading](t, pause); !r.Released || r.Nanoseconds != int64(time.Second) || r.Until == nil || !r.Until.Equal(epoch.Add(5*time.Second)) {
+		t.Errorf("released pause: %+v, want released at 1 s, until 5 s", r)
+	}
+	clk.Set(4)
+	if r := decode[Reading](t, passive); r.Released || r.Nanoseconds != int64(4*time.Second) {
+		t.Errorf("passive wait: %+v, want reached at 4 s, not released", r)
+	}
+}
+
 // A wait is parked once its timer is registered and unparked as the timer
 // fires (before its answer is written), or when its client goes away.
 func TestWaitsPark(t *testing.T) {
