@@ -62,31 +62,20 @@ func TestUsage(t *testing.T) {
 }
 
 func TestRunAgainstFirstFit(t *testing.T) {
-	conn, err := batsim.Listen("tcp://127.0.0.1:*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	served := make(chan error, 1)
-	go func() { served <- enginetest.Serve(context.Background(), conn, &enginetest.FirstFit{}) }()
+	endpoint, served := serveFirstFit(t)
 
 	prefix := filepath.Join(t.TempDir(), "results") + "/"
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{
 		"-p", examples + "platforms/platform_4.xml",
 		"-w", examples + "workloads/delay_10.json", "-w", examples + "workloads/delay_30.json",
-		"-e", prefix, "-s", conn.Endpoint(), "--timeout", "1m", "--sched-cfg", "{}",
+		"-e", prefix, "-s", endpoint, "--timeout", "1m", "--sched-cfg", "{}",
 	}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit code: got %d, want 0 (stderr %q)", code, stderr.String())
-	}
-	if err := <-served; err != nil {
-		t.Fatalf("decision process: %v", err)
-	}
+	ranWith(t, code, &stderr, served)
 	if want := "jobs: 40 (40 succeeded, 0 failed"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("stdout: got %q, want it to contain %q", stdout.String(), want)
 	}
-	if want := "waiting for the decision process at " + conn.Endpoint(); !strings.Contains(stderr.String(), want) {
+	if want := "waiting for the decision process at " + endpoint; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr: got %q, want it to contain %q", stderr.String(), want)
 	}
 	for _, f := range []string{"_jobs.csv", "_schedule.csv"} {
@@ -112,13 +101,7 @@ func TestRunAgainstFirstFit(t *testing.T) {
 // an events file with an event of an unknown type, forwarded
 // (--forward-unknown-events): the simulation goes on until the last event.
 func TestMasterHostAndEvents(t *testing.T) {
-	conn, err := batsim.Listen("tcp://127.0.0.1:*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	served := make(chan error, 1)
-	go func() { served <- enginetest.Serve(context.Background(), conn, &enginetest.FirstFit{}) }()
+	endpoint, served := serveFirstFit(t)
 	dir := t.TempDir()
 	events := filepath.Join(dir, "events.txt")
 	if err := os.WriteFile(events, []byte(`{"timestamp": 250, "type": "machine_unavailable", "resources": "6"}
@@ -132,14 +115,9 @@ func TestMasterHostAndEvents(t *testing.T) {
 	code := run(context.Background(), []string{"-q",
 		"-p", "../../pkg/engine/testdata/platforms/cabinets.xml", "-m", "ctl0",
 		"-w", examples + "workloads/delay_10.json", "--events", events, "--forward-unknown-events",
-		"-e", prefix, "-s", conn.Endpoint(), "--timeout", "1m",
+		"-e", prefix, "-s", endpoint, "--timeout", "1m",
 	}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit code: got %d, want 0 (stderr %q)", code, stderr.String())
-	}
-	if err := <-served; err != nil {
-		t.Fatalf("decision process: %v", err)
-	}
+	ranWith(t, code, &stderr, served)
 	// The jobs end before 250; the last event is at 300, and the run ends
 	// six of Batsim's messages on ctl0 later (the events submitter's, the
 	// request-reply actor's, as real Batsim sends them: 502 µs each, since
@@ -153,26 +131,15 @@ func TestMasterHostAndEvents(t *testing.T) {
 // --disable-machine-state-tracing, as Batsim's, leaves out
 // _machine_states.csv and nothing else.
 func TestDisableMachineStateTracing(t *testing.T) {
-	conn, err := batsim.Listen("tcp://127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	served := make(chan error, 1)
-	go func() { served <- enginetest.Serve(context.Background(), conn, &enginetest.FirstFit{}) }()
+	endpoint, served := serveFirstFit(t)
 
 	prefix := filepath.Join(t.TempDir(), "results") + "/"
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{
 		"-p", examples + "platforms/platform_4.xml", "-w", examples + "workloads/delay_10.json",
-		"-e", prefix, "-s", conn.Endpoint(), "--timeout", "1m", "-q", "--disable-machine-state-tracing",
+		"-e", prefix, "-s", endpoint, "--timeout", "1m", "-q", "--disable-machine-state-tracing",
 	}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit code: got %d, want 0 (stderr %q)", code, stderr.String())
-	}
-	if err := <-served; err != nil {
-		t.Fatalf("decision process: %v", err)
-	}
+	ranWith(t, code, &stderr, served)
 	if _, err := os.Stat(prefix + "_machine_states.csv"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("_machine_states.csv: got %v, want it not to exist", err)
 	}
@@ -234,5 +201,31 @@ func TestBadDecisionsExitNonZero(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// serveFirstFit serves the first-fit decision process on a new socket and
+// returns its endpoint, and the channel of its outcome.
+func serveFirstFit(t *testing.T) (endpoint string, served <-chan error) {
+	t.Helper()
+	conn, err := batsim.Listen("tcp://127.0.0.1:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	done := make(chan error, 1)
+	go func() { done <- enginetest.Serve(context.Background(), conn, &enginetest.FirstFit{}) }()
+	return conn.Endpoint(), done
+}
+
+// ranWith checks that the command exited 0 and its decision process ended
+// without an error.
+func ranWith(t *testing.T, code int, stderr *bytes.Buffer, served <-chan error) {
+	t.Helper()
+	if code != 0 {
+		t.Fatalf("exit code: got %d, want 0 (stderr %q)", code, stderr.String())
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("decision process: %v", err)
 	}
 }

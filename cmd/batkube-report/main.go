@@ -72,13 +72,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func write(opts options, in report.Inputs, dirs []string, stdout io.Writer) error {
-	var runs []*report.Run
-	for _, dir := range dirs {
-		r, err := report.Load(dir, in)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
+	runs, err := report.LoadAll(dirs, in)
+	if err != nil {
+		return err
 	}
 	rep, err := report.New(opts.Title, runs)
 	if err != nil {

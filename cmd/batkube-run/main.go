@@ -172,13 +172,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // and report-charts/), the runs grouped when there are several.
 func writeReport(stdout io.Writer, dir string, dirs []string, opts options) error {
 	in := report.Inputs{Platform: opts.Platform, Workloads: opts.Workloads}
-	var runs []*report.Run
-	for _, d := range dirs {
-		r, err := report.Load(d, in)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
+	runs, err := report.LoadAll(dirs, in)
+	if err != nil {
+		return err
 	}
 	title := fmt.Sprintf("Batkube run: %s, %s", filepath.Base(opts.Platform), strings.Join(baseNames(opts.Workloads), ", "))
 	rep, err := report.New(title, runs)

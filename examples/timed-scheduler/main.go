@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/batkube/batkube/examples/internal/exmain"
 	"github.com/batkube/batkube/pkg/simtime/clockclient"
@@ -40,12 +39,7 @@ func run(ctx context.Context, opts options) error {
 	if opts.Period <= 0 {
 		return errors.New("--period must be positive")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 5000, 5000
-	cs, err := kubernetes.NewForConfig(cfg)
+	cfg, cs, err := exmain.Clients(opts.Kubeconfig)
 	if err != nil {
 		return err
 	}

@@ -323,15 +323,23 @@ func BenchmarkSimulationContended(b *testing.B) {
 	}
 }
 
-// lateStarts counts the single-host jobs of a run that waited at an
-// instant (a submission or an end) when a node had room for their cpu and
-// memory requests (from the workload's delay profiles), on n identical
-// nodes of the given cores and memory bytes.
-func lateStarts(t testing.TB, jobsCSV, workload string, n int, cores float64, memory int64) int {
+// delayJob is a job of a Batsim workload of delay profiles: its id (as
+// in the workload, without the workload's name), submission time, and its
+// profile's cpu and memory requests.
+type delayJob struct {
+	id      string
+	subtime float64
+	cpu     float64
+	mem     int64
+}
+
+// readDelayJobs reads the jobs of a workload of delay profiles.
+func readDelayJobs(t testing.TB, workload string) []delayJob {
 	t.Helper()
 	var w struct {
 		Jobs []struct {
 			ID      json.RawMessage `json:"id"`
+			Subtime float64         `json:"subtime"`
 			Profile string          `json:"profile"`
 		} `json:"jobs"`
 		Profiles map[string]struct {
@@ -346,15 +354,28 @@ func lateStarts(t testing.TB, jobsCSV, workload string, n int, cores float64, me
 	if err := json.Unmarshal(data, &w); err != nil {
 		t.Fatal(err)
 	}
+	jobs := make([]delayJob, len(w.Jobs))
+	for i, j := range w.Jobs {
+		p := w.Profiles[j.Profile]
+		q := resource.MustParse(p.Memory)
+		jobs[i] = delayJob{id: strings.Trim(string(j.ID), `"`), subtime: j.Subtime, cpu: p.CPU, mem: q.Value()}
+	}
+	return jobs
+}
+
+// lateStarts counts the single-host jobs of a run that waited at an
+// instant (a submission or an end) when a node had room for their cpu and
+// memory requests (from the workload's delay profiles), on n identical
+// nodes of the given cores and memory bytes.
+func lateStarts(t testing.TB, jobsCSV, workload string, n int, cores float64, memory int64) int {
+	t.Helper()
 	type req struct {
 		cpu float64
 		mem int64
 	}
 	reqs := map[string]req{}
-	for _, j := range w.Jobs {
-		p := w.Profiles[j.Profile]
-		q := resource.MustParse(p.Memory)
-		reqs[strings.Trim(string(j.ID), `"`)] = req{p.CPU, q.Value()}
+	for _, j := range readDelayJobs(t, workload) {
+		reqs[j.id] = req{j.cpu, j.mem}
 	}
 	rows, err := readCSVFile(jobsCSV)
 	if err != nil {
@@ -413,24 +434,6 @@ func lateStarts(t testing.TB, jobsCSV, workload string, n int, cores float64, me
 // requests of their profiles, for as many pods of the job's size as it has.
 func lateStartsByPod(t testing.TB, podsCSV, workload string, n int, cores float64, memory int64) int {
 	t.Helper()
-	var w struct {
-		Jobs []struct {
-			ID      json.RawMessage `json:"id"`
-			Subtime float64         `json:"subtime"`
-			Profile string          `json:"profile"`
-		} `json:"jobs"`
-		Profiles map[string]struct {
-			CPU    float64 `json:"cpu"`
-			Memory string  `json:"memory"`
-		} `json:"profiles"`
-	}
-	data, err := os.ReadFile(workload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &w); err != nil {
-		t.Fatal(err)
-	}
 	type job struct {
 		cpu                   float64
 		mem                   int64
@@ -439,11 +442,9 @@ func lateStartsByPod(t testing.TB, podsCSV, workload string, n int, cores float6
 	}
 	jobs := map[string]*job{}
 	var instants []float64
-	for _, j := range w.Jobs {
-		p := w.Profiles[j.Profile]
-		q := resource.MustParse(p.Memory)
-		jobs["w0!"+strings.Trim(string(j.ID), `"`)] = &job{cpu: p.CPU, mem: q.Value(), submit: j.Subtime, start: math.Inf(1)}
-		instants = append(instants, j.Subtime)
+	for _, j := range readDelayJobs(t, workload) {
+		jobs["w0!"+j.id] = &job{cpu: j.cpu, mem: j.mem, submit: j.subtime, start: math.Inf(1)}
+		instants = append(instants, j.subtime)
 	}
 	rows, err := readCSVFile(podsCSV)
 	if err != nil {

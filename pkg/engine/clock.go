@@ -122,27 +122,25 @@ func (e *Engine) disarm(t *timer) {
 }
 
 func (e *Engine) removeFew(i int) {
-	t := e.few[i]
-	last := len(e.few) - 1
-	if i != last {
-		e.few[i] = e.few[last]
-		e.few[i].fidx = i + 1
-	}
-	e.few[last] = nil
-	e.few = e.few[:last]
-	t.fidx = 0
+	e.few = swapRemove(e.few, i, func(t *timer) *int { return &t.fidx })
 }
 
 func (e *Engine) removeStepped(i int) {
-	t := e.stepped[i]
-	last := len(e.stepped) - 1
+	e.stepped = swapRemove(e.stepped, i, func(t *timer) *int { return &t.sidx })
+}
+
+// swapRemove removes s[i], moving the last timer into its place; index
+// is a timer's field that holds 1 + its index in s (0 once removed).
+func swapRemove(s []*timer, i int, index func(*timer) *int) []*timer {
+	t := s[i]
+	last := len(s) - 1
 	if i != last {
-		e.stepped[i] = e.stepped[last]
-		e.stepped[i].sidx = i + 1
+		s[i] = s[last]
+		*index(s[i]) = i + 1
 	}
-	e.stepped[last] = nil
-	e.stepped = e.stepped[:last]
-	t.sidx = 0
+	s[last] = nil
+	*index(t) = 0
+	return s[:last]
 }
 
 // nextStep returns the duration of SimGrid's next step: the least time

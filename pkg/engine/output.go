@@ -281,17 +281,7 @@ func appendSeconds6(b []byte, t float64) []byte {
 			b = append(b, '.')
 			b = append(b, digits[1:]...)
 		}
-		b = append(b, 'e')
-		if exp < 0 {
-			b = append(b, '-')
-			exp = -exp
-		} else {
-			b = append(b, '+')
-		}
-		if exp < 10 {
-			b = append(b, '0')
-		}
-		return appendInt(b, exp)
+		return appendExponent(b, exp)
 	}
 	if exp < 0 {
 		b = append(b, "0."...)
@@ -346,6 +336,12 @@ func nanosecondTie(b []byte, t float64) ([]byte, bool) {
 	}
 	b = append(b, sig[0], '.')
 	b = append(b, sig[1:7]...)
+	return appendExponent(b, exp), true
+}
+
+// appendExponent appends a decimal exponent as %e writes it: e, its sign,
+// at least two digits.
+func appendExponent(b []byte, exp int) []byte {
 	b = append(b, 'e')
 	if exp < 0 {
 		b = append(b, '-')
@@ -356,7 +352,7 @@ func nanosecondTie(b []byte, t float64) ([]byte, bool) {
 	if exp < 10 {
 		b = append(b, '0')
 	}
-	return appendInt(b, exp), true
+	return appendInt(b, exp)
 }
 
 func bytesIndex(s []byte, c byte) int {

@@ -31,6 +31,26 @@ func loadTiny(t *testing.T) *Run {
 	return r
 }
 
+// tinyOutputs is a run folder named name with the tiny run's Batsim
+// outputs alone (_jobs.csv, _schedule.csv).
+func tinyOutputs(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"_jobs.csv", "_schedule.csv"} {
+		data, err := os.ReadFile(filepath.Join("testdata/tiny", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestFigures(t *testing.T) {
@@ -122,19 +142,7 @@ func TestGantt(t *testing.T) {
 // a report; the Gantt chart comes from allocated_resources, named after
 // the platform's hosts when it is given.
 func TestWithoutPodsOrInputs(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "bare")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"_jobs.csv", "_schedule.csv"} {
-		data, err := os.ReadFile(filepath.Join("testdata/tiny", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := tinyOutputs(t, "bare")
 	r, err := Load(dir, Inputs{})
 	if err != nil {
 		t.Fatal(err)
@@ -299,19 +307,7 @@ func TestGanttNodesInNaturalOrder(t *testing.T) {
 // A run with kube-controller-manager has _controllers.csv: the report
 // shows each controller object's row.
 func TestControllersTable(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "controllers")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"_jobs.csv", "_schedule.csv"} {
-		data, err := os.ReadFile(filepath.Join("testdata/tiny", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := tinyOutputs(t, "controllers")
 	csv := "kind,namespace,name,created,first_start,last_end,pods,succeeded,failed,killed,final_state,reason\n" +
 		"Job,default,flaky,20.000000,20.000000,30.000000,2,0,2,0,Failed,BackoffLimitExceeded\n"
 	if err := os.WriteFile(filepath.Join(dir, "_controllers.csv"), []byte(csv), 0o644); err != nil {

@@ -120,6 +120,19 @@ type runInputs struct {
 	Workloads  []string `json:"workloads"`
 }
 
+// LoadAll loads the runs of dirs, in order (Load).
+func LoadAll(dirs []string, in Inputs) ([]*Run, error) {
+	runs := make([]*Run, 0, len(dirs))
+	for _, dir := range dirs {
+		r, err := Load(dir, in)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
 // Load reads a run's output folder. The platform and workloads are those of
 // in when set, else those summary.json names (fields "platform" and
 // "workloads"), if any.

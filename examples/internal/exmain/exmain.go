@@ -17,7 +17,25 @@ import (
 
 	"github.com/jessevdk/go-flags"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
+
+// Clients reads a kubeconfig and returns its configuration, without a
+// client-side rate limit (the server is in memory), and a clientset on it.
+func Clients(kubeconfig string) (*rest.Config, *kubernetes.Clientset, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, cs, nil
+}
 
 // Main parses the command line into opts, then calls run, and exits.
 func Main(name string, opts any, run func(ctx context.Context) error) {

@@ -42,7 +42,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/batkube/batkube/examples/internal/exmain"
 )
@@ -134,12 +133,7 @@ func main() {
 }
 
 func run(ctx context.Context, opts options) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = -1, 0
-	cs, err := kubernetes.NewForConfig(cfg)
+	_, cs, err := exmain.Clients(opts.Kubeconfig)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/batkube/batkube/examples/internal/exmain"
 	"github.com/batkube/batkube/examples/schedulers/internal/room"
@@ -43,12 +42,7 @@ func main() {
 }
 
 func run(ctx context.Context, opts options) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: the server is in memory
-	cs, err := kubernetes.NewForConfig(cfg)
+	cfg, cs, err := exmain.Clients(opts.Kubeconfig)
 	if err != nil {
 		return err
 	}

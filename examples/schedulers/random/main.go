@@ -26,7 +26,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/batkube/batkube/examples/internal/exmain"
 	"github.com/batkube/batkube/examples/schedulers/internal/room"
@@ -58,12 +57,7 @@ type scheduler struct {
 }
 
 func run(ctx context.Context, opts options) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = -1, 0 // no client-side rate limit: the server is in memory
-	cs, err := kubernetes.NewForConfig(cfg)
+	cfg, cs, err := exmain.Clients(opts.Kubeconfig)
 	if err != nil {
 		return err
 	}

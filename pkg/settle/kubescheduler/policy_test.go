@@ -95,6 +95,23 @@ func withCPU(st *store.Stored, cpu string) *store.Stored {
 	return store.NewStored(p)
 }
 
+// serveMetrics serves a fake kube-scheduler's metrics over TLS until the
+// test ends.
+func serveMetrics(t *testing.T) (*fakeMetrics, *httptest.Server) {
+	t.Helper()
+	fm := &fakeMetrics{}
+	srv := httptest.NewTLSServer(fm)
+	t.Cleanup(srv.Close)
+	return fm, srv
+}
+
+// newFakeScheduler is a policy on a fake kube-scheduler's metrics.
+func newFakeScheduler(t *testing.T) (*fakeMetrics, *Policy) {
+	t.Helper()
+	fm, srv := serveMetrics(t)
+	return fm, newPolicy(t, srv)
+}
+
 func newPolicy(t *testing.T, srv *httptest.Server) *Policy {
 	t.Helper()
 	p, err := New(Options{MetricsURL: srv.URL + "/metrics", Token: "T", Client: srv.Client(), MinGap: time.Nanosecond, MaxGap: time.Nanosecond,
@@ -119,10 +136,7 @@ func check(t *testing.T, p *Policy) settle.Verdict {
 // appear, one is bound and finishes; at each point the verdict follows
 // what the scheduler has shown of its state against the cluster's.
 func TestIdleOnlyWhenStateAndClusterAgree(t *testing.T) {
-	fm := &fakeMetrics{}
-	srv := httptest.NewTLSServer(fm)
-	defer srv.Close()
-	p := newPolicy(t, srv)
+	fm, p := newFakeScheduler(t)
 
 	p.Observe(store.Change{Type: watch.Added, GR: nodesGR, Object: node("n0"), RV: 1})
 	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("a", "", corev1.PodPending), RV: 2})
@@ -176,10 +190,7 @@ func TestIdleOnlyWhenStateAndClusterAgree(t *testing.T) {
 }
 
 func TestCordonAndUncordonAreHandledEvents(t *testing.T) {
-	fm := &fakeMetrics{}
-	srv := httptest.NewTLSServer(fm)
-	defer srv.Close()
-	p := newPolicy(t, srv)
+	fm, p := newFakeScheduler(t)
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n0"}}
 	cordoned := n.DeepCopy()
 	cordoned.Spec.Unschedulable = true
@@ -201,9 +212,7 @@ func TestCordonAndUncordonAreHandledEvents(t *testing.T) {
 }
 
 func TestRefusedScrapesAreAnErrorThatSaysWhatToDo(t *testing.T) {
-	fm := &fakeMetrics{}
-	srv := httptest.NewTLSServer(fm)
-	defer srv.Close()
+	_, srv := serveMetrics(t)
 	p, err := New(Options{MetricsURL: srv.URL + "/metrics", Token: "wrong", Client: srv.Client()})
 	if err != nil {
 		t.Fatal(err)
@@ -216,9 +225,7 @@ func TestRefusedScrapesAreAnErrorThatSaysWhatToDo(t *testing.T) {
 }
 
 func TestScrapesWaitForAQuietGap(t *testing.T) {
-	fm := &fakeMetrics{}
-	srv := httptest.NewTLSServer(fm)
-	defer srv.Close()
+	fm, srv := serveMetrics(t)
 	p, err := New(Options{MetricsURL: srv.URL + "/metrics", Token: "T", Client: srv.Client(), MinGap: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -261,9 +268,7 @@ func FuzzParse(f *testing.F) {
 // count the events it handles (1.18) is never found idle while events are
 // still on their way to it.
 func TestOlderSchedulersNeedTheirEventsDelivered(t *testing.T) {
-	fm := &fakeMetrics{}
-	srv := httptest.NewTLSServer(fm)
-	defer srv.Close()
+	fm, srv := serveMetrics(t)
 	delivered := false
 	p, err := New(Options{MetricsURL: srv.URL + "/metrics", Token: "T", Client: srv.Client(), MinGap: time.Nanosecond, MaxGap: time.Nanosecond,
 		Version: func() string { return "v1.18.19" }, Delivered: func() bool { return delivered }})
@@ -419,9 +424,7 @@ func (g *groupSim) want(what string, done bool, actions []settle.GroupAction) se
 // since its last release: room freed, or an attempt that ended in an
 // error before the fit was known.
 func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
-	fm := &fakeMetrics{}
-	srv := httptest.NewTLSServer(fm)
-	defer srv.Close()
+	fm, srv := serveMetrics(t)
 	g := &groupSim{t: t, p: newPolicy(t, srv), fm: fm, handled: map[string]float64{}, groups: map[string]*store.Stored{}}
 	g.observe(watch.Added, nodesGR, nil, node("n0"))
 	g.handled["NodeAdd"] = 1
@@ -523,10 +526,7 @@ func TestPodGroupsReleasedAtTheInstantTheyMayFit(t *testing.T) {
 // queue: the step is not done until as many preemption goroutines have
 // ended as preemptions have started.
 func TestAsyncPreemptionWaitedFor(t *testing.T) {
-	fm := &fakeMetrics{}
-	srv := httptest.NewTLSServer(fm)
-	defer srv.Close()
-	p := newPolicy(t, srv)
+	fm, p := newFakeScheduler(t)
 	p.Observe(store.Change{Type: watch.Added, GR: nodesGR, Object: node("n0"), RV: 1})
 	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("preemptor", "", corev1.PodPending), RV: 2})
 	handled := map[string]float64{"NodeAdd": 1}
@@ -551,10 +551,7 @@ func TestAsyncPreemptionWaitedFor(t *testing.T) {
 // restarted is reported as not proven (the events it missed are forgiven,
 // not proven handled), and the next ones are exact again.
 func TestRestartedSchedulerStepIsUnproven(t *testing.T) {
-	fm := &fakeMetrics{}
-	srv := httptest.NewTLSServer(fm)
-	defer srv.Close()
-	p := newPolicy(t, srv)
+	fm, p := newFakeScheduler(t)
 	p.Observe(store.Change{Type: watch.Added, GR: nodesGR, Object: node("n0"), RV: 1})
 	p.Observe(store.Change{Type: watch.Added, GR: podsGR, Object: pod("a", "", corev1.PodPending), RV: 2})
 	body := metrics137(0, 0, 1, 0, 0, map[string]float64{"NodeAdd": 1})

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,28 +71,18 @@ func homogeneousPlatform(n int) []byte {
 // alternating two profiles with the cpu and memory fields of the 2020
 // Batkube prototype's workloads.
 func delayWorkload(n int, spacing float64) []byte {
-	var b bytes.Buffer
-	b.WriteString("{\n  \"nb_res\": 4,\n  \"jobs\": [\n")
+	w := newWorkloadWriter(4, n)
 	for i := range n {
 		profile := "delay10_1cpu"
 		if i%2 == 1 {
 			profile = "delay20_halfcpu"
 		}
-		sep := ","
-		if i == n-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&b, "    {\"id\": \"%d\", \"subtime\": %g, \"walltime\": 100, \"res\": 1, \"profile\": \"%s\"}%s\n",
-			i+1, float64(i)*spacing, profile, sep)
+		w.job(`{"id": "%d", "subtime": %g, "walltime": 100, "res": 1, "profile": "%s"}`, i+1, float64(i)*spacing, profile)
 	}
-	b.WriteString(`  ],
-  "profiles": {
-    "delay10_1cpu": {"type": "delay", "delay": 10, "cpu": 1, "memory": "1Gi"},
-    "delay20_halfcpu": {"type": "delay", "delay": 20, "cpu": 0.5, "memory": "512Mi"}
-  }
-}
-`)
-	return b.Bytes()
+	return w.end(map[string]string{
+		"delay10_1cpu":    `{"type": "delay", "delay": 10, "cpu": 1, "memory": "1Gi"}`,
+		"delay20_halfcpu": `{"type": "delay", "delay": 20, "cpu": 0.5, "memory": "512Mi"}`,
+	})
 }
 
 // trace10h is a sparse trace of 1,000 jobs over 10 hours: 20 bursts at
@@ -121,32 +112,15 @@ func trace10h() []byte {
 		}
 	}
 	slices.SortStableFunc(jobs, func(a, b job) int { return cmp.Compare(a.subtime, b.subtime) })
-	var b bytes.Buffer
-	b.WriteString("{\n  \"nb_res\": 16,\n  \"jobs\": [\n")
+	w := newWorkloadWriter(16, len(jobs))
 	for i, j := range jobs {
-		sep := ","
-		if i == len(jobs)-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&b, "    {\"id\": %d, \"subtime\": %.3f, \"walltime\": %d, \"res\": 1, \"profile\": \"%s\"}%s\n",
-			i, j.subtime, 2*j.delay, j.profile, sep)
+		w.job(`{"id": %d, "subtime": %.3f, "walltime": %d, "res": 1, "profile": "%s"}`, i, j.subtime, 2*j.delay, j.profile)
 	}
-	b.WriteString("  ],\n  \"profiles\": {\n")
-	names := make([]string, 0, len(used))
-	for name := range used {
-		names = append(names, name)
+	profiles := map[string]string{}
+	for name, f := range used {
+		profiles[name] = fmt.Sprintf(`{"type": "delay", "delay": %s, "cpu": %s, "memory": "%s"}`, f[0], f[1], f[2])
 	}
-	slices.Sort(names)
-	for i, name := range names {
-		sep := ","
-		if i == len(names)-1 {
-			sep = ""
-		}
-		f := used[name]
-		fmt.Fprintf(&b, "    \"%s\": {\"type\": \"delay\", \"delay\": %s, \"cpu\": %s, \"memory\": \"%s\"}%s\n", name, f[0], f[1], f[2], sep)
-	}
-	b.WriteString("  }\n}\n")
-	return b.Bytes()
+	return w.end(profiles)
 }
 
 // contended is 1,500 single-host delay jobs arriving as a Poisson process
@@ -159,36 +133,17 @@ func contended() []byte {
 	cpus := []int{1, 2, 4}
 	memories := []string{"512Mi", "1Gi", "2Gi"}
 	const n, rate = 1500, 0.9
-	var b bytes.Buffer
-	b.WriteString("{\n  \"nb_res\": 16,\n  \"jobs\": [\n")
+	w := newWorkloadWriter(16, n)
 	used := map[string]string{}
 	t := 0.0
 	for i := range n {
 		d, c, m := delays[rng.IntN(len(delays))], cpus[rng.IntN(len(cpus))], memories[rng.IntN(len(memories))]
 		name := fmt.Sprintf("d%d_c%d_m%s", d, c, m)
 		used[name] = fmt.Sprintf("{\"type\": \"delay\", \"delay\": %d, \"cpu\": %d, \"memory\": \"%s\"}", d, c, m)
-		sep := ","
-		if i == n-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&b, "    {\"id\": %d, \"subtime\": %.3f, \"res\": 1, \"profile\": \"%s\"}%s\n", i, t, name, sep)
+		w.job(`{"id": %d, "subtime": %.3f, "res": 1, "profile": "%s"}`, i, t, name)
 		t += rng.ExpFloat64() / rate
 	}
-	b.WriteString("  ],\n  \"profiles\": {\n")
-	names := make([]string, 0, len(used))
-	for name := range used {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for i, name := range names {
-		sep := ","
-		if i == len(names)-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&b, "    \"%s\": %s%s\n", name, used[name], sep)
-	}
-	b.WriteString("  }\n}\n")
-	return b.Bytes()
+	return w.end(used)
 }
 
 // gangsMixed is n delay jobs on platform_16.xml, half of them gangs of 2 to
@@ -204,8 +159,7 @@ func gangsMixed(n int) []byte {
 	// Mean demand per job: about 8.5 cores for some 65 s; 110 % of 128
 	// cores is then about 0.25 jobs/s; 0.2 gives some 115 % over the submissions.
 	const rate = 0.2
-	var b bytes.Buffer
-	b.WriteString("{\n  \"nb_res\": 16,\n  \"jobs\": [\n")
+	w := newWorkloadWriter(16, n)
 	used := map[string]string{}
 	t := 0.0
 	for i := range n {
@@ -215,26 +169,50 @@ func gangsMixed(n int) []byte {
 		}
 		name := fmt.Sprintf("d%d_c%d", d, c)
 		used[name] = fmt.Sprintf("{\"type\": \"delay\", \"delay\": %d, \"cpu\": %d, \"memory\": \"1Gi\"}", d, c)
-		sep := ","
-		if i == n-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&b, "    {\"id\": %d, \"subtime\": %.3f, \"res\": %d, \"profile\": \"%s\"}%s\n", i, t, res, name, sep)
+		w.job(`{"id": %d, "subtime": %.3f, "res": %d, "profile": "%s"}`, i, t, res, name)
 		t += rng.ExpFloat64() / rate
 	}
-	b.WriteString("  ],\n  \"profiles\": {\n")
-	names := make([]string, 0, len(used))
-	for name := range used {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	return w.end(used)
+}
+
+// workloadWriter writes a Batsim workload, one job and one profile per
+// line, as the committed files have them.
+type workloadWriter struct {
+	b          bytes.Buffer
+	jobs, left int
+}
+
+// newWorkloadWriter starts a workload of nbRes resources and n jobs.
+func newWorkloadWriter(nbRes, n int) *workloadWriter {
+	w := &workloadWriter{jobs: n, left: n}
+	fmt.Fprintf(&w.b, "{\n  \"nb_res\": %d,\n  \"jobs\": [\n", nbRes)
+	return w
+}
+
+// job writes the next job, a JSON object formatted from format and args.
+func (w *workloadWriter) job(format string, args ...any) {
+	w.left--
+	w.b.WriteString("    ")
+	fmt.Fprintf(&w.b, format, args...)
+	w.b.WriteString(separator(w.left == 0))
+}
+
+// end writes the profiles, by name in name order (each a JSON object),
+// and returns the workload.
+func (w *workloadWriter) end(profiles map[string]string) []byte {
+	w.b.WriteString("  ],\n  \"profiles\": {\n")
+	names := slices.Sorted(maps.Keys(profiles))
 	for i, name := range names {
-		sep := ","
-		if i == len(names)-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&b, "    \"%s\": %s%s\n", name, used[name], sep)
+		fmt.Fprintf(&w.b, "    %q: %s%s", name, profiles[name], separator(i == len(names)-1))
 	}
-	b.WriteString("  }\n}\n")
-	return b.Bytes()
+	w.b.WriteString("  }\n}\n")
+	return w.b.Bytes()
+}
+
+// separator ends a line of a JSON list: a comma unless it is the last.
+func separator(last bool) string {
+	if last {
+		return "\n"
+	}
+	return ",\n"
 }
