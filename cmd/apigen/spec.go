@@ -131,32 +131,27 @@ func mergeLegacy(cur, leg object) error {
 	curDefs, legDefs := cur["definitions"].(object), leg["definitions"].(object)
 	curParams, _ := cur["parameters"].(object)
 	legParams, _ := leg["parameters"].(object)
+	sections := []struct {
+		prefix   string
+		cur, leg object
+	}{{"#/definitions/", curDefs, legDefs}, {"#/parameters/", curParams, legParams}}
 	for len(refs) > 0 {
 		ref := refs[0]
 		refs = refs[1:]
-		switch {
-		case strings.HasPrefix(ref, "#/definitions/"):
-			name := strings.TrimPrefix(ref, "#/definitions/")
-			if _, ok := curDefs[name]; ok {
+		for _, sec := range sections {
+			name, ok := strings.CutPrefix(ref, sec.prefix)
+			if !ok {
 				continue
 			}
-			def, ok := legDefs[name]
+			if _, ok := sec.cur[name]; ok {
+				break
+			}
+			v, ok := sec.leg[name]
 			if !ok {
 				return fmt.Errorf("legacy spec: %s is not defined", ref)
 			}
-			curDefs[name] = def
-			refs = append(refs, collectRefs(def)...)
-		case strings.HasPrefix(ref, "#/parameters/"):
-			name := strings.TrimPrefix(ref, "#/parameters/")
-			if _, ok := curParams[name]; ok {
-				continue
-			}
-			p, ok := legParams[name]
-			if !ok {
-				return fmt.Errorf("legacy spec: %s is not defined", ref)
-			}
-			curParams[name] = p
-			refs = append(refs, collectRefs(p)...)
+			sec.cur[name] = v
+			refs = append(refs, collectRefs(v)...)
 		}
 	}
 	return nil
