@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/batkube/batkube/pkg/benchfig"
 )
 
 // link is a Markdown link or image: its target.
@@ -42,5 +44,17 @@ func TestReadmeIsAFrontDoorAndLinksResolve(t *testing.T) {
 				t.Errorf("%s links to %s: %v", page, target, err)
 			}
 		}
+	}
+}
+
+// TestFiguresHaveTheirGeneratedTable: make bench rewrites the table of
+// figures.md between its markers, which must therefore stand there once.
+func TestFiguresHaveTheirGeneratedTable(t *testing.T) {
+	data, err := os.ReadFile("figures.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := benchfig.Splice(string(data), "table"); err != nil {
+		t.Errorf("figures.md: %v", err)
 	}
 }
