@@ -31,6 +31,7 @@ import (
 	"github.com/batkube/batkube/pkg/apply"
 	"github.com/batkube/batkube/pkg/endpoint"
 	"github.com/batkube/batkube/pkg/metrics"
+	"github.com/batkube/batkube/pkg/openapi"
 	"github.com/batkube/batkube/pkg/store"
 )
 
@@ -82,9 +83,6 @@ type Options struct {
 	// EventTTL is how long an event is kept after its last write, by
 	// Clock (0: DefaultEventTTL; negative: for ever).
 	EventTTL time.Duration
-	// OpenAPISpec is the Swagger 2.0 spec of the served kinds (the types
-	// of server-side apply and managed fields); required.
-	OpenAPISpec []byte
 	// OnCustomResources, if set, is told the operations and facts of the
 	// custom resources served whenever they change (discovery serves
 	// them).
@@ -171,8 +169,8 @@ var SystemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem,
 
 // New builds a Server and creates the system namespaces.
 func New(opts Options) (*Server, error) {
-	if opts.Store == nil || opts.Scheme == nil || len(opts.Operations) == 0 || len(opts.OpenAPISpec) == 0 {
-		return nil, errors.New("apiserver: Store, Scheme, Operations and OpenAPISpec are required")
+	if opts.Store == nil || opts.Scheme == nil || len(opts.Operations) == 0 {
+		return nil, errors.New("apiserver: Store, Scheme and Operations are required")
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -205,7 +203,7 @@ func New(opts Options) (*Server, error) {
 		everWatched: map[clientWatch]bool{},
 		schedulers:  map[string]bool{},
 		live:        map[*liveWatch]struct{}{},
-		apply:       apply.New(opts.OpenAPISpec, opts.Scheme),
+		apply:       apply.New(openapi.V3Document, opts.Scheme),
 	}
 	if opts.EventTTL == 0 {
 		opts.EventTTL = DefaultEventTTL

@@ -6,8 +6,11 @@
 // fields a manager applies into the object, taking from other managers the
 // fields it changes only when forced and refusing otherwise with the
 // conflicts (409). The types of the built-in kinds come from the 1.37
-// OpenAPI spec the server is generated from (list types, map keys); a
-// custom resource's from its definition's structural schema.
+// OpenAPI v3 documents the server serves (list types, map keys), read for
+// a group version when one of its kinds is first written (a run writes
+// few: parsing the whole spec at the first write was half of a short
+// run's server start-up); a custom resource's from its definition's
+// structural schema.
 //
 // It knows nothing of HTTP or of the store: package apiserver calls it on
 // its way to the store.
@@ -45,47 +48,75 @@ type Target struct {
 // Manager keeps the field managers of the served kinds. It is safe for
 // concurrent use; its type information is built on first use.
 type Manager struct {
-	swagger []byte
-	scheme  *runtime.Scheme
+	documents Documents
+	scheme    *runtime.Scheme
 
-	once    sync.Once
-	models  map[string]*spec.Schema
-	builtin managedfields.TypeConverter
-	err     error
+	typesMu sync.Mutex
+	types   map[schema.GroupVersion]*groupTypes
 
 	mu       sync.Mutex
 	managers map[Target]*managedfields.FieldManager
 }
 
-// New returns a Manager for the kinds of a Swagger 2.0 spec (the server's
-// swagger.json) and of scheme.
-func New(swagger []byte, scheme *runtime.Scheme) *Manager {
-	return &Manager{swagger: swagger, scheme: scheme, managers: map[Target]*managedfields.FieldManager{}}
+// Documents returns the OpenAPI v3 document of a group version
+// (openapi.V3Document).
+type Documents func(group, version string) ([]byte, error)
+
+// groupTypes are the types of a group version's document, read once.
+type groupTypes struct {
+	once      sync.Once
+	models    map[string]*spec.Schema
+	converter managedfields.TypeConverter
+	err       error
 }
 
-func (m *Manager) load() error {
-	m.once.Do(func() {
-		var doc struct {
-			Definitions map[string]*spec.Schema `json:"definitions"`
-		}
-		if err := json.Unmarshal(m.swagger, &doc); err != nil {
-			m.err = fmt.Errorf("apply: reading the OpenAPI spec: %w", err)
+// metaGroupVersion is the group version whose document gives a custom
+// resource its object metadata's types: every document holds them, and a
+// server with custom resources writes their definitions (this group's) in
+// any case.
+var metaGroupVersion = schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"}
+
+// New returns a Manager for the kinds of the documents and of scheme.
+func New(documents Documents, scheme *runtime.Scheme) *Manager {
+	return &Manager{documents: documents, scheme: scheme,
+		types: map[schema.GroupVersion]*groupTypes{}, managers: map[Target]*managedfields.FieldManager{}}
+}
+
+// typesOf returns the types of a group version, reading its document the
+// first time.
+func (m *Manager) typesOf(gv schema.GroupVersion) (*groupTypes, error) {
+	m.typesMu.Lock()
+	g := m.types[gv]
+	if g == nil {
+		g = &groupTypes{}
+		m.types[gv] = g
+	}
+	m.typesMu.Unlock()
+	g.once.Do(func() {
+		data, err := m.documents(gv.Group, gv.Version)
+		if err != nil {
+			g.err = fmt.Errorf("apply: %w", err)
 			return
 		}
-		m.models = doc.Definitions
-		m.builtin, m.err = managedfields.NewTypeConverter(m.models, false)
-		if m.err != nil {
-			m.err = fmt.Errorf("apply: the types of the OpenAPI spec: %w", m.err)
+		var doc struct {
+			Components struct {
+				Schemas map[string]*spec.Schema `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			g.err = fmt.Errorf("apply: reading the OpenAPI document of %s: %w", gv, err)
+			return
+		}
+		g.models = doc.Components.Schemas
+		if g.converter, err = managedfields.NewTypeConverter(g.models, false); err != nil {
+			g.err = fmt.Errorf("apply: the types of %s: %w", gv, err)
 		}
 	})
-	return m.err
+	return g, g.err
 }
 
 // fieldManager returns the field manager of a target.
 func (m *Manager) fieldManager(t Target) (*managedfields.FieldManager, error) {
-	if err := m.load(); err != nil {
-		return nil, err
-	}
 	key := t
 	key.Custom = nil // the schema is named by Revision
 	m.mu.Lock()
@@ -111,7 +142,11 @@ func (m *Manager) fieldManager(t Target) (*managedfields.FieldManager, error) {
 		}
 		fm, err = managedfields.NewDefaultCRDFieldManager(tc, identity{}, noDefaults{}, unstructuredCreater{}, t.GVK, t.GVK.GroupVersion(), t.Subresource, filters)
 	} else {
-		fm, err = managedfields.NewDefaultFieldManager(m.builtin, identity{m.scheme}, m.scheme, m.scheme, t.GVK, t.GVK.GroupVersion(), t.Subresource, filters)
+		g, gerr := m.typesOf(t.GVK.GroupVersion())
+		if gerr != nil {
+			return nil, gerr
+		}
+		fm, err = managedfields.NewDefaultFieldManager(g.converter, identity{m.scheme}, m.scheme, m.scheme, t.GVK, t.GVK.GroupVersion(), t.Subresource, filters)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("apply: the field manager of %s: %w", t.GVK, err)
@@ -121,7 +156,7 @@ func (m *Manager) fieldManager(t Target) (*managedfields.FieldManager, error) {
 }
 
 // customConverter builds the types of a custom resource version: its
-// schema, with the object metadata of the built-in spec.
+// schema, with the object metadata of the built-in types.
 func (m *Manager) customConverter(t Target) (managedfields.TypeConverter, error) {
 	root := *t.Custom
 	root.Properties = map[string]spec.Schema{}
@@ -138,8 +173,12 @@ func (m *Manager) customConverter(t Target) (managedfields.TypeConverter, error)
 	}
 	root.Extensions["x-kubernetes-group-version-kind"] = []any{map[string]any{
 		"group": t.GVK.Group, "version": t.GVK.Version, "kind": t.GVK.Kind}}
+	meta, err := m.typesOf(metaGroupVersion)
+	if err != nil {
+		return nil, err
+	}
 	models := map[string]*spec.Schema{}
-	for name, s := range m.models {
+	for name, s := range meta.models {
 		if strings.HasPrefix(name, "io.k8s.apimachinery.pkg.apis.meta.v1.") {
 			models[name] = s
 		}

@@ -186,6 +186,21 @@ func (o *OpenAPI) buildV3Index() (index, error) {
 	return index{body: body, tag: strconv.Quote(hashOf(body))}, nil
 }
 
+// V3Document returns the OpenAPI v3 document of a group version ("" for
+// the core group), as the server serves it under /openapi/v3: the types
+// of its kinds and every type they refer to.
+func V3Document(group, version string) ([]byte, error) {
+	name := "api__" + version
+	if group != "" {
+		name = "apis__" + group + "__" + version
+	}
+	data, err := v3Files.ReadFile("v3/" + name + v3FileSuffix)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: no v3 document for %s/%s: %w", group, version, err)
+	}
+	return data, nil
+}
+
 // groupVersionKey turns "apis__apps__v1_openapi.json" into "apis/apps/v1".
 func groupVersionKey(file string) (string, bool) {
 	name, ok := strings.CutSuffix(file, v3FileSuffix)

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"io/fs"
 	"maps"
@@ -384,4 +385,18 @@ func TestFirstRequestsGetTheEagerAnswers(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// V3Document reads a group version's document, the core group's under
+// api/; a group version not served is an error.
+func TestV3Document(t *testing.T) {
+	for _, gv := range [][2]string{{"", "v1"}, {"apps", "v1"}, {"apiextensions.k8s.io", "v1"}} {
+		data, err := V3Document(gv[0], gv[1])
+		if err != nil || !bytes.Contains(data, []byte(`"io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"`)) {
+			t.Errorf("%s/%s: %d bytes, %v; want a document with ObjectMeta", gv[0], gv[1], len(data), err)
+		}
+	}
+	if _, err := V3Document("widgets.example.com", "v1"); err == nil {
+		t.Error("a group version not served: no error")
+	}
 }

@@ -236,7 +236,6 @@ func New(opts Options) (*Server, error) {
 		Store:            st,
 		Scheme:           sch,
 		Operations:       restapi.Operations,
-		OpenAPISpec:      batkube.SwaggerJSON,
 		NonResource:      nonResource,
 		Metrics:          requestMetrics,
 		Clock:            opts.Clock,
