@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -83,6 +84,11 @@ type Options struct {
 	// EventTTL is how long an event is kept after its last write, by
 	// Clock (0: DefaultEventTTL; negative: for ever).
 	EventTTL time.Duration
+	// OpenAPISpec is the Swagger 2.0 spec of the served kinds: the types
+	// (for server-side apply and managed fields) of the group versions
+	// served to old clients only (events.k8s.io/v1beta1, policy/v1beta1),
+	// which have no OpenAPI v3 document; required.
+	OpenAPISpec []byte
 	// OnCustomResources, if set, is told the operations and facts of the
 	// custom resources served whenever they change (discovery serves
 	// them).
@@ -167,10 +173,21 @@ var _ endpoint.Handler = (*Server)(nil)
 // SystemNamespaces exist from the start, like on a new cluster.
 var SystemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
+// openAPITypes returns the OpenAPI document that holds the types of a
+// group version's kinds: its v3 document, or the Swagger 2.0 spec for a
+// group version that has none.
+func (o *Options) openAPITypes(group, version string) ([]byte, error) {
+	data, err := openapi.V3Document(group, version)
+	if errors.Is(err, fs.ErrNotExist) {
+		return o.OpenAPISpec, nil
+	}
+	return data, err
+}
+
 // New builds a Server and creates the system namespaces.
 func New(opts Options) (*Server, error) {
-	if opts.Store == nil || opts.Scheme == nil || len(opts.Operations) == 0 {
-		return nil, errors.New("apiserver: Store, Scheme and Operations are required")
+	if opts.Store == nil || opts.Scheme == nil || len(opts.Operations) == 0 || len(opts.OpenAPISpec) == 0 {
+		return nil, errors.New("apiserver: Store, Scheme, Operations and OpenAPISpec are required")
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -203,7 +220,7 @@ func New(opts Options) (*Server, error) {
 		everWatched: map[clientWatch]bool{},
 		schedulers:  map[string]bool{},
 		live:        map[*liveWatch]struct{}{},
-		apply:       apply.New(openapi.V3Document, opts.Scheme),
+		apply:       apply.New(opts.openAPITypes, opts.Scheme),
 	}
 	if opts.EventTTL == 0 {
 		opts.EventTTL = DefaultEventTTL

@@ -58,16 +58,45 @@ type Manager struct {
 	managers map[Target]*managedfields.FieldManager
 }
 
-// Documents returns the OpenAPI v3 document of a group version
-// (openapi.V3Document).
+// Documents returns the OpenAPI document (v3, or Swagger 2.0) that holds
+// the types of a group version's kinds.
 type Documents func(group, version string) ([]byte, error)
 
-// groupTypes are the types of a group version's document, read once.
+// groupTypes are the types of an OpenAPI document, read once.
 type groupTypes struct {
 	once      sync.Once
 	models    map[string]*spec.Schema
 	converter managedfields.TypeConverter
 	err       error
+}
+
+// load reads the types of an OpenAPI document (v3, or Swagger 2.0), once.
+func (g *groupTypes) load(what string, read func() ([]byte, error)) (*groupTypes, error) {
+	g.once.Do(func() {
+		data, err := read()
+		if err != nil {
+			g.err = fmt.Errorf("apply: %w", err)
+			return
+		}
+		var doc struct {
+			Definitions map[string]*spec.Schema `json:"definitions"` // Swagger 2.0
+			Components  struct {
+				Schemas map[string]*spec.Schema `json:"schemas"` // OpenAPI v3
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			g.err = fmt.Errorf("apply: reading the OpenAPI document of %s: %w", what, err)
+			return
+		}
+		g.models = doc.Components.Schemas
+		if g.models == nil {
+			g.models = doc.Definitions
+		}
+		if g.converter, err = managedfields.NewTypeConverter(g.models, false); err != nil {
+			g.err = fmt.Errorf("apply: the types of %s: %w", what, err)
+		}
+	})
+	return g, g.err
 }
 
 // metaGroupVersion is the group version whose document gives a custom
@@ -76,7 +105,8 @@ type groupTypes struct {
 // any case.
 var metaGroupVersion = schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"}
 
-// New returns a Manager for the kinds of the documents and of scheme.
+// New returns a Manager for the kinds of scheme, whose types it reads from
+// their group version's document.
 func New(documents Documents, scheme *runtime.Scheme) *Manager {
 	return &Manager{documents: documents, scheme: scheme,
 		types: map[schema.GroupVersion]*groupTypes{}, managers: map[Target]*managedfields.FieldManager{}}
@@ -92,38 +122,36 @@ func (m *Manager) typesOf(gv schema.GroupVersion) (*groupTypes, error) {
 		m.types[gv] = g
 	}
 	m.typesMu.Unlock()
-	g.once.Do(func() {
-		data, err := m.documents(gv.Group, gv.Version)
-		if err != nil {
-			g.err = fmt.Errorf("apply: %w", err)
-			return
-		}
-		var doc struct {
-			Components struct {
-				Schemas map[string]*spec.Schema `json:"schemas"`
-			} `json:"components"`
-		}
-		if err := json.Unmarshal(data, &doc); err != nil {
-			g.err = fmt.Errorf("apply: reading the OpenAPI document of %s: %w", gv, err)
-			return
-		}
-		g.models = doc.Components.Schemas
-		if g.converter, err = managedfields.NewTypeConverter(g.models, false); err != nil {
-			g.err = fmt.Errorf("apply: the types of %s: %w", gv, err)
-		}
-	})
-	return g, g.err
+	return g.load(gv.String(), func() ([]byte, error) { return m.documents(gv.Group, gv.Version) })
 }
 
-// fieldManager returns the field manager of a target.
+// fieldManager returns the field manager of a target, built the first
+// time outside the lock that every tracked write takes (reading a group
+// version's types takes milliseconds).
 func (m *Manager) fieldManager(t Target) (*managedfields.FieldManager, error) {
 	key := t
 	key.Custom = nil // the schema is named by Revision
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if fm, ok := m.managers[key]; ok {
+	fm, ok := m.managers[key]
+	m.mu.Unlock()
+	if ok {
 		return fm, nil
 	}
+	fm, err := m.newFieldManager(t)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if first, ok := m.managers[key]; ok {
+		return first, nil // built meanwhile by another write
+	}
+	m.managers[key] = fm
+	return fm, nil
+}
+
+// newFieldManager builds the field manager of a target.
+func (m *Manager) newFieldManager(t Target) (*managedfields.FieldManager, error) {
 	reset := map[fieldpath.APIVersion]*fieldpath.Set{}
 	version := fieldpath.APIVersion(t.GVK.GroupVersion().String())
 	switch {
@@ -151,7 +179,6 @@ func (m *Manager) fieldManager(t Target) (*managedfields.FieldManager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply: the field manager of %s: %w", t.GVK, err)
 	}
-	m.managers[key] = fm
 	return fm, nil
 }
 

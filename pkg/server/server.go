@@ -236,6 +236,7 @@ func New(opts Options) (*Server, error) {
 		Store:            st,
 		Scheme:           sch,
 		Operations:       restapi.Operations,
+		OpenAPISpec:      batkube.SwaggerJSON,
 		NonResource:      nonResource,
 		Metrics:          requestMetrics,
 		Clock:            opts.Clock,
