@@ -42,18 +42,19 @@ type recordLog[R any] struct {
 	records map[types.UID]*R
 }
 
-// newRecordLog returns a log on w, nil when w is nil (the log is off).
-func newRecordLog[L ~struct{ recordLog[R] }, R any](w io.Writer) *L {
-	if w == nil {
-		return nil
-	}
-	return &L{recordLog[R]{w: w, records: map[types.UID]*R{}}}
+func newRecordLog[R any](w io.Writer) recordLog[R] {
+	return recordLog[R]{w: w, records: map[types.UID]*R{}}
 }
 
 // ownerLog gathers the records; nil when the log is off.
 type ownerLog struct{ recordLog[ownerRecord] }
 
-func newOwnerLog(w io.Writer) *ownerLog { return newRecordLog[ownerLog](w) }
+func newOwnerLog(w io.Writer) *ownerLog {
+	if w == nil {
+		return nil
+	}
+	return &ownerLog{newRecordLog[ownerRecord](w)}
+}
 
 func (l *ownerLog) record(uid types.UID, kind, namespace, name string, now float64) *ownerRecord {
 	r := l.records[uid]

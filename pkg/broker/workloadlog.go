@@ -53,7 +53,12 @@ type workloadRecord struct {
 // workloadLog gathers the records; nil when the log is off.
 type workloadLog struct{ recordLog[workloadRecord] }
 
-func newWorkloadLog(w io.Writer) *workloadLog { return newRecordLog[workloadLog](w) }
+func newWorkloadLog(w io.Writer) *workloadLog {
+	if w == nil {
+		return nil
+	}
+	return &workloadLog{newRecordLog[workloadRecord](w)}
+}
 
 // changed records a Workload's state, seen at now. It reads the object in
 // place (the store's copy, never modified).

@@ -359,17 +359,11 @@ func (s *simulated) waitOnce(ctx context.Context, class int, at time.Duration) (
 }
 
 // releaseLocked fires the pauses at or before at: the server released the
-// wait for at.
+// wait for at. (Pauses are timers, never tickers: newTicker's are passive.)
 func (s *simulated) releaseLocked(at time.Duration) {
 	now := s.now()
-	h := &s.timers[pause]
-	for len(*h) > 0 && (*h)[0].at <= at {
-		t := heap.Pop(h).(*simTimer)
-		t.fireLocked(now)
-		if t.period > 0 { // a ticker's next tick counts from now
-			t.at = s.page.Elapsed() + t.period
-			s.pushLocked(t)
-		}
+	for h := &s.timers[pause]; len(*h) > 0 && (*h)[0].at <= at; {
+		heap.Pop(h).(*simTimer).fireLocked(now)
 	}
 }
 
