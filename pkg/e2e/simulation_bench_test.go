@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
 
@@ -92,29 +93,24 @@ func BenchmarkSimulationMemory(b *testing.B) {
 			rss[i] = server.MaxRSS
 			b.ReportMetric(float64(server.MaxRSS>>20), fmt.Sprintf("server-peak-MiB-%djobs", jobs))
 			b.ReportMetric(float64(server.CPU)/float64(time.Microsecond)/float64(jobs), fmt.Sprintf("server-cpu-us/job-%djobs", jobs))
-			b.Logf("%d delay jobs on 1,000 nodes (in-process first-fit scheduler): makespan %.0f s in %s (%.0fx), simulation proper %s; server peak RSS %d MiB, CPU %s (%.0f µs/job), %s garbage collections; engine peak RSS %d MiB",
+			b.Logf("%d delay jobs on 1,000 nodes (in-process first-fit scheduler): makespan %.0f s in %s (%.0fx), simulation proper %s; server peak RSS %d MiB, CPU %s (%.0f µs/job), %.0f garbage collections; engine peak RSS %d MiB",
 				jobs, sum.Makespan, sum.Wall.Round(time.Millisecond), sum.SpeedUp, sum.SimulationWall.Round(time.Millisecond), server.MaxRSS>>20,
 				server.CPU.Round(time.Millisecond), float64(server.CPU)/float64(time.Microsecond)/float64(jobs),
-				serverMetric(b, s.cfg.OutDir, "go_gc_duration_seconds_count"), sum.Usage(launch.EngineProcess).MaxRSS>>20)
+				serverGCs(b, s.cfg.OutDir), sum.Usage(launch.EngineProcess).MaxRSS>>20)
 		}
 		b.ReportMetric(float64(rss[1])/float64(rss[0]), "rss-ratio-100k/10k")
 	}
 }
 
-// serverMetric is the value of a metric the API server wrote at the end of
-// a run (server-metrics.txt), as written; "?" if it is not there.
-func serverMetric(b testing.TB, outDir, name string) string {
-	data, err := os.ReadFile(filepath.Join(outDir, "server-metrics.txt"))
+// serverGCs is the number of the API server's garbage collections in a
+// run (from its metrics at the end); -1 if they cannot be read.
+func serverGCs(b testing.TB, outDir string) float64 {
+	f, err := metrics.ParseFile(filepath.Join(outDir, launch.ServerMetricsFile))
 	if err != nil {
 		b.Logf("server metrics: %v", err)
-		return "?"
+		return -1
 	}
-	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
-			return v
-		}
-	}
-	return "?"
+	return f.Observations("go_gc_duration_seconds", nil)
 }
 
 // writeSteadyWorkload writes n delay jobs of one core, 100 s each, one

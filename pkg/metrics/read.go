@@ -77,6 +77,22 @@ func (f Families) SumBy(name, label string, match map[string]string) map[string]
 	return out
 }
 
+// Observations adds the counts of observations of the series of a summary
+// or histogram family whose labels include match (go_gc_duration_seconds:
+// the process's garbage collections).
+func (f Families) Observations(name string, match map[string]string) float64 {
+	var total float64
+	for _, m := range f.series(name, match) {
+		switch {
+		case m.Summary != nil:
+			total += float64(m.Summary.GetSampleCount())
+		case m.Histogram != nil:
+			total += count(m.Histogram.SampleCount, m.Histogram.SampleCountFloat)
+		}
+	}
+	return total
+}
+
 // Histogram merges the series of a histogram family whose labels include
 // match (they must share their buckets, as the series of one family do);
 // false when there is no such series.

@@ -73,3 +73,25 @@ func TestParseRefusesWhatIsNotMetrics(t *testing.T) {
 		t.Error("HTML parsed as metrics")
 	}
 }
+
+// TestObservations counts the observations of a summary and of a
+// histogram's series.
+func TestObservations(t *testing.T) {
+	f, err := Parse(strings.NewReader(twoSeries + `# TYPE gc summary
+gc{quantile="0.5"} 0.001
+gc_sum 0.3
+gc_count 54
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Observations("gc", nil); got != 54 {
+		t.Errorf("summary: %g observations, want 54", got)
+	}
+	if got := f.Observations("h", map[string]string{"r": "b"}); got != 7 {
+		t.Errorf("histogram series b: %g observations, want 7", got)
+	}
+	if got := f.Observations("c", nil); got != 0 {
+		t.Errorf("a counter: %g observations, want 0", got)
+	}
+}
