@@ -45,6 +45,18 @@ var builds [2]struct {
 	err  error
 }
 
+// TestMain removes the binaries the tests built (some 350 MB a run, which
+// piled up in the temporary directory run after run).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for i := range builds {
+		if builds[i].dir != "" {
+			os.RemoveAll(builds[i].dir)
+		}
+	}
+	os.Exit(code)
+}
+
 // batkubeBinaries builds kubernetes-server, batkube-engine and the example
 // schedulers from this checkout (with the race detector when the tests have
 // it) into a directory that also links the upstream kube-scheduler, and
