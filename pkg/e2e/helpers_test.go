@@ -12,7 +12,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/batkube/batkube/pkg/launch"
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -41,7 +40,7 @@ type cluster struct {
 
 func startCluster(t testing.TB) *cluster {
 	t.Helper()
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	content := launch.Kubeconfig(ts.URL)

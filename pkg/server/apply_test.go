@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -37,7 +36,7 @@ func managers(m metav1.Object) map[string]metav1.ManagedFieldsOperationType {
 // containers by name), and a custom resource's fields typed by its
 // definition's schema.
 func TestServerSideApply(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(ts.Config())
 	cms := cs.CoreV1().ConfigMaps("default")

@@ -17,7 +17,7 @@ import (
 
 // BenchmarkListPods5000 measures a client-go list of 5,000 pods over HTTP.
 func BenchmarkListPods5000(b *testing.B) {
-	ts := servertest.Start(b, server.Options{})
+	ts := servertest.StartDefault(b)
 	ctx := context.Background()
 	for i := range 5000 {
 		p := newPod(fmt.Sprintf("pod-%05d", i))
@@ -102,7 +102,7 @@ func BenchmarkWatchFanOut100(b *testing.B) {
 // BenchmarkCreateAndBind measures creating and binding pods with client-go
 // (protobuf, as kube-scheduler speaks), from 8 goroutines.
 func BenchmarkCreateAndBind(b *testing.B) {
-	ts := servertest.Start(b, server.Options{})
+	ts := servertest.StartDefault(b)
 	cs := kubernetes.NewForConfigOrDie(ts.ProtobufConfig())
 	ctx := context.Background()
 	var mu sync.Mutex

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 	"github.com/batkube/batkube/pkg/store"
 )
@@ -114,7 +113,7 @@ func openWatch(ctx context.Context, t *testing.T, url, accept string) *streamRec
 
 func TestEveryClientSeesEveryChange(t *testing.T) {
 	ctx := ctxT(t)
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	pods := corev1.SchemeGroupVersion.WithResource("pods")
 	p := newPod("cached")
 	p.Namespace = "default"

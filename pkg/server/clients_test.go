@@ -8,14 +8,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
 // TestAgentVersionReadsTheClientsUserAgent: the version a client states in
 // its User-Agent is known while it watches, the lowest of several.
 func TestAgentVersionReadsTheClientsUserAgent(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	if v := ts.API.AgentVersion("kube-scheduler"); v != "" {
 		t.Fatalf("before any client: %q, want none", v)
 	}

@@ -3,7 +3,6 @@ package server_test
 import (
 	"testing"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -11,7 +10,7 @@ import (
 // body has no Content-Type is read as JSON (kubectl create --raw sends
 // none); a PATCH still needs its patch type.
 func TestBodyWithoutMediaTypeIsJSON(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	const pods = "/api/v1/namespaces/default/pods"
 	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"raw"},"spec":{"containers":[{"name":"c","image":"i"}]}}`
 	if code, st := do(t, ts, "POST", pods, "", pod); code != 201 {

@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -41,7 +40,7 @@ func widget(name string, spec map[string]any) *unstructured.Unstructured {
 // validation and CEL rule applied; deleting it deletes its objects and
 // its resource answers 404.
 func TestCustomResources(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	ctx := context.Background()
 	def := widgetsDefinition(t)
 	ext := apiextensionsclient.NewForConfigOrDie(ts.Config())

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -21,7 +20,7 @@ import (
 // delete validate and answer as they would, and store nothing — as the
 // real server does (kubectl --dry-run=server).
 func TestDryRunAllStoresNothing(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	ctx := ctxT(t)
 	cs := clients(t, ts)["json"]
 	cms := cs.CoreV1().ConfigMaps("default")
@@ -73,7 +72,7 @@ func TestDryRunAllStoresNothing(t *testing.T) {
 // TestDryRunOtherValuesRefused: a dryRun other than All is refused with
 // 422, as the real server does, and nothing is written.
 func TestDryRunOtherValuesRefused(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	for _, tc := range []struct {
 		method, path, body, options string
 	}{

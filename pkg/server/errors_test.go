@@ -9,7 +9,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -17,7 +16,7 @@ import (
 // apiserver-behaviour.md and checks each answer is a metav1.Status with the
 // code a real kube-apiserver 1.37 gives.
 func TestMistakesGetTheRealStatusCodes(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	const pods = "/api/v1/namespaces/default/pods"
 	const validPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"ok"},"spec":{"containers":[{"name":"c","image":"i"}]}}`
 	do(t, ts, "POST", pods, "application/json", validPod)

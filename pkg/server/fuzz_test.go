@@ -10,7 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -18,7 +17,7 @@ import (
 // to the real server: whatever comes in, the answer is never a 5xx, and every
 // error is a metav1.Status.
 func FuzzRequests(f *testing.F) {
-	ts := servertest.Start(f, server.Options{})
+	ts := servertest.StartDefault(f)
 	const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}`
 	seed := func(method uint8, query, contentType, body string) { f.Add(method, query, contentType, body) }
 	seed(0, "labelSelector=a%3Db,c!%3Dd", "", "")

@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -50,7 +49,7 @@ func TestSchedulerInformersSync(t *testing.T) {
 	}{{"watch-list", true}, {"list-watch", false}} {
 		t.Run(mode.name, func(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, mode.watchList)
-			ts := servertest.Start(t, server.Options{})
+			ts := servertest.StartDefault(t)
 			for proto, cs := range clients(t, ts) {
 				t.Run(proto, func(t *testing.T) {
 					ctx, cancel := context.WithCancel(ctxT(t))

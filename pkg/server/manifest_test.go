@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -17,7 +16,7 @@ import (
 // YAML manifest (a List among them) are created and served; a pod that names
 // a created PriorityClass then gets its priority.
 func TestCreateManifestMakesObjectsClientsSee(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	ctx := context.Background()
 	manifest := `apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass

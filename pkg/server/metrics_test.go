@@ -58,7 +58,7 @@ func requestLabels(verb, resource, subresource, scope, code string) map[string]s
 // PATCH vs APPLY, DELETE for a deletecollection too, the dry_run label, the
 // response code; and that every counted request was timed.
 func TestMetricsCountRequestsAsKubeAPIServer(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	cs := kubernetes.NewForConfigOrDie(ts.Config())
 	ctx := ctxT(t)
 	pods := cs.CoreV1().Pods("default")
@@ -148,7 +148,7 @@ func TestMetricsCountRequestsAsKubeAPIServer(t *testing.T) {
 // checks the gauges come back to 0 and the watch is counted as one WATCH
 // request.
 func TestMetricsOpenWatches(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	cs := kubernetes.NewForConfigOrDie(ts.ProtobufConfig())
 	ctx := ctxT(t)
 	cms := cs.CoreV1().ConfigMaps("default")
@@ -216,7 +216,7 @@ func TestMetricsOpenWatches(t *testing.T) {
 // for it, carries the Go runtime's and the process's metrics, and is not
 // served with NoMetrics.
 func TestMetricsFormats(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	req, err := http.NewRequest(http.MethodGet, ts.URL+metrics.Path, nil)
 	if err != nil {
 		t.Fatal(err)

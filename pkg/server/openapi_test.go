@@ -18,7 +18,7 @@ import (
 // reads, and that go-swagger's own /swagger.json and /docs pages are not
 // served (the real API server has neither).
 func TestOpenAPIV2IsTheSpec(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	resp, err := http.Get(ts.URL + "/openapi/v2")
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func TestBearerTokenIsRequiredWhenSet(t *testing.T) {
 }
 
 func TestYAMLInAndOut(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  key: value\n"
 	req, _ := http.NewRequest("POST", ts.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/yaml")

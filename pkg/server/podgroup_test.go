@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -21,7 +20,7 @@ import (
 // priority is its group's); a priority that contradicts the class, or an
 // unknown class, is refused.
 func TestPodGroupPriorityIsResolved(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	ctx := context.Background()
 	cs, err := kubernetes.NewForConfig(ts.ProtobufConfig())
 	if err != nil {

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"slices"
@@ -36,7 +37,8 @@ func reviewServer(t *testing.T, opts server.Options) *servertest.Server {
 	return servertest.Start(t, opts)
 }
 
-// clientsWithToken returns a JSON and a protobuf clientset that send token.
+// clientsWithToken returns a JSON and a protobuf clientset that send token
+// (none if empty).
 func clientsWithToken(t *testing.T, ts *servertest.Server, token string) map[string]kubernetes.Interface {
 	t.Helper()
 	out := map[string]kubernetes.Interface{}
@@ -74,37 +76,34 @@ func assertNothingStored(t *testing.T, ts *servertest.Server, rv uint64) {
 func TestTokenReviewAuthenticatesKnownTokensOnly(t *testing.T) {
 	ts := reviewServer(t, server.Options{})
 	rv := ts.Store.CurrentRV()
-	for name, cs := range clients(t, ts) {
-		t.Run(name, func(t *testing.T) {
-			ctx := ctxT(t)
-			reviews := cs.AuthenticationV1().TokenReviews()
-			got, err := reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "reader-token", Audiences: []string{"metrics"}}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatalf("known token: %v", err)
-			}
-			st := got.Status
-			if !st.Authenticated || st.Error != "" || st.User.Username != "reader" || st.User.UID != "reader-uid" ||
-				!slices.Equal(st.User.Groups, []string{"readers", "system:authenticated"}) || !slices.Equal(st.Audiences, []string{"metrics"}) {
-				t.Errorf("known token: got status %+v", st)
-			}
-			if got.Spec.Token != "reader-token" || got.ResourceVersion != "" || got.UID != "" {
-				t.Errorf("known token: the answer is not the review echoed: %+v", got)
-			}
+	eachClient(t, ts, func(t *testing.T, ctx context.Context, name string, cs kubernetes.Interface) {
+		reviews := cs.AuthenticationV1().TokenReviews()
+		got, err := reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "reader-token", Audiences: []string{"metrics"}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("known token: %v", err)
+		}
+		st := got.Status
+		if !st.Authenticated || st.Error != "" || st.User.Username != "reader" || st.User.UID != "reader-uid" ||
+			!slices.Equal(st.User.Groups, []string{"readers", "system:authenticated"}) || !slices.Equal(st.Audiences, []string{"metrics"}) {
+			t.Errorf("known token: got status %+v", st)
+		}
+		if got.Spec.Token != "reader-token" || got.ResourceVersion != "" || got.UID != "" {
+			t.Errorf("known token: the answer is not the review echoed: %+v", got)
+		}
 
-			got, err = reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "nobody's"}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatalf("unknown token: %v", err)
-			}
-			if st := got.Status; st.Authenticated || st.Error != "invalid bearer token" || st.User.Username != "" || len(st.Audiences) > 0 {
-				t.Errorf("unknown token: got status %+v", st)
-			}
+		got, err = reviews.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: "nobody's"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("unknown token: %v", err)
+		}
+		if st := got.Status; st.Authenticated || st.Error != "invalid bearer token" || st.User.Username != "" || len(st.Audiences) > 0 {
+			t.Errorf("unknown token: got status %+v", st)
+		}
 
-			_, err = reviews.Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{})
-			if !apierrors.IsBadRequest(err) {
-				t.Errorf("no token: got %v, want 400 Bad Request", err)
-			}
-		})
-	}
+		_, err = reviews.Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{})
+		if !apierrors.IsBadRequest(err) {
+			t.Errorf("no token: got %v, want 400 Bad Request", err)
+		}
+	})
 	assertNothingStored(t, ts, rv)
 }
 
@@ -129,62 +128,59 @@ func TestSubjectAccessReviewFollowsThePolicy(t *testing.T) {
 	ts := reviewServer(t, server.Options{})
 	rv := ts.Store.CurrentRV()
 	metrics := &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"}
-	for name, cs := range clients(t, ts) {
-		t.Run(name, func(t *testing.T) {
-			ctx := ctxT(t)
-			sars := cs.AuthorizationV1().SubjectAccessReviews()
-			got, err := sars.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: "root", Groups: []string{apiserver.SystemMasters, "system:authenticated"}, NonResourceAttributes: metrics}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatalf("administrator: %v", err)
-			}
-			if !got.Status.Allowed || got.Status.Denied || got.Spec.User != "root" || got.ResourceVersion != "" {
-				t.Errorf("administrator: got %+v", got)
-			}
+	eachClient(t, ts, func(t *testing.T, ctx context.Context, name string, cs kubernetes.Interface) {
+		sars := cs.AuthorizationV1().SubjectAccessReviews()
+		got, err := sars.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "root", Groups: []string{apiserver.SystemMasters, "system:authenticated"}, NonResourceAttributes: metrics}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("administrator: %v", err)
+		}
+		if !got.Status.Allowed || got.Status.Denied || got.Spec.User != "root" || got.ResourceVersion != "" {
+			t.Errorf("administrator: got %+v", got)
+		}
 
-			got, err = sars.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: "reader", Groups: []string{"readers"}, NonResourceAttributes: metrics}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatalf("reader: %v", err)
-			}
-			if got.Status.Allowed || got.Status.Denied || got.Status.Reason == "" {
-				t.Errorf("reader: got status %+v, want not allowed (no opinion) with a reason", got.Status)
-			}
+		got, err = sars.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "reader", Groups: []string{"readers"}, NonResourceAttributes: metrics}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("reader: %v", err)
+		}
+		if got.Status.Allowed || got.Status.Denied || got.Status.Reason == "" {
+			t.Errorf("reader: got status %+v, want not allowed (no opinion) with a reason", got.Status)
+		}
 
-			local, err := cs.AuthorizationV1().LocalSubjectAccessReviews("default").Create(ctx, &authorizationv1.LocalSubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: "root", Groups: []string{apiserver.SystemMasters}, ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "list", Resource: "pods"}}}, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatalf("local review: %v", err)
-			}
-			if !local.Status.Allowed || local.Namespace != "default" {
-				t.Errorf("local review: got %+v", local)
-			}
+		local, err := cs.AuthorizationV1().LocalSubjectAccessReviews("default").Create(ctx, &authorizationv1.LocalSubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "root", Groups: []string{apiserver.SystemMasters}, ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: "list", Resource: "pods"}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("local review: %v", err)
+		}
+		if !local.Status.Allowed || local.Namespace != "default" {
+			t.Errorf("local review: got %+v", local)
+		}
 
-			for _, bad := range []struct {
-				name string
-				sar  authorizationv1.SubjectAccessReview
-			}{
-				{"no attributes", authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: "root"}}},
-				{"both attributes", authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: "root", NonResourceAttributes: metrics, ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get"}}}},
-				{"no subject", authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{NonResourceAttributes: metrics}}},
-				{"a name", authorizationv1.SubjectAccessReview{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: authorizationv1.SubjectAccessReviewSpec{User: "root", NonResourceAttributes: metrics}}},
-			} {
-				if _, err := sars.Create(ctx, &bad.sar, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
-					t.Errorf("%s: got %v, want 422 Invalid", bad.name, err)
-				}
+		for _, bad := range []struct {
+			name string
+			sar  authorizationv1.SubjectAccessReview
+		}{
+			{"no attributes", authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: "root"}}},
+			{"both attributes", authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: "root", NonResourceAttributes: metrics, ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get"}}}},
+			{"no subject", authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{NonResourceAttributes: metrics}}},
+			{"a name", authorizationv1.SubjectAccessReview{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Spec: authorizationv1.SubjectAccessReviewSpec{User: "root", NonResourceAttributes: metrics}}},
+		} {
+			if _, err := sars.Create(ctx, &bad.sar, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+				t.Errorf("%s: got %v, want 422 Invalid", bad.name, err)
 			}
-			_, err = cs.AuthorizationV1().LocalSubjectAccessReviews("default").Create(ctx, &authorizationv1.LocalSubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: "root", ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "other", Verb: "list", Resource: "pods"}}}, metav1.CreateOptions{})
-			if !apierrors.IsInvalid(err) {
-				t.Errorf("local review of another namespace: got %v, want 422 Invalid", err)
-			}
-		})
-	}
+		}
+		_, err = cs.AuthorizationV1().LocalSubjectAccessReviews("default").Create(ctx, &authorizationv1.LocalSubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "root", ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "other", Verb: "list", Resource: "pods"}}}, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) {
+			t.Errorf("local review of another namespace: got %v, want 422 Invalid", err)
+		}
+	})
 	assertNothingStored(t, ts, rv)
 }
 
 func TestWithoutAuthorizerEverythingIsAllowed(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	cs := clients(t, ts)["protobuf"]
 	got, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctxT(t), &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: "anyone", ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "delete", Resource: "nodes"}}}, metav1.CreateOptions{})

@@ -9,7 +9,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -19,7 +18,7 @@ import (
 // from the Swagger 2.0 spec. A write is stored with its manager's fields,
 // as one of a current group version is.
 func TestLegacyGroupVersionsHaveManagedFields(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	cfg := ts.Config()
 	cfg.UserAgent = "legacy-client"
 	dc, err := dynamic.NewForConfig(cfg)

@@ -27,58 +27,55 @@ type seen struct {
 }
 
 func TestWatchFromOldRVReplaysMissedEventsInOrder(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
-	for name, cs := range clients(t, ts) {
-		t.Run(name, func(t *testing.T) {
-			ctx := ctxT(t)
-			cms := cs.CoreV1().ConfigMaps("default")
-			first, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "first-" + name}}, metav1.CreateOptions{})
+	ts := servertest.StartDefault(t)
+	eachClient(t, ts, func(t *testing.T, ctx context.Context, name string, cs kubernetes.Interface) {
+		cms := cs.CoreV1().ConfigMaps("default")
+		first, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "first-" + name}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []seen
+		for i := range 5 {
+			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i)}}, metav1.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []seen
-			for i := range 5 {
-				cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", name, i)}}, metav1.CreateOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, seen{watch.Added, cm.Name, cm.ResourceVersion})
-				cm.Data = map[string]string{"k": "v"}
-				if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, seen{watch.Modified, cm.Name, cm.ResourceVersion})
-			}
-			if err := cms.Delete(ctx, first.Name, metav1.DeleteOptions{}); err != nil {
+			want = append(want, seen{watch.Added, cm.Name, cm.ResourceVersion})
+			cm.Data = map[string]string{"k": "v"}
+			if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			list, _ := cms.List(ctx, metav1.ListOptions{})
-			want = append(want, seen{watch.Deleted, first.Name, list.ResourceVersion})
+			want = append(want, seen{watch.Modified, cm.Name, cm.ResourceVersion})
+		}
+		if err := cms.Delete(ctx, first.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		list, _ := cms.List(ctx, metav1.ListOptions{})
+		want = append(want, seen{watch.Deleted, first.Name, list.ResourceVersion})
 
-			w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: first.ResourceVersion})
-			if err != nil {
-				t.Fatal(err)
+		w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: first.ResourceVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		var got []seen
+		for len(got) < len(want) {
+			ev, ok := <-w.ResultChan()
+			if !ok {
+				t.Fatalf("watch closed after %d events", len(got))
 			}
-			defer w.Stop()
-			var got []seen
-			for len(got) < len(want) {
-				ev, ok := <-w.ResultChan()
-				if !ok {
-					t.Fatalf("watch closed after %d events", len(got))
-				}
-				cm, isCM := ev.Object.(*corev1.ConfigMap)
-				if !isCM {
-					t.Fatalf("event %d: got %T (%v)", len(got), ev.Object, ev.Object)
-				}
-				got = append(got, seen{ev.Type, cm.Name, cm.ResourceVersion})
+			cm, isCM := ev.Object.(*corev1.ConfigMap)
+			if !isCM {
+				t.Fatalf("event %d: got %T (%v)", len(got), ev.Object, ev.Object)
 			}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Errorf("event %d: got %+v, want %+v", i, got[i], want[i])
-				}
+			got = append(got, seen{ev.Type, cm.Name, cm.ResourceVersion})
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("event %d: got %+v, want %+v", i, got[i], want[i])
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestWatchFromTooOldRVIsGone(t *testing.T) {
@@ -195,31 +192,28 @@ func TestFiftyWatchersReceiveEveryConcurrentWriteOnce(t *testing.T) {
 }
 
 func TestObjectLeavingAFieldSelectorArrivesAsDeleted(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
-	for name, cs := range clients(t, ts) {
-		t.Run(name, func(t *testing.T) {
-			ctx := ctxT(t)
-			pods := cs.CoreV1().Pods("default")
-			p, err := pods.Create(ctx, newPod("leaver-"+name), metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "status.phase!=Succeeded,status.phase!=Failed,metadata.name=" + p.Name, ResourceVersion: p.ResourceVersion})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Stop()
-			p.Status.Phase = corev1.PodSucceeded
-			if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			ev := <-w.ResultChan()
-			got, _ := ev.Object.(*corev1.Pod)
-			if ev.Type != watch.Deleted || got == nil || got.Status.Phase != corev1.PodSucceeded {
-				t.Fatalf("got %v %v, want DELETED with the Succeeded pod", ev.Type, ev.Object)
-			}
-		})
-	}
+	ts := servertest.StartDefault(t)
+	eachClient(t, ts, func(t *testing.T, ctx context.Context, name string, cs kubernetes.Interface) {
+		pods := cs.CoreV1().Pods("default")
+		p, err := pods.Create(ctx, newPod("leaver-"+name), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "status.phase!=Succeeded,status.phase!=Failed,metadata.name=" + p.Name, ResourceVersion: p.ResourceVersion})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		p.Status.Phase = corev1.PodSucceeded
+		if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ev := <-w.ResultChan()
+		got, _ := ev.Object.(*corev1.Pod)
+		if ev.Type != watch.Deleted || got == nil || got.Status.Phase != corev1.PodSucceeded {
+			t.Fatalf("got %v %v, want DELETED with the Succeeded pod", ev.Type, ev.Object)
+		}
+	})
 }
 
 // TestWatchEndsAtItsTimeoutWithABookmark: a watch that allows bookmarks
@@ -230,34 +224,31 @@ func TestObjectLeavingAFieldSelectorArrivesAsDeleted(t *testing.T) {
 // ends.
 func TestWatchEndsAtItsTimeoutWithABookmark(t *testing.T) {
 	ts := servertest.Start(t, server.Options{MaxWatchTimeout: 200 * time.Millisecond})
-	for name, cs := range clients(t, ts) {
-		t.Run(name, func(t *testing.T) {
-			ctx := ctxT(t)
-			cms := cs.CoreV1().ConfigMaps("default")
-			cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before-" + name}}, metav1.CreateOptions{})
+	eachClient(t, ts, func(t *testing.T, ctx context.Context, name string, cs kubernetes.Interface) {
+		cms := cs.CoreV1().ConfigMaps("default")
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before-" + name}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bookmarks := range []bool{true, false} {
+			w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion, AllowWatchBookmarks: bookmarks, TimeoutSeconds: ptr.To[int64](3600)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, bookmarks := range []bool{true, false} {
-				w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: cm.ResourceVersion, AllowWatchBookmarks: bookmarks, TimeoutSeconds: ptr.To[int64](3600)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				var types []watch.EventType
-				var last string
-				for ev := range w.ResultChan() {
-					types = append(types, ev.Type)
-					if o, err := meta.Accessor(ev.Object); err == nil {
-						last = o.GetResourceVersion()
-					}
-				}
-				switch {
-				case bookmarks && (len(types) != 1 || types[0] != watch.Bookmark || last != cm.ResourceVersion):
-					t.Errorf("with bookmarks: events %v, last at %s; want one bookmark at %s, then the end", types, last, cm.ResourceVersion)
-				case !bookmarks && len(types) != 0:
-					t.Errorf("without bookmarks: events %v, want none before the end", types)
+			var types []watch.EventType
+			var last string
+			for ev := range w.ResultChan() {
+				types = append(types, ev.Type)
+				if o, err := meta.Accessor(ev.Object); err == nil {
+					last = o.GetResourceVersion()
 				}
 			}
-		})
-	}
+			switch {
+			case bookmarks && (len(types) != 1 || types[0] != watch.Bookmark || last != cm.ResourceVersion):
+				t.Errorf("with bookmarks: events %v, last at %s; want one bookmark at %s, then the end", types, last, cm.ResourceVersion)
+			case !bookmarks && len(types) != 0:
+				t.Errorf("without bookmarks: events %v, want none before the end", types)
+			}
+		}
+	})
 }

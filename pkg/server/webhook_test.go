@@ -32,7 +32,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
 
@@ -105,7 +104,7 @@ func (w *webhookServer) clientConfig(path string) admissionregistrationv1.Webhoo
 // cannot be reached fails the request under failurePolicy Fail and is
 // skipped under Ignore, and a webhook with side effects refuses a dry run.
 func TestAdmissionWebhooks(t *testing.T) {
-	ts := servertest.Start(t, server.Options{})
+	ts := servertest.StartDefault(t)
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(ts.Config())
 	suspend := newWebhook(t, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {

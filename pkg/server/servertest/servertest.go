@@ -35,6 +35,13 @@ type Request struct {
 	Code        int
 }
 
+// StartDefault serves a Batkube API with the default options (no token, an
+// in-memory store, metrics on) on a loopback port until the test ends.
+func StartDefault(t testing.TB) *Server {
+	t.Helper()
+	return Start(t, server.Options{})
+}
+
 // Start serves a new Batkube API on a loopback port until the test ends.
 func Start(t testing.TB, opts server.Options) *Server {
 	t.Helper()
