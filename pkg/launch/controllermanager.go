@@ -66,14 +66,29 @@ func (r *run) startControllerManager() error {
 		// The server is in memory: no client-side rate limit.
 		"--kube-api-qps=5000", "--kube-api-burst=5000"}
 	args = append(args, r.cfg.ControllerManagerArgs...)
+	_, err = r.startController(ControllerManagerProcess, r.controllerManagerPIDFile(), args)
+	return err
+}
+
+// startController starts argv as the controller name, one of the run's
+// sidecars: on the run's kubeconfig and, unless ControllerManagerWallClock,
+// on its simulated clock (kubeclock.EnvPage and EnvServer), its output in
+// OutDir/NAME.log and its PID written to pidFile for the server.
+func (r *run) startController(name, pidFile string, argv []string) (*process, error) {
 	env := []string{"KUBECONFIG=" + r.kubeconfig}
 	if !r.cfg.ControllerManagerWallClock {
 		env = append(env, kubeclock.EnvPage+"="+r.clockFile(), kubeclock.EnvServer+"="+r.apiURL)
 	}
-	p, err := startProcess(ControllerManagerProcess, filepath.Join(r.cfg.OutDir, ControllerManagerProcess+".log"), env, args...)
+	p, err := startProcess(name, filepath.Join(r.cfg.OutDir, name+".log"), env, argv...)
 	if err != nil {
-		return fmt.Errorf("launch: %w", err)
+		return nil, fmt.Errorf("launch: %w", err)
 	}
 	r.sidecars = append(r.sidecars, p)
-	return writeFileAtomic(r.controllerManagerPIDFile(), []byte(strconv.Itoa(p.cmd.Process.Pid)+"\n"))
+	return p, writePIDFile(pidFile, p)
+}
+
+// writePIDFile writes the process's PID to path, for the server, which
+// watches the process for quiescence.
+func writePIDFile(path string, p *process) error {
+	return writeFileAtomic(path, []byte(strconv.Itoa(p.cmd.Process.Pid)+"\n"))
 }

@@ -176,8 +176,7 @@ func (r *run) startScheduler() error {
 	if r.scheduler, err = startProcess(SchedulerProcess, logPath, env, args...); err != nil {
 		return err
 	}
-	// Its PID, for the server, which watches the process for quiescence.
-	return writeFileAtomic(r.schedulerPIDFile(), []byte(strconv.Itoa(r.scheduler.cmd.Process.Pid)+"\n"))
+	return writePIDFile(r.schedulerPIDFile(), r.scheduler)
 }
 
 // schedulerPIDFile is where the bundled kube-scheduler's PID is written

@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
-
-	kubeclock "github.com/batkube/batkube/pkg/simtime/kubeclock"
 )
 
 // Kueue's manager in a run (Config.Kueue).
@@ -255,16 +253,8 @@ func (r *run) startKueue(ctx context.Context) error {
 		return err
 	}
 	args := append([]string{bin, "--config", filepath.Join(r.cfg.OutDir, kueueConfigFile), "--zap-log-level=info"}, r.cfg.KueueArgs...)
-	env := []string{"KUBECONFIG=" + r.kubeconfig}
-	if !r.cfg.ControllerManagerWallClock {
-		env = append(env, kubeclock.EnvPage+"="+r.clockFile(), kubeclock.EnvServer+"="+r.apiURL)
-	}
-	p, err := startProcess(KueueProcess, filepath.Join(r.cfg.OutDir, KueueProcess+".log"), env, args...)
+	p, err := r.startController(KueueProcess, r.kueuePIDFile(), args)
 	if err != nil {
-		return fmt.Errorf("launch: %w", err)
-	}
-	r.sidecars = append(r.sidecars, p)
-	if err := writeFileAtomic(r.kueuePIDFile(), []byte(strconv.Itoa(p.cmd.Process.Pid)+"\n")); err != nil {
 		return err
 	}
 	mountCtx, stopMounting := context.WithCancel(ctx)

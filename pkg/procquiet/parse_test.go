@@ -47,15 +47,22 @@ func TestParseSchedstat(t *testing.T) {
 	}
 }
 
-func TestParseTID(t *testing.T) {
-	if n, ok := parseTID([]byte("4194304")); !ok || n != 4194304 {
-		t.Errorf("parseTID(4194304) = %d, %v", n, ok)
+// checkParse checks that parse, named name, reads want from good and
+// rejects each of bad.
+func checkParse[T comparable](t *testing.T, name string, parse func([]byte) (T, bool), good string, want T, bad ...string) {
+	t.Helper()
+	if got, ok := parse([]byte(good)); !ok || got != want {
+		t.Errorf("%s(%q) = %v, %v; want %v", name, good, got, ok, want)
 	}
-	for _, bad := range []string{".", "..", "", "12a", "self"} {
-		if _, ok := parseTID([]byte(bad)); ok {
-			t.Errorf("parseTID(%q) ok", bad)
+	for _, b := range bad {
+		if _, ok := parse([]byte(b)); ok {
+			t.Errorf("%s(%q) ok", name, b)
 		}
 	}
+}
+
+func TestParseTID(t *testing.T) {
+	checkParse(t, "parseTID", parseTID, "4194304", 4194304, ".", "..", "", "12a", "self")
 }
 
 // Lines as a little-endian kernel writes them.
@@ -111,14 +118,7 @@ func TestParseHexAddrPortBigEndian(t *testing.T) {
 }
 
 func TestSocketInode(t *testing.T) {
-	if n, ok := socketInode([]byte("socket:[12345]")); !ok || n != 12345 {
-		t.Errorf("socketInode = %d, %v", n, ok)
-	}
-	for _, bad := range []string{"pipe:[12345]", "socket:[]", "socket:[12a]", "socket:[1", "/dev/null"} {
-		if _, ok := socketInode([]byte(bad)); ok {
-			t.Errorf("socketInode(%q) ok", bad)
-		}
-	}
+	checkParse(t, "socketInode", socketInode, "socket:[12345]", 12345, "pipe:[12345]", "socket:[]", "socket:[12a]", "socket:[1", "/dev/null")
 }
 
 func TestSleeping(t *testing.T) {

@@ -43,6 +43,20 @@ func listen(t *testing.T, addr string) net.Listener {
 	return l
 }
 
+// startBashConnected starts bash with its fd 3 connected (/dev/tcp) to a
+// listener of this process, then running script, and returns the child
+// and this end of the connection. It skips the test without bash.
+func startBashConnected(t *testing.T, script string) (*child, net.Conn) {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	l := listen(t, "127.0.0.1:0")
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	ch := start(t, "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/"+port+"; "+script)
+	return ch, accept(t, l)
+}
+
 // checkPeer checks that PeerPID finds pid at the other end of c.
 func checkPeer(t *testing.T, c net.Conn, pid int) {
 	t.Helper()
@@ -112,25 +126,13 @@ func TestPeerPIDMappedPeer(t *testing.T) {
 // TestPeerPIDBash: the peer is bash's /dev/tcp, then the process bash
 // execs into, which keeps the fd and the PID.
 func TestPeerPIDBash(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
-	l := listen(t, "127.0.0.1:0")
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	ch := start(t, "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/"+port+"; exec sleep 60")
-	c := accept(t, l)
+	ch, c := startBashConnected(t, "exec sleep 60")
 	checkPeer(t, c, ch.pid())
 }
 
 // TestPeerPIDAmbiguous: bash forks sleep, which inherits the socket.
 func TestPeerPIDAmbiguous(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
-	l := listen(t, "127.0.0.1:0")
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	start(t, "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/"+port+"; sleep 60; exit 0")
-	c := accept(t, l)
+	_, c := startBashConnected(t, "sleep 60; exit 0")
 	local, remote := ends(c)
 	var err error
 	eventually(t, 10*time.Second, "ambiguous", func() bool {
@@ -201,21 +203,13 @@ func TestListenerPIDFindsTheListeningProcess(t *testing.T) {
 // TestReceiveQueued: bytes a client wrote that the server has not read
 // are counted on the server's address, and no longer once read.
 func TestReceiveQueued(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := listen(t, "127.0.0.1:0")
 	client, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	server, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
+	server := accept(t, l)
 	addr := netip.MustParseAddrPort(l.Addr().String())
 	if n, err := ReceiveQueued(addr); err != nil || n != 0 {
 		t.Fatalf("before any write: %d, %v; want 0", n, err)

@@ -189,14 +189,7 @@ func stepLine(s []Step, end, scale float64, c color.Color) (*plotter.Line, error
 	if last := s[len(s)-1]; last.T < end {
 		xys = append(xys, plotter.XY{X: end, Y: last.V * scale})
 	}
-	l, err := plotter.NewLine(xys)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	l.StepStyle = plotter.PostStep
-	l.Color = c
-	l.Width = vg.Points(1.2)
-	return l, nil
+	return steppedLine(xys, plotter.PostStep, c)
 }
 
 // cdfLine draws an empirical distribution as a right-continuous step.
@@ -211,11 +204,16 @@ func cdfLine(pts []Point, c color.Color) (*plotter.Line, error) {
 	if len(xys) == 1 { // a single point draws nothing: make it a flat line
 		xys = append(xys, plotter.XY{X: xys[0].X + 1, Y: xys[0].Y})
 	}
+	return steppedLine(xys, plotter.PreStep, c)
+}
+
+// steppedLine draws xys as a step function of the given style, in colour c.
+func steppedLine(xys plotter.XYs, style plotter.StepKind, c color.Color) (*plotter.Line, error) {
 	l, err := plotter.NewLine(xys)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	l.StepStyle = plotter.PreStep
+	l.StepStyle = style
 	l.Color = c
 	l.Width = vg.Points(1.2)
 	return l, nil

@@ -40,10 +40,7 @@ func main() {
 		fmt.Println("ready")
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
-			ms, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "work "))
-			if err != nil {
-				fail(err)
-			}
+			ms := must(strconv.Atoi(strings.TrimPrefix(sc.Text(), "work ")))
 			sum := sha256.Sum256(nil)
 			for end := time.Now().Add(time.Duration(ms) * time.Millisecond); time.Now().Before(end); {
 				for range 1000 {
@@ -53,31 +50,13 @@ func main() {
 			fmt.Printf("done %x\n", sum[:4])
 		}
 	case "dial":
-		c, err := net.Dial("tcp", os.Args[2])
-		if err != nil {
-			fail(err)
-		}
-		defer c.Close()
-		fmt.Println("connected")
-		io.Copy(io.Discard, os.Stdin)
+		hold(must(net.Dial("tcp", os.Args[2])), "connected")
 	case "listen":
-		l, err := net.Listen("tcp", os.Args[2])
-		if err != nil {
-			fail(err)
-		}
+		l := must(net.Listen("tcp", os.Args[2]))
 		fmt.Println(l.Addr().(*net.TCPAddr).Port)
-		c, err := l.Accept()
-		if err != nil {
-			fail(err)
-		}
-		defer c.Close()
-		fmt.Println("accepted")
-		io.Copy(io.Discard, os.Stdin)
+		hold(must(l.Accept()), "accepted")
 	case "threads":
-		n, err := strconv.Atoi(os.Args[2])
-		if err != nil {
-			fail(err)
-		}
+		n := must(strconv.Atoi(os.Args[2]))
 		var stops []chan struct{}
 		for threads() < n {
 			stops = append(stops, lockedThread())
@@ -85,10 +64,7 @@ func main() {
 		fmt.Println(threads())
 		sc := bufio.NewScanner(os.Stdin)
 		for sc.Scan() {
-			k, err := strconv.Atoi(sc.Text())
-			if err != nil {
-				fail(err)
-			}
+			k := must(strconv.Atoi(sc.Text()))
 			for ; k > 0; k-- {
 				stops = append(stops, lockedThread())
 			}
@@ -118,11 +94,22 @@ func lockedThread() chan struct{} {
 
 // threads returns the number of threads of this process.
 func threads() int {
-	ents, err := os.ReadDir("/proc/self/task")
+	return len(must(os.ReadDir("/proc/self/task")))
+}
+
+// hold prints said, then keeps c open until stdin ends.
+func hold(c net.Conn, said string) {
+	defer c.Close()
+	fmt.Println(said)
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// must returns v, or ends the child on err.
+func must[T any](v T, err error) T {
 	if err != nil {
 		fail(err)
 	}
-	return len(ents)
+	return v
 }
 
 func fail(err error) {
