@@ -74,7 +74,9 @@ func Encode(m Message, from Direction) ([]byte, error) {
 		w.floatField("timestamp", ev.Timestamp)
 		w.stringField("type", string(ev.Type()))
 		w.key("data")
-		ev.Data.encode(&w)
+		w.open('{')
+		ev.Data.encodeMembers(&w)
+		w.close('}')
 		w.close('}')
 		if w.err != nil {
 			return nil, &MessageError{Event: i, Type: ev.Type(), Err: w.err}
@@ -175,6 +177,9 @@ func decodeData(t EventType, raw json.RawMessage) (EventData, error) {
 		d = decodeChangeJobState(f)
 	default:
 		return nil, fmt.Errorf("no decoder for event type %q", t)
+	}
+	if t.senders() == FromScheduler {
+		f.noRest() // Batsim rejects the members it does not know
 	}
 	if f.err != nil {
 		return nil, f.err

@@ -152,28 +152,11 @@ func TestFixturesRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Decode(in, tc.from)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("Decode:\ngot  %#v\nwant %#v", got, tc.want)
-			}
-			out, err := Encode(got, tc.from)
-			if err != nil {
-				t.Fatalf("Encode: %v", err)
-			}
+			out := roundTrip(t, in, tc.from, tc.want)
 			if !sameJSON(t, out, in) {
 				t.Errorf("Encode:\ngot  %s\nwant %s", out, in)
 			}
-			again, err := Decode(out, tc.from)
-			if err != nil {
-				t.Fatalf("Decode(Encode): %v", err)
-			}
-			if !reflect.DeepEqual(again, tc.want) {
-				t.Errorf("Decode(Encode):\ngot  %#v\nwant %#v", again, tc.want)
-			}
-			for _, ev := range got.Events {
+			for _, ev := range tc.want.Events {
 				covered[ev.Type()] |= tc.from
 			}
 		})
@@ -236,26 +219,34 @@ func TestDecodeVariants(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Decode([]byte(tc.in), tc.from)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("Decode:\ngot  %#v\nwant %#v", got, tc.want)
-			}
-			out, err := Encode(got, tc.from)
-			if err != nil {
-				t.Fatalf("Encode: %v", err)
-			}
-			again, err := Decode(out, tc.from)
-			if err != nil {
-				t.Fatalf("Decode(Encode) of %s: %v", out, err)
-			}
-			if !reflect.DeepEqual(again, tc.want) {
-				t.Errorf("Decode(Encode):\ngot  %#v\nwant %#v", again, tc.want)
-			}
+			roundTrip(t, []byte(tc.in), tc.from, tc.want)
 		})
 	}
+}
+
+// roundTrip checks that in decodes to want and that its encoding decodes to
+// want again; it returns that encoding.
+func roundTrip(t *testing.T, in []byte, from Direction, want Message) []byte {
+	t.Helper()
+	got, err := Decode(in, from)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Decode:\ngot  %#v\nwant %#v", got, want)
+	}
+	out, err := Encode(got, from)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	again, err := Decode(out, from)
+	if err != nil {
+		t.Fatalf("Decode(Encode) of %s: %v", out, err)
+	}
+	if !reflect.DeepEqual(again, want) {
+		t.Errorf("Decode(Encode):\ngot  %#v\nwant %#v", again, want)
+	}
+	return out
 }
 
 func TestEncodeCanonical(t *testing.T) {

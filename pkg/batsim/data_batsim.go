@@ -34,18 +34,15 @@ type Resource struct {
 }
 
 func decodeResource(raw json.RawMessage) (Resource, error) {
-	f, err := objectFields(raw)
-	if err != nil {
-		return Resource{}, err
-	}
-	r := Resource{
-		ID:             req(f, "id", decodeInt),
-		Name:           req(f, "name", decodeString),
-		State:          ResourceState(opt(f, "state", decodeString)),
-		Properties:     opt(f, "properties", mapOf[string](decodeString)),
-		ZoneProperties: opt(f, "zone_properties", mapOf[string](decodeString)),
-	}
-	return r, f.err
+	return decodeObject(raw, func(f *fields) Resource {
+		return Resource{
+			ID:             req(f, "id", decodeInt),
+			Name:           req(f, "name", decodeString),
+			State:          ResourceState(opt(f, "state", decodeString)),
+			Properties:     opt(f, "properties", mapOf[string](decodeString)),
+			ZoneProperties: opt(f, "zone_properties", mapOf[string](decodeString)),
+		}
+	})
 }
 
 func (r Resource) encode(w *writer) {
@@ -83,24 +80,21 @@ var configFields = []string{
 }
 
 func decodeConfig(raw json.RawMessage) (Config, error) {
-	f, err := objectFields(raw)
-	if err != nil {
-		return Config{}, err
-	}
-	c := Config{
-		RedisEnabled:                  opt(f, "redis-enabled", decodeBool),
-		RedisHostname:                 opt(f, "redis-hostname", decodeString),
-		RedisPort:                     opt(f, "redis-port", decodeInt),
-		RedisPrefix:                   opt(f, "redis-prefix", decodeString),
-		ProfilesForwardedOnSubmission: opt(f, "profiles-forwarded-on-submission", decodeBool),
-		DynamicJobsEnabled:            opt(f, "dynamic-jobs-enabled", decodeBool),
-		DynamicJobsAcknowledged:       opt(f, "dynamic-jobs-acknowledged", decodeBool),
-		ProfileReuseEnabled:           opt(f, "profile-reuse-enabled", decodeBool),
-		SchedConfig:                   opt(f, "sched-config", decodeString),
-		ForwardUnknownEvents:          opt(f, "forward-unknown-events", decodeBool),
-	}
-	c.Extra = f.rest()
-	return c, f.err
+	return decodeObject(raw, func(f *fields) Config {
+		return Config{
+			RedisEnabled:                  opt(f, "redis-enabled", decodeBool),
+			RedisHostname:                 opt(f, "redis-hostname", decodeString),
+			RedisPort:                     opt(f, "redis-port", decodeInt),
+			RedisPrefix:                   opt(f, "redis-prefix", decodeString),
+			ProfilesForwardedOnSubmission: opt(f, "profiles-forwarded-on-submission", decodeBool),
+			DynamicJobsEnabled:            opt(f, "dynamic-jobs-enabled", decodeBool),
+			DynamicJobsAcknowledged:       opt(f, "dynamic-jobs-acknowledged", decodeBool),
+			ProfileReuseEnabled:           opt(f, "profile-reuse-enabled", decodeBool),
+			SchedConfig:                   opt(f, "sched-config", decodeString),
+			ForwardUnknownEvents:          opt(f, "forward-unknown-events", decodeBool),
+			Extra:                         f.rest(), // read last: the members not read above
+		}
+	})
 }
 
 func (c Config) encode(w *writer) {
@@ -183,8 +177,7 @@ func (d SimulationBegins) validate(Direction) error {
 	return nil
 }
 
-func (d SimulationBegins) encode(w *writer) {
-	w.open('{')
+func (d SimulationBegins) encodeMembers(w *writer) {
 	w.intField("nb_resources", d.NbResources)
 	w.intField("nb_compute_resources", d.NbComputeResources)
 	w.intField("nb_storage_resources", d.NbStorageResources)
@@ -217,7 +210,6 @@ func (d SimulationBegins) encode(w *writer) {
 		w.close('}')
 	}
 	w.close('}')
-	w.close('}')
 }
 
 // SimulationEnds closes the simulation: answer it with a message without
@@ -226,14 +218,14 @@ type SimulationEnds struct{}
 
 func (SimulationEnds) EventType() EventType     { return TypeSimulationEnds }
 func (SimulationEnds) validate(Direction) error { return nil }
-func (SimulationEnds) encode(w *writer)         { w.open('{'); w.close('}') }
+func (SimulationEnds) encodeMembers(*writer)    {}
 
 // RequestedCall is the wake-up a CALL_ME_LATER asked for.
 type RequestedCall struct{}
 
 func (RequestedCall) EventType() EventType     { return TypeRequestedCall }
 func (RequestedCall) validate(Direction) error { return nil }
-func (RequestedCall) encode(w *writer)         { w.open('{'); w.close('}') }
+func (RequestedCall) encodeMembers(*writer)    {}
 
 // JobSubmitted tells that a job was submitted.
 type JobSubmitted struct {
@@ -259,8 +251,8 @@ func decodeJobSubmitted(f *fields) EventData {
 }
 
 func (d JobSubmitted) validate(Direction) error {
-	if d.JobID == "" {
-		return inField("job_id", errEmpty)
+	if err := validateJobID(d.JobID); err != nil {
+		return err
 	}
 	if err := d.Job.validate(true); err != nil {
 		return inField("job", err)
@@ -271,8 +263,7 @@ func (d JobSubmitted) validate(Direction) error {
 	return nil
 }
 
-func (d JobSubmitted) encode(w *writer) {
-	w.open('{')
+func (d JobSubmitted) encodeMembers(w *writer) {
 	w.stringField("job_id", string(d.JobID))
 	w.key("job")
 	d.Job.encode(w)
@@ -280,7 +271,6 @@ func (d JobSubmitted) encode(w *writer) {
 		w.key("profile")
 		d.Profile.encode(w)
 	}
-	w.close('}')
 }
 
 // JobCompleted tells that a job finished (acknowledging its EXECUTE_JOB).
@@ -303,8 +293,8 @@ func decodeJobCompleted(f *fields) EventData {
 }
 
 func (d JobCompleted) validate(Direction) error {
-	if d.JobID == "" {
-		return inField("job_id", errEmpty)
+	if err := validateJobID(d.JobID); err != nil {
+		return err
 	}
 	switch d.JobState {
 	case JobStateCompletedSuccessfully, JobStateCompletedFailed, JobStateCompletedWalltimeReached, JobStateCompletedKilled, JobStateRejected:
@@ -313,13 +303,11 @@ func (d JobCompleted) validate(Direction) error {
 	return inField("job_state", fmt.Errorf("%q is not a final job state", d.JobState))
 }
 
-func (d JobCompleted) encode(w *writer) {
-	w.open('{')
+func (d JobCompleted) encodeMembers(w *writer) {
 	w.stringField("job_id", string(d.JobID))
 	w.stringField("job_state", string(d.JobState))
 	w.intField("return_code", d.ReturnCode)
 	w.setField("alloc", d.Alloc)
-	w.close('}')
 }
 
 // JobKilled acknowledges a KILL_JOB: all the jobs it names have stopped
@@ -345,25 +333,23 @@ type JobProgress struct {
 }
 
 func decodeJobProgress(raw json.RawMessage) (JobProgress, error) {
-	f, err := objectFields(raw)
-	if err != nil {
-		return JobProgress{}, err
-	}
-	var p JobProgress
-	if f.has("profile_name") || !f.has("profile") {
-		p.Profile = req(f, "profile_name", decodeString)
-	} else {
-		p.Profile = req(f, "profile", decodeString)
-	}
-	if idx, ok := read(f, "current_task_index", decodeInt, false); ok {
-		p.CurrentTaskIndex = &idx
-		if t, ok := read(f, "current_task", decodeJobProgress, false); ok {
-			p.CurrentTask = &t
+	return decodeObject(raw, func(f *fields) JobProgress {
+		var p JobProgress
+		if f.has("profile_name") || !f.has("profile") {
+			p.Profile = req(f, "profile_name", decodeString)
+		} else {
+			p.Profile = req(f, "profile", decodeString)
 		}
-	} else {
-		p.Progress = opt(f, "progress", decodeFloat)
-	}
-	return p, f.err
+		if idx, ok := read(f, "current_task_index", decodeInt, false); ok {
+			p.CurrentTaskIndex = &idx
+			if t, ok := read(f, "current_task", decodeJobProgress, false); ok {
+				p.CurrentTask = &t
+			}
+		} else {
+			p.Progress = opt(f, "progress", decodeFloat)
+		}
+		return p
+	})
 }
 
 func (p JobProgress) encode(w *writer) {
@@ -392,8 +378,7 @@ func decodeJobKilled(f *fields) EventData {
 
 func (d JobKilled) validate(Direction) error { return validateJobIDs(d.JobIDs) }
 
-func (d JobKilled) encode(w *writer) {
-	w.open('{')
+func (d JobKilled) encodeMembers(w *writer) {
 	w.key("job_ids")
 	w.jobIDs(d.JobIDs)
 	w.key("job_progress")
@@ -403,7 +388,14 @@ func (d JobKilled) encode(w *writer) {
 		d.Progress[id].encode(w)
 	}
 	w.close('}')
-	w.close('}')
+}
+
+// validateJobID fails on an empty "job_id".
+func validateJobID(id JobID) error {
+	if id == "" {
+		return inField("job_id", errEmpty)
+	}
+	return nil
 }
 
 func validateJobIDs(ids []JobID) error {
@@ -440,9 +432,7 @@ func (d ResourceStateChanged) validate(Direction) error {
 	return nil
 }
 
-func (d ResourceStateChanged) encode(w *writer) {
-	w.open('{')
+func (d ResourceStateChanged) encodeMembers(w *writer) {
 	w.setField("resources", d.Resources)
 	w.stringField("state", d.State)
-	w.close('}')
 }

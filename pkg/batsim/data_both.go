@@ -74,14 +74,12 @@ func (n Notify) validate(from Direction) error {
 	return nil
 }
 
-func (n Notify) encode(w *writer) {
-	w.open('{')
+func (n Notify) encodeMembers(w *writer) {
 	w.stringField("type", string(n.Type))
 	if n.hasResources() {
 		w.setField("resources", n.Resources)
 	}
 	w.rawFields(n.Extra)
-	w.close('}')
 }
 
 // Query asks the other side for information, answered by an ANSWER. Batsim
@@ -113,16 +111,14 @@ func decodeRequests(raw json.RawMessage) (Query, error) {
 			}
 			q.ConsumedEnergy = true
 		case "estimate_waiting_time":
-			f, err := objectFields(m.value)
+			wq, err := decodeObject(m.value, func(f *fields) WaitingTimeQuery {
+				return WaitingTimeQuery{
+					JobID: req(f, "job_id", decodeJobID),
+					Job:   req(f, "job", decodePartialJob),
+				}
+			})
 			if err != nil {
 				return Query{}, inField(k, err)
-			}
-			wq := WaitingTimeQuery{
-				JobID: req(f, "job_id", decodeJobID),
-				Job:   req(f, "job", decodePartialJob),
-			}
-			if f.err != nil {
-				return Query{}, inField(k, f.err)
 			}
 			q.EstimateWaitingTime = &wq
 		default:
@@ -150,8 +146,7 @@ func (q Query) validate(from Direction) error {
 	return nil
 }
 
-func (q Query) encode(w *writer) {
-	w.open('{')
+func (q Query) encodeMembers(w *writer) {
 	w.key("requests")
 	w.open('{')
 	if q.ConsumedEnergy {
@@ -167,7 +162,6 @@ func (q Query) encode(w *writer) {
 		q.Job.encode(w)
 		w.close('}')
 	}
-	w.close('}')
 	w.close('}')
 }
 
@@ -186,15 +180,12 @@ type WaitingTimeEstimate struct {
 func (Answer) EventType() EventType { return TypeAnswer }
 
 func decodeEstimate(raw json.RawMessage) (WaitingTimeEstimate, error) {
-	f, err := objectFields(raw)
-	if err != nil {
-		return WaitingTimeEstimate{}, err
-	}
-	e := WaitingTimeEstimate{
-		JobID:                req(f, "job_id", decodeJobID),
-		EstimatedWaitingTime: req(f, "estimated_waiting_time", decodeFloat),
-	}
-	return e, f.err
+	return decodeObject(raw, func(f *fields) WaitingTimeEstimate {
+		return WaitingTimeEstimate{
+			JobID:                req(f, "job_id", decodeJobID),
+			EstimatedWaitingTime: req(f, "estimated_waiting_time", decodeFloat),
+		}
+	})
 }
 
 func decodeAnswer(f *fields) EventData {
@@ -225,8 +216,7 @@ func (a Answer) validate(from Direction) error {
 	return nil
 }
 
-func (a Answer) encode(w *writer) {
-	w.open('{')
+func (a Answer) encodeMembers(w *writer) {
 	if a.ConsumedEnergy != nil {
 		w.floatField("consumed_energy", *a.ConsumedEnergy)
 	}
@@ -237,5 +227,4 @@ func (a Answer) encode(w *writer) {
 		w.floatField("estimated_waiting_time", e.EstimatedWaitingTime)
 		w.close('}')
 	}
-	w.close('}')
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // The data of the events the decision process sends. Batsim rejects members
-// it does not know in several of them, so decoding does too.
+// it does not know in several of them, so decodeData does in all of them.
 
 // ExecuteJob starts a job on an allocation.
 type ExecuteJob struct {
@@ -59,19 +59,17 @@ func decodeMapping(raw json.RawMessage) (map[int]int, error) {
 }
 
 func decodeExecuteJob(f *fields) EventData {
-	d := ExecuteJob{
+	return ExecuteJob{
 		JobID:          req(f, "job_id", decodeJobID),
 		Alloc:          req(f, "alloc", decodeIntervalSet),
 		Mapping:        opt(f, "mapping", decodeMapping),
 		StorageMapping: opt(f, "storage_mapping", mapOf[string](decodeInt)),
 	}
-	f.noRest()
-	return d
 }
 
 func (d ExecuteJob) validate(Direction) error {
-	if d.JobID == "" {
-		return inField("job_id", errEmpty)
+	if err := validateJobID(d.JobID); err != nil {
+		return err
 	}
 	if d.Alloc.IsEmpty() {
 		return inField("alloc", errors.New("empty allocation"))
@@ -94,8 +92,7 @@ func (d ExecuteJob) validate(Direction) error {
 	return nil
 }
 
-func (d ExecuteJob) encode(w *writer) {
-	w.open('{')
+func (d ExecuteJob) encodeMembers(w *writer) {
 	w.stringField("job_id", string(d.JobID))
 	w.setField("alloc", d.Alloc)
 	if len(d.Mapping) > 0 {
@@ -114,7 +111,6 @@ func (d ExecuteJob) encode(w *writer) {
 		}
 		w.close('}')
 	}
-	w.close('}')
 }
 
 // RejectJob rejects a submitted job; it will not run.
@@ -125,22 +121,15 @@ type RejectJob struct {
 func (RejectJob) EventType() EventType { return TypeRejectJob }
 
 func decodeRejectJob(f *fields) EventData {
-	d := RejectJob{JobID: req(f, "job_id", decodeJobID)}
-	f.noRest()
-	return d
+	return RejectJob{JobID: req(f, "job_id", decodeJobID)}
 }
 
 func (d RejectJob) validate(Direction) error {
-	if d.JobID == "" {
-		return inField("job_id", errEmpty)
-	}
-	return nil
+	return validateJobID(d.JobID)
 }
 
-func (d RejectJob) encode(w *writer) {
-	w.open('{')
+func (d RejectJob) encodeMembers(w *writer) {
 	w.stringField("job_id", string(d.JobID))
-	w.close('}')
 }
 
 // KillJob kills running jobs; Batsim answers with one JOB_KILLED once they
@@ -152,18 +141,14 @@ type KillJob struct {
 func (KillJob) EventType() EventType { return TypeKillJob }
 
 func decodeKillJob(f *fields) EventData {
-	d := KillJob{JobIDs: req(f, "job_ids", listOf(decodeJobID))}
-	f.noRest()
-	return d
+	return KillJob{JobIDs: req(f, "job_ids", listOf(decodeJobID))}
 }
 
 func (d KillJob) validate(Direction) error { return validateJobIDs(d.JobIDs) }
 
-func (d KillJob) encode(w *writer) {
-	w.open('{')
+func (d KillJob) encodeMembers(w *writer) {
 	w.key("job_ids")
 	w.jobIDs(d.JobIDs)
-	w.close('}')
 }
 
 // CallMeLater asks Batsim for a REQUESTED_CALL at time At.
@@ -174,9 +159,7 @@ type CallMeLater struct {
 func (CallMeLater) EventType() EventType { return TypeCallMeLater }
 
 func decodeCallMeLater(f *fields) EventData {
-	d := CallMeLater{At: req(f, "timestamp", decodeFloat)}
-	f.noRest()
-	return d
+	return CallMeLater{At: req(f, "timestamp", decodeFloat)}
 }
 
 func (d CallMeLater) validate(Direction) error {
@@ -186,10 +169,8 @@ func (d CallMeLater) validate(Direction) error {
 	return nil
 }
 
-func (d CallMeLater) encode(w *writer) {
-	w.open('{')
+func (d CallMeLater) encodeMembers(w *writer) {
 	w.floatField("timestamp", d.At)
-	w.close('}')
 }
 
 // RegisterJob submits a job from the decision process (Batsim must run with
@@ -202,27 +183,23 @@ type RegisterJob struct {
 func (RegisterJob) EventType() EventType { return TypeRegisterJob }
 
 func decodeRegisterJob(f *fields) EventData {
-	d := RegisterJob{
+	return RegisterJob{
 		JobID: req(f, "job_id", decodeJobID),
 		Job:   req(f, "job", decodeCompleteJob),
 	}
-	f.noRest()
-	return d
 }
 
 func (d RegisterJob) validate(Direction) error {
-	if d.JobID == "" {
-		return inField("job_id", errEmpty)
+	if err := validateJobID(d.JobID); err != nil {
+		return err
 	}
 	return inField("job", d.Job.validate(true))
 }
 
-func (d RegisterJob) encode(w *writer) {
-	w.open('{')
+func (d RegisterJob) encodeMembers(w *writer) {
 	w.stringField("job_id", string(d.JobID))
 	w.key("job")
 	d.Job.encode(w)
-	w.close('}')
 }
 
 // RegisterProfile adds a profile to a workload (dynamic jobs).
@@ -235,13 +212,11 @@ type RegisterProfile struct {
 func (RegisterProfile) EventType() EventType { return TypeRegisterProfile }
 
 func decodeRegisterProfile(f *fields) EventData {
-	d := RegisterProfile{
+	return RegisterProfile{
 		WorkloadName: req(f, "workload_name", decodeString),
 		ProfileName:  req(f, "profile_name", decodeString),
 		Profile:      req(f, "profile", decodeProfile),
 	}
-	f.noRest()
-	return d
 }
 
 func (d RegisterProfile) validate(Direction) error {
@@ -254,13 +229,11 @@ func (d RegisterProfile) validate(Direction) error {
 	return inField("profile", d.Profile.validate())
 }
 
-func (d RegisterProfile) encode(w *writer) {
-	w.open('{')
+func (d RegisterProfile) encodeMembers(w *writer) {
 	w.stringField("workload_name", d.WorkloadName)
 	w.stringField("profile_name", d.ProfileName)
 	w.key("profile")
 	d.Profile.encode(w)
-	w.close('}')
 }
 
 // SetResourceState switches resources to a power state; Batsim answers with
@@ -273,12 +246,10 @@ type SetResourceState struct {
 func (SetResourceState) EventType() EventType { return TypeSetResourceState }
 
 func decodeSetResourceState(f *fields) EventData {
-	d := SetResourceState{
+	return SetResourceState{
 		Resources: req(f, "resources", decodeIntervalSet),
 		State:     req(f, "state", decodeString),
 	}
-	f.noRest()
-	return d
 }
 
 func (d SetResourceState) validate(Direction) error {
@@ -291,11 +262,9 @@ func (d SetResourceState) validate(Direction) error {
 	return nil
 }
 
-func (d SetResourceState) encode(w *writer) {
-	w.open('{')
+func (d SetResourceState) encodeMembers(w *writer) {
 	w.setField("resources", d.Resources)
 	w.stringField("state", d.State)
-	w.close('}')
 }
 
 // SetJobMetadata sets the string written in the metadata column of
@@ -308,26 +277,19 @@ type SetJobMetadata struct {
 func (SetJobMetadata) EventType() EventType { return TypeSetJobMetadata }
 
 func decodeSetJobMetadata(f *fields) EventData {
-	d := SetJobMetadata{
+	return SetJobMetadata{
 		JobID:    req(f, "job_id", decodeJobID),
 		Metadata: req(f, "metadata", decodeString),
 	}
-	f.noRest()
-	return d
 }
 
 func (d SetJobMetadata) validate(Direction) error {
-	if d.JobID == "" {
-		return inField("job_id", errEmpty)
-	}
-	return nil
+	return validateJobID(d.JobID)
 }
 
-func (d SetJobMetadata) encode(w *writer) {
-	w.open('{')
+func (d SetJobMetadata) encodeMembers(w *writer) {
 	w.stringField("job_id", string(d.JobID))
 	w.stringField("metadata", d.Metadata)
-	w.close('}')
 }
 
 // ChangeJobState sets the state of a job.
@@ -340,18 +302,16 @@ type ChangeJobState struct {
 func (ChangeJobState) EventType() EventType { return TypeChangeJobState }
 
 func decodeChangeJobState(f *fields) EventData {
-	d := ChangeJobState{
+	return ChangeJobState{
 		JobID:      req(f, "job_id", decodeJobID),
 		JobState:   JobState(req(f, "job_state", decodeString)),
 		KillReason: opt(f, "kill_reason", decodeString),
 	}
-	f.noRest()
-	return d
 }
 
 func (d ChangeJobState) validate(Direction) error {
-	if d.JobID == "" {
-		return inField("job_id", errEmpty)
+	if err := validateJobID(d.JobID); err != nil {
+		return err
 	}
 	switch d.JobState {
 	case JobStateNotSubmitted, JobStateRunning, JobStateCompletedSuccessfully, JobStateCompletedWalltimeReached, JobStateCompletedKilled, JobStateRejected:
@@ -360,12 +320,10 @@ func (d ChangeJobState) validate(Direction) error {
 	return inField("job_state", fmt.Errorf("%q is not a state Batsim accepts here", d.JobState))
 }
 
-func (d ChangeJobState) encode(w *writer) {
-	w.open('{')
+func (d ChangeJobState) encodeMembers(w *writer) {
 	w.stringField("job_id", string(d.JobID))
 	w.stringField("job_state", string(d.JobState))
 	if d.KillReason != "" {
 		w.stringField("kill_reason", d.KillReason)
 	}
-	w.close('}')
 }

@@ -89,8 +89,9 @@ type EventData interface {
 	// validate checks the rules of the protocol the JSON types do not
 	// express, for data sent in direction from.
 	validate(from Direction) error
-	// encode writes the data object.
-	encode(w *writer)
+	// encodeMembers writes the members of the data object, which Encode
+	// opens and closes.
+	encodeMembers(w *writer)
 }
 
 // Message is what each side sends in turn: the sender's current time and a

@@ -31,12 +31,7 @@ func (id JobID) Name() string {
 
 // UnmarshalJSON accepts a string or an integer.
 func (id *JobID) UnmarshalJSON(b []byte) error {
-	v, err := decodeJobID(b)
-	if err != nil {
-		return fmt.Errorf("batsim: job id: %w", err)
-	}
-	*id = v
-	return nil
+	return unmarshalJSON("job id", b, decodeJobID, id)
 }
 
 // JobState is the state of a job as JOB_COMPLETED and CHANGE_JOB_STATE write
@@ -80,19 +75,18 @@ var jobFields = []string{"id", "subtime", "res", "profile", "walltime"}
 // have an id, a subtime, a res and a profile, while the job of an
 // estimate_waiting_time query may have just res and walltime.
 func decodeJob(raw json.RawMessage, complete bool) (Job, error) {
-	f, err := objectFields(raw)
+	j, err := decodeObject(raw, func(f *fields) Job {
+		var j Job
+		j.ID, _ = read(f, "id", decodeJobID, complete)
+		j.Subtime, _ = read(f, "subtime", decodeFloat, complete)
+		j.Res, _ = read(f, "res", decodeInt, complete)
+		j.Profile, _ = read(f, "profile", decodeString, complete)
+		j.Walltime = opt(f, "walltime", decodeFloat)
+		j.Extra = f.rest()
+		return j
+	})
 	if err != nil {
 		return Job{}, err
-	}
-	var j Job
-	j.ID, _ = read(f, "id", decodeJobID, complete)
-	j.Subtime, _ = read(f, "subtime", decodeFloat, complete)
-	j.Res, _ = read(f, "res", decodeInt, complete)
-	j.Profile, _ = read(f, "profile", decodeString, complete)
-	j.Walltime = opt(f, "walltime", decodeFloat)
-	j.Extra = f.rest()
-	if f.err != nil {
-		return Job{}, f.err
 	}
 	return j, j.validate(complete)
 }
@@ -140,26 +134,13 @@ func (j Job) encode(w *writer) {
 
 // MarshalJSON writes the job as a workload file holds it.
 func (j Job) MarshalJSON() ([]byte, error) {
-	if err := j.validate(false); err != nil {
-		return nil, fmt.Errorf("batsim: job: %w", err)
-	}
-	var w writer
-	j.encode(&w)
-	if w.err != nil {
-		return nil, fmt.Errorf("batsim: job: %w", w.err)
-	}
-	return w.buf, nil
+	return marshalJSON("job", j.validate(false), j.encode)
 }
 
 // UnmarshalJSON reads a job as a workload file holds it: id, subtime, res and
 // profile are required.
 func (j *Job) UnmarshalJSON(b []byte) error {
-	v, err := decodeJob(b, true)
-	if err != nil {
-		return fmt.Errorf("batsim: job: %w", err)
-	}
-	*j = v
-	return nil
+	return unmarshalJSON("job", b, decodeCompleteJob, j)
 }
 
 // Profile is a job profile: its type ("delay", "parallel_homogeneous", ...)
@@ -185,14 +166,14 @@ func (p Profile) Field(name string, v any) (bool, error) {
 }
 
 func decodeProfile(raw json.RawMessage) (Profile, error) {
-	f, err := objectFields(raw)
+	p, err := decodeObject(raw, func(f *fields) Profile {
+		return Profile{
+			Type:   req(f, "type", decodeString),
+			Fields: f.rest(), // read last: every member but "type"
+		}
+	})
 	if err != nil {
 		return Profile{}, err
-	}
-	p := Profile{Type: req(f, "type", decodeString)}
-	p.Fields = f.rest()
-	if f.err != nil {
-		return Profile{}, f.err
 	}
 	return p, p.validate()
 }
@@ -216,23 +197,35 @@ func (p Profile) encode(w *writer) {
 
 // MarshalJSON writes the profile as a workload file holds it.
 func (p Profile) MarshalJSON() ([]byte, error) {
-	if err := p.validate(); err != nil {
-		return nil, fmt.Errorf("batsim: profile: %w", err)
-	}
-	var w writer
-	p.encode(&w)
-	if w.err != nil {
-		return nil, fmt.Errorf("batsim: profile: %w", w.err)
-	}
-	return w.buf, nil
+	return marshalJSON("profile", p.validate(), p.encode)
 }
 
 // UnmarshalJSON reads a profile; it must have a "type".
 func (p *Profile) UnmarshalJSON(b []byte) error {
-	v, err := decodeProfile(b)
-	if err != nil {
-		return fmt.Errorf("batsim: profile: %w", err)
+	return unmarshalJSON("profile", b, decodeProfile, p)
+}
+
+// marshalJSON writes, with encode, a value whose validation returned
+// invalid; errors are prefixed with what the value is.
+func marshalJSON(what string, invalid error, encode func(*writer)) ([]byte, error) {
+	if invalid != nil {
+		return nil, fmt.Errorf("batsim: %s: %w", what, invalid)
 	}
-	*p = v
+	var w writer
+	encode(&w)
+	if w.err != nil {
+		return nil, fmt.Errorf("batsim: %s: %w", what, w.err)
+	}
+	return w.buf, nil
+}
+
+// unmarshalJSON decodes b with dec into *v, which it leaves alone on error;
+// errors are prefixed with what the value is.
+func unmarshalJSON[T any](what string, b []byte, dec decoder[T], v *T) error {
+	d, err := dec(b)
+	if err != nil {
+		return fmt.Errorf("batsim: %s: %w", what, err)
+	}
+	*v = d
 	return nil
 }

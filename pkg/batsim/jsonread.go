@@ -203,6 +203,21 @@ func objectFields(raw json.RawMessage) (*fields, error) {
 	return &fields{members: members, used: make([]bool, len(members))}, nil
 }
 
+// decodeObject decodes an object whose members readMembers reads from f; it
+// returns the first error of either.
+func decodeObject[T any](raw json.RawMessage, readMembers func(f *fields) T) (T, error) {
+	var zero T
+	f, err := objectFields(raw)
+	if err != nil {
+		return zero, err
+	}
+	v := readMembers(f)
+	if f.err != nil {
+		return zero, f.err
+	}
+	return v, nil
+}
+
 // lookup returns the member name and marks it read.
 func (f *fields) lookup(name string) (json.RawMessage, bool) {
 	for i, m := range f.members {

@@ -121,17 +121,12 @@ func splitObject(raw []byte) ([]member, error) {
 			return nil, inField(key, errors.New("duplicate member"))
 		}
 		members = append(members, member{key: key, value: raw[start:end]})
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
-			return nil, errInvalidJSON
+		var last bool
+		if i, last, err = afterValue(raw, end, '}'); err != nil {
+			return nil, err
 		}
-		switch raw[i] {
-		case ',':
-			i++
-		case '}':
+		if last {
 			return members, nil
-		default:
-			return nil, errInvalidJSON
 		}
 	}
 }
@@ -179,17 +174,28 @@ func splitArray(raw []byte) ([]json.RawMessage, error) {
 			return nil, err
 		}
 		elems = append(elems, raw[i:end])
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
-			return nil, errInvalidJSON
+		var last bool
+		if i, last, err = afterValue(raw, end, ']'); err != nil {
+			return nil, err
 		}
-		switch raw[i] {
-		case ',':
-			i++
-		case ']':
+		if last {
 			return elems, nil
-		default:
-			return nil, errInvalidJSON
 		}
 	}
+}
+
+// afterValue reads what follows a member or element that ends at raw[end]: a
+// comma, after which the next one starts at i, or the closing byte of the
+// object or array, when last is true.
+func afterValue(raw []byte, end int, closing byte) (i int, last bool, err error) {
+	i = skipSpace(raw, end)
+	switch {
+	case i >= len(raw):
+		return 0, false, errInvalidJSON
+	case raw[i] == ',':
+		return i + 1, false, nil
+	case raw[i] == closing:
+		return i, true, nil
+	}
+	return 0, false, errInvalidJSON
 }

@@ -15,30 +15,39 @@ const testTimeout = 10 * time.Second
 
 func listen(t *testing.T, endpoint string) *Conn {
 	t.Helper()
-	c, err := Listen(endpoint, WithPollInterval(10*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("Conn.Close: %v", err)
-		}
-	})
-	return c
+	return openSocket(t, "Conn", Listen, endpoint)
 }
 
 func dial(t *testing.T, endpoint string) *Client {
 	t.Helper()
-	c, err := Dial(endpoint, WithPollInterval(10*time.Millisecond))
+	return openSocket(t, "Client", Dial, endpoint)
+}
+
+// openSocket opens a Conn or a Client with a short poll interval and closes
+// it when the test ends.
+func openSocket[S interface{ Close() error }](t *testing.T, name string, open func(string, ...Option) (S, error), endpoint string) S {
+	t.Helper()
+	s, err := open(endpoint, WithPollInterval(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := c.Close(); err != nil {
-			t.Errorf("Client.Close: %v", err)
+		if err := s.Close(); err != nil {
+			t.Errorf("%s.Close: %v", name, err)
 		}
 	})
-	return c
+	return s
+}
+
+// eachTransport runs test as a subtest for a TCP and for an IPC endpoint to
+// listen on.
+func eachTransport(t *testing.T, test func(t *testing.T, endpoint string)) {
+	for _, tc := range []struct{ name, endpoint string }{
+		{"tcp", "tcp://127.0.0.1:*"},
+		{"ipc", "ipc://" + filepath.Join(t.TempDir(), "batsim.sock")},
+	} {
+		t.Run(tc.name, func(t *testing.T) { test(t, tc.endpoint) })
+	}
 }
 
 // serve plays a decision process on conn: it answers each message with a
@@ -76,45 +85,40 @@ func serve(ctx context.Context, conn *Conn) (<-chan []Message, <-chan error) {
 }
 
 func TestTransportRoundTrips(t *testing.T) {
-	for _, tc := range []struct{ name, endpoint string }{
-		{"tcp", "tcp://127.0.0.1:*"},
-		{"ipc", "ipc://" + filepath.Join(t.TempDir(), "batsim.sock")},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-			defer cancel()
-			conn := listen(t, tc.endpoint)
-			received, done := serve(ctx, conn)
-			client := dial(t, conn.Endpoint())
+	eachTransport(t, func(t *testing.T, endpoint string) {
+		ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+		defer cancel()
+		conn := listen(t, endpoint)
+		received, done := serve(ctx, conn)
+		client := dial(t, conn.Endpoint())
 
-			var sent []Message
-			for i := range 5 {
-				now := float64(i) * 1.5
-				m := Message{Now: now, Events: []Event{{Timestamp: now, Data: RequestedCall{}}}}
-				if i == 4 {
-					m.Events = []Event{{Timestamp: now, Data: SimulationEnds{}}}
-				}
-				sent = append(sent, m)
-				reply, err := client.Request(ctx, m)
-				if err != nil {
-					t.Fatalf("Request %d: %v", i, err)
-				}
-				want := Message{Now: now, Events: []Event{{Timestamp: now, Data: CallMeLater{At: now + 1}}}}
-				if i == 4 {
-					want = Message{Now: now}
-				}
-				if !reflect.DeepEqual(reply, want) {
-					t.Errorf("reply %d = %+v, want %+v", i, reply, want)
-				}
+		var sent []Message
+		for i := range 5 {
+			now := float64(i) * 1.5
+			m := Message{Now: now, Events: []Event{{Timestamp: now, Data: RequestedCall{}}}}
+			if i == 4 {
+				m.Events = []Event{{Timestamp: now, Data: SimulationEnds{}}}
 			}
-			if err := <-done; err != nil {
-				t.Fatalf("server: %v", err)
+			sent = append(sent, m)
+			reply, err := client.Request(ctx, m)
+			if err != nil {
+				t.Fatalf("Request %d: %v", i, err)
 			}
-			if got := <-received; !reflect.DeepEqual(got, sent) {
-				t.Errorf("server received %+v, want %+v", got, sent)
+			want := Message{Now: now, Events: []Event{{Timestamp: now, Data: CallMeLater{At: now + 1}}}}
+			if i == 4 {
+				want = Message{Now: now}
 			}
-		})
-	}
+			if !reflect.DeepEqual(reply, want) {
+				t.Errorf("reply %d = %+v, want %+v", i, reply, want)
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("server: %v", err)
+		}
+		if got := <-received; !reflect.DeepEqual(got, sent) {
+			t.Errorf("server received %+v, want %+v", got, sent)
+		}
+	})
 }
 
 func TestRecvCancelledWhileBlocked(t *testing.T) {
@@ -164,40 +168,35 @@ func TestRecvDeadline(t *testing.T) {
 }
 
 func TestRecvPeerDisconnected(t *testing.T) {
-	for _, tc := range []struct{ name, endpoint string }{
-		{"tcp", "tcp://127.0.0.1:*"},
-		{"ipc", "ipc://" + filepath.Join(t.TempDir(), "batsim.sock")},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
-			defer cancel()
-			conn := listen(t, tc.endpoint)
-			client, err := Dial(conn.Endpoint())
-			if err != nil {
-				t.Fatal(err)
+	eachTransport(t, func(t *testing.T, endpoint string) {
+		ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+		defer cancel()
+		conn := listen(t, endpoint)
+		client, err := Dial(conn.Endpoint())
+		if err != nil {
+			t.Fatal(err)
+		}
+		errc := make(chan error, 1)
+		go func() {
+			m, err := conn.Recv(ctx)
+			if err == nil {
+				err = conn.Send(Message{Now: m.Now})
 			}
-			errc := make(chan error, 1)
-			go func() {
-				m, err := conn.Recv(ctx)
-				if err == nil {
-					err = conn.Send(Message{Now: m.Now})
-				}
-				if err == nil {
-					_, err = conn.Recv(ctx) // Batsim dies while we wait
-				}
-				errc <- err
-			}()
-			if _, err := client.Request(ctx, Message{Now: 0, Events: []Event{{Timestamp: 0, Data: RequestedCall{}}}}); err != nil {
-				t.Fatal(err)
+			if err == nil {
+				_, err = conn.Recv(ctx) // Batsim dies while we wait
 			}
-			if err := client.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-errc; !errors.Is(err, ErrPeerDisconnected) {
-				t.Fatalf("Recv after the peer closed: got %v, want ErrPeerDisconnected", err)
-			}
-		})
-	}
+			errc <- err
+		}()
+		if _, err := client.Request(ctx, Message{Now: 0, Events: []Event{{Timestamp: 0, Data: RequestedCall{}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-errc; !errors.Is(err, ErrPeerDisconnected) {
+			t.Fatalf("Recv after the peer closed: got %v, want ErrPeerDisconnected", err)
+		}
+	})
 }
 
 func TestCloseInterruptsRecv(t *testing.T) {
