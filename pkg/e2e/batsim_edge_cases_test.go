@@ -32,9 +32,7 @@ func TestBatsimEdgeCasesThroughTheStack(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := newSimulation(t, c.platform, c.workload)
 			sum := s.mustRun(10 * time.Minute)
-			if sum.Settle.Inexact() > 0 {
-				t.Errorf("settling: %+v, want every step exact", sum.Settle)
-			}
+			wantEveryStepExact(t, sum)
 			data, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "_jobs.csv"))
 			if err != nil {
 				t.Fatal(err)

@@ -28,9 +28,7 @@ func TestBatsimInputsWithBatsimSemantics(t *testing.T) {
 	if sum.Succeeded != 40 || len(jobs) != 40 {
 		t.Fatalf("%d of %d jobs succeeded, want 40", sum.Succeeded, len(jobs))
 	}
-	if sum.Settle.Inexact() > 0 {
-		t.Errorf("settling: %+v, want every step exact", sum.Settle)
-	}
+	wantEveryStepExact(t, sum)
 	s.obs.mu.Lock()
 	hosts := map[string]bool{}
 	for name, n := range s.obs.nodes {
@@ -70,9 +68,7 @@ func TestBatsimNetworkThroughTheStack(t *testing.T) {
 	if sum.Succeeded+sum.WalltimeReached != 24 || len(jobs) != 24 {
 		t.Fatalf("%d succeeded and %d reached their walltime, of %d jobs; want all 24 ended", sum.Succeeded, sum.WalltimeReached, len(jobs))
 	}
-	if sum.Settle.Inexact() > 0 {
-		t.Errorf("settling: %+v, want every step exact", sum.Settle)
-	}
+	wantEveryStepExact(t, sum)
 	late := 0
 	for _, j := range jobs {
 		// Batsim hears of a job's end 1.6 ms after it at least

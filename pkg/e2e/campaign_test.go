@@ -60,9 +60,7 @@ func campaignCommand(t *testing.T) string {
 func writeCampaign(t *testing.T, content string) (string, []campaign.Run) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "campaign.yaml")
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, path, []byte(content))
 	c, _, err := campaign.Read(path)
 	if err != nil {
 		t.Fatal(err)
@@ -319,9 +317,7 @@ schedulers:
 		}
 		checkScreenshot(t, page.Screenshot)
 		if keep := os.Getenv("BATKUBE_CAMPAIGN_SCREENSHOT"); keep != "" {
-			if err := os.WriteFile(keep, page.Screenshot, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeFile(t, keep, page.Screenshot)
 		}
 	} else {
 		t.Log("no chromium on PATH: the report is not opened in a browser")
@@ -455,9 +451,7 @@ func TestCampaignJobAcceptedByTheAPIServer(t *testing.T) {
 	apply := func(t *testing.T, doc string, args ...string) (string, error) {
 		t.Helper()
 		path := filepath.Join(t.TempDir(), "job.yaml")
-		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, path, []byte(doc))
 		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", c.kubeconfig, "apply", "-f", path}, args...)...)
 		out, err := cmd.CombinedOutput()
 		return string(out), err

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -49,9 +48,7 @@ spec:
       containers: [{name: w, image: w, resources: {requests: {cpu: "4", memory: 1Gi}}}]
 `, i, 10*i, 30+10*(i%4)))
 	}
-	if err := os.WriteFile(objects, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeFile(b, objects, []byte(strings.Join(docs, "---\n")))
 	for b.Loop() {
 		s := newSimulation(b, "examples/platforms/platform_4.xml", workload)
 		s.obs = nil

@@ -90,9 +90,7 @@ Job,default,flaky,20.000000,20.000000,30.000000,2,0,2,0,Failed,BackoffLimitExcee
 			jobs := &jobStatuses{}
 			s.onReady = jobs.watch
 			sum := s.mustRun(5 * time.Minute)
-			if sum.Settle.Inexact() > 0 {
-				t.Errorf("settling: %+v, want every step exact", sum.Settle)
-			}
+			wantEveryStepExact(t, sum)
 			starts := map[string][]string{}
 			for id, j := range s.jobs() {
 				owner, _, ok := strings.Cut(strings.TrimPrefix(id, "dyn!default."), "-")
@@ -206,9 +204,7 @@ func TestKubernetesObjectsFromTheWorkload(t *testing.T) {
 	jobs := &jobStatuses{}
 	s.onReady = jobs.watch
 	sum := s.mustRun(5 * time.Minute)
-	if sum.Settle.Inexact() > 0 {
-		t.Errorf("settling: %+v, want every step exact", sum.Settle)
-	}
+	wantEveryStepExact(t, sum)
 	got := map[string][]string{}
 	for id, j := range s.jobs() {
 		owner := id
@@ -277,19 +273,15 @@ func TestJobPodsLostWithTheirMachine(t *testing.T) {
 		"profiles": map[string]any{"p": map[string]any{"type": "delay", "delay": 30, "cpu": 8, "memory": "1Gi",
 			"kube_job": map[string]any{"completions": 4, "parallelism": 4}}}})
 	events := filepath.Join(dir, "failures.txt")
-	if err := os.WriteFile(events, []byte(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
+	writeFile(t, events, []byte(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
 {"timestamp": 100, "type": "machine_available", "resources": "0-1"}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`))
 	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
 	s.cfg.Events = []string{events}
 	jobs := &jobStatuses{}
 	s.onReady = jobs.watch
 	sum := s.mustRun(5 * time.Minute)
-	if sum.Settle.Inexact() > 0 {
-		t.Errorf("settling: %+v, want every step exact", sum.Settle)
-	}
+	wantEveryStepExact(t, sum)
 	var got []string
 	for id, j := range s.jobs() {
 		if !strings.HasPrefix(id, "dyn!default.w0-j-") {

@@ -33,9 +33,7 @@ func TestDevicesAllocatedExactly(t *testing.T) {
 	if sum.Succeeded != 16 {
 		t.Fatalf("%d of 16 jobs succeeded", sum.Succeeded)
 	}
-	if sum.Settle.Inexact() > 0 {
-		t.Errorf("settling: %+v, want every step exact", sum.Settle)
-	}
+	wantEveryStepExact(t, sum)
 	devices := claims.byPod()
 	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {

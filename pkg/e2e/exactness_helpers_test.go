@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"runtime"
 	"sort"
@@ -39,13 +37,7 @@ func writeContendedWorkload(t testing.TB, path string, n int, rate float64, seed
 		jobs[i] = job{ID: i, Subtime: math.Round(at*1000) / 1000, Res: 1, Profile: name}
 		at += rng.ExpFloat64() / rate
 	}
-	data, err := json.Marshal(map[string]any{"nb_res": 4, "jobs": jobs, "profiles": profiles})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeJSON(t, path, map[string]any{"nb_res": 4, "jobs": jobs, "profiles": profiles})
 }
 
 // checkExact checks that no job waited while it fitted: at no instant of

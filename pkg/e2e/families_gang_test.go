@@ -40,9 +40,7 @@ func TestGangSchedulingNeverBindsPartly(t *testing.T) {
 		if len(jobs) != 12 || sum.Succeeded != len(jobs) {
 			t.Fatalf("%d of %d jobs succeeded, want all 12", sum.Succeeded, len(jobs))
 		}
-		if sum.Settle.Inexact() > 0 {
-			t.Errorf("settling: %+v, want every step exact", sum.Settle)
-		}
+		wantEveryStepExact(t, sum)
 		for id, parts := range boundInstants(t, s) {
 			if len(parts) != 1 {
 				t.Errorf("job %s: its pods were bound at %d instants %v, want all at one", id, len(parts), parts)

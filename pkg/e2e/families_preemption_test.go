@@ -102,8 +102,6 @@ func TestPreemptionOfManyVictimsIsExact(t *testing.T) {
 	if killed != 11 || sum.Preempted != 11 {
 		t.Errorf("%d jobs killed, summary says %d preempted; want 11", killed, sum.Preempted)
 	}
-	if sum.Settle.Inexact() > 0 {
-		t.Errorf("settling: %+v, want every step exact", sum.Settle)
-	}
+	wantEveryStepExact(t, sum)
 	checkNoOvercommit(t, s, jobs)
 }

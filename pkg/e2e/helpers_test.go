@@ -44,9 +44,7 @@ func startCluster(t testing.TB) *cluster {
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	content := launch.Kubeconfig(ts.URL)
-	if err := os.WriteFile(kubeconfig, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, kubeconfig, []byte(content))
 	cs, err := kubernetes.NewForConfig(ts.Config())
 	if err != nil {
 		t.Fatal(err)

@@ -27,22 +27,14 @@ func TestKubectlCustomResources(t *testing.T) {
 	c := startCluster(t)
 	crd := abs(repoRoot(), "pkg/crd/testdata/widgets.yaml")
 	file := filepath.Join(c.dir, "widget.yaml")
-	if err := os.WriteFile(file, []byte(widgetManifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, file, []byte(widgetManifest))
 	badFile := filepath.Join(c.dir, "bad.yaml")
-	if err := os.WriteFile(badFile, []byte(strings.Replace(strings.Replace(widgetManifest, "blue", "purple", 1), "name: a", "name: bad", 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, badFile, []byte(strings.Replace(strings.Replace(widgetManifest, "blue", "purple", 1), "name: a", "name: bad", 1)))
 	ssaFile := filepath.Join(c.dir, "ssa.yaml")
 	ssaOther := filepath.Join(c.dir, "ssa-other.yaml")
 	ssa := strings.Replace(widgetManifest, "name: a", "name: b", 1)
-	if err := os.WriteFile(ssaFile, []byte(ssa), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ssaOther, []byte(strings.Replace(ssa, "blue", "red", 1)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, ssaFile, []byte(ssa))
+	writeFile(t, ssaOther, []byte(strings.Replace(ssa, "blue", "red", 1)))
 	steps := []struct {
 		args         []string
 		want, absent []string

@@ -62,9 +62,7 @@ spec:
 func TestKubectl(t *testing.T) {
 	c := startCluster(t)
 	file := filepath.Join(c.dir, "pod.yaml")
-	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, file, []byte(manifest))
 	steps := []struct {
 		args []string
 		want []string
@@ -88,9 +86,7 @@ func TestKubectl(t *testing.T) {
 
 	// A second apply is a strategic merge patch.
 	changed := strings.Replace(manifest, "app: web", "app: web\n    tier: front", 1)
-	if err := os.WriteFile(file, []byte(changed), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, file, []byte(changed))
 	if out := c.kubectl(t, "apply", "-f", file); !strings.Contains(out, "pod/web configured") {
 		t.Errorf("second apply: %s", out)
 	}
@@ -118,9 +114,7 @@ func TestKubectl(t *testing.T) {
 		t.Fatalf("get -w: second line %q, want web", lines.Text())
 	}
 	second := strings.Replace(manifest, "name: web", "name: late", 1)
-	if err := os.WriteFile(file, []byte(second), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, file, []byte(second))
 	c.kubectl(t, "apply", "-f", file)
 	if !lines.Scan() || !strings.Contains(lines.Text(), "late") {
 		t.Fatalf("get -w: got %q, want the new pod late", lines.Text())

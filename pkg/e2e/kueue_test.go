@@ -60,9 +60,7 @@ func testKueueAdmitsWithinQuotas(t *testing.T, strategy string) {
 			t.Fatalf("%s: want two ClusterQueues with %q", objects, field)
 		}
 		objects = filepath.Join(t.TempDir(), "two-tenants.yaml")
-		if err := os.WriteFile(objects, []byte(strings.ReplaceAll(string(data), field, "queueingStrategy: "+strategy)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, objects, []byte(strings.ReplaceAll(string(data), field, "queueingStrategy: "+strategy)))
 	}
 	created := kueueJobCreations(t, objects)
 	workload := filepath.Join(t.TempDir(), "one.json")
@@ -73,9 +71,7 @@ func testKueueAdmitsWithinQuotas(t *testing.T, strategy string) {
 	s.cfg.Kueue = true
 	s.cfg.Objects = []string{objects}
 	sum := s.mustRun(5 * time.Minute)
-	if sum.Settle.Inexact() > 0 {
-		t.Errorf("settling: %+v, want every step exact", sum.Settle)
-	}
+	wantEveryStepExact(t, sum)
 	t.Logf("settling: %d steps, %+v", sum.Settle.Steps(), sum.Settle)
 	// Ten Jobs: their creations, starts, ends and batched syncs make some
 	// tens of steps; a step per pause of Kueue's scheduler, thousands.

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,19 +39,15 @@ func TestMachineFailuresAsLostNodes(t *testing.T) {
 		"d5":   map[string]any{"type": "delay", "delay": 5},
 	}})
 	events := filepath.Join(dir, "failures.txt")
-	if err := os.WriteFile(events, []byte(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
+	writeFile(t, events, []byte(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
 {"timestamp": 50, "type": "machine_available", "resources": "0-1"}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`))
 	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
 	s.cfg.Events = []string{events}
 	seen := &nodeStates{}
 	s.onReady = seen.watch
 	sum := s.mustRun(5 * time.Minute)
-	if sum.Settle.Inexact() > 0 {
-		t.Errorf("settling: %+v, want every step exact", sum.Settle)
-	}
+	wantEveryStepExact(t, sum)
 	killed := 0
 	for id, j := range s.jobs() {
 		lost := slices.ContainsFunc(j.alloc, func(h int) bool { return h <= 1 })

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -60,7 +59,7 @@ func BenchmarkServerMemoryPerPod(b *testing.B) {
 func serverProcessMemory(b *testing.B) (growth, peak int64) {
 	b.Helper()
 	bin := filepath.Join(buildBinaries(b, false), "kubernetes-server")
-	port := freeTCPPort(b)
+	port := freePort(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	cmd := command(ctx, b, filepath.Join(b.TempDir(), "server.log"), bin, "--port", strconv.Itoa(port))
@@ -229,15 +228,4 @@ func procStatusBytes(b *testing.B, pid int, field string) int64 {
 	}
 	b.Fatalf("/proc/%d/status has no %s", pid, field)
 	return 0
-}
-
-// freeTCPPort returns a loopback TCP port nobody listens on right now.
-func freeTCPPort(b testing.TB) int {
-	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

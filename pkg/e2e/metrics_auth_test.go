@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,9 +44,7 @@ func TestMetricsAuthDelegatedByKubeScheduler(t *testing.T) {
 	})
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(launch.Kubeconfig(ts.URL)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, kubeconfig, []byte(launch.Kubeconfig(ts.URL)))
 	port := freePort(t)
 	ctx := testContext(t, 2*time.Minute)
 	logPath := filepath.Join(dir, "kube-scheduler.log")
@@ -152,15 +149,4 @@ func TestMetricsAuthDelegatedByKubeScheduler(t *testing.T) {
 			t.Errorf("%s in the store: %d (%v)", gr, len(res.Items), err)
 		}
 	}
-}
-
-// freePort returns a loopback TCP port nobody listens on right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -70,9 +70,7 @@ func TestReadmeCommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeFile(t, filepath.Join(dir, name), data)
 	}
 	writeSWF(t, filepath.Join(dir, "SDSC-SP2-1998-4.2-cln.swf.gz"))
 	for _, c := range commands {

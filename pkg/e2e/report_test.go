@@ -37,7 +37,7 @@ func TestReportInChromium(t *testing.T) {
 	base := t.TempDir()
 
 	binpack := filepath.Join(base, "binpack.yaml")
-	if err := os.WriteFile(binpack, []byte(`apiVersion: kubescheduler.config.k8s.io/v1
+	writeFile(t, binpack, []byte(`apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection: {qps: 5000, burst: 5000}
 leaderElection: {leaderElect: true}
@@ -49,9 +49,7 @@ profiles:
       scoringStrategy:
         type: MostAllocated
         resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`))
 	var dirs []string
 	want := map[string]jobFigures{}
 	for _, name := range []string{"default", "binpack", "fifo"} {
@@ -116,9 +114,7 @@ profiles:
 			}
 			checkScreenshot(t, page.Screenshot)
 			if keep := os.Getenv("BATKUBE_REPORT_SCREENSHOT"); keep != "" && len(tc.dirs) > 1 {
-				if err := os.WriteFile(keep, page.Screenshot, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				writeFile(t, keep, page.Screenshot)
 				t.Logf("screenshot of the report in %s", keep)
 			}
 		})

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,9 +59,7 @@ func writePlatform(b *testing.B, path string, n int) {
 		fmt.Fprintf(&sb, "    <host id=\"node%04d\" speed=\"1Gf\" core=\"8\"><prop id=\"core\" value=\"8\"/><prop id=\"memory\" value=\"32Gi\"/></host>\n", i)
 	}
 	sb.WriteString("  </zone>\n</platform>\n")
-	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeFile(b, path, []byte(sb.String()))
 }
 
 // writeBurstWorkload writes n one-core delay jobs, 100 every 30 s, of 60,

@@ -102,9 +102,7 @@ func testSchedulerBindsEveryPod(t *testing.T, name string) {
 	defer w.Stop()
 
 	config := filepath.Join(c.dir, "scheduler.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(schedulerConfigs[name], c.kubeconfig)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, config, []byte(fmt.Sprintf(schedulerConfigs[name], c.kubeconfig)))
 	logPath := filepath.Join(c.dir, name+".log")
 	schedCtx, stop := context.WithCancel(ctx)
 	defer stop()

@@ -68,15 +68,13 @@ func TestKubeScheduler118SettlesExactly(t *testing.T) {
 	path := filepath.Join(dir, "contended_40.json")
 	writeContendedWorkload(t, path, 40, 0.8, 2)
 	config := filepath.Join(dir, "kube-scheduler-1.18.yaml")
-	if err := os.WriteFile(config, []byte(`apiVersion: kubescheduler.config.k8s.io/v1alpha2
+	writeFile(t, config, []byte(`apiVersion: kubescheduler.config.k8s.io/v1alpha2
 kind: KubeSchedulerConfiguration
 clientConnection: {qps: 5000, burst: 5000}
 leaderElection: {leaderElect: true}
 podInitialBackoffSeconds: 1
 podMaxBackoffSeconds: 1
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`))
 	s := newSimulation(t, platform4, path)
 	s.cfg.KubeScheduler = binary(t, "kube-scheduler-1.18")
 	s.cfg.SchedulerConfig = config
@@ -225,12 +223,19 @@ func TestHundredThousandJobsAtOneInstant(t *testing.T) {
 		sum.Makespan, sum.Wall.Round(time.Second), sum.Usage(launch.ServerProcess).MaxRSS>>20, sum.Steps)
 }
 
+// writeJSON writes v to path as JSON, or fails t.
 func writeJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeFile(t, path, data)
+}
+
+// writeFile writes data to path, or fails t.
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -128,13 +128,7 @@ func writeSteadyWorkload(b *testing.B, path string, n int) {
 	}
 	doc := map[string]any{"nb_res": 1000, "jobs": jobs,
 		"profiles": map[string]any{"d100": map[string]any{"type": "delay", "delay": 100, "cpu": 1, "memory": "1Gi"}}}
-	data, err := json.Marshal(doc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeJSON(b, path, doc)
 }
 
 // firstFit is a trivial scheduler: it binds pending pods, first come first

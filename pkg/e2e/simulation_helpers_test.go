@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,6 +223,14 @@ func (s *simulation) mustRun(timeout time.Duration) launch.Summary {
 		s.t.Fatalf("simulation: %v", err)
 	}
 	return sum
+}
+
+// wantEveryStepExact fails t if a step of the run could not be proven exact.
+func wantEveryStepExact(t testing.TB, sum launch.Summary) {
+	t.Helper()
+	if sum.Settle.Inexact() > 0 {
+		t.Errorf("settling: %+v, want every step exact", sum.Settle)
+	}
 }
 
 // jobRow is a row of _jobs.csv.
@@ -596,4 +605,15 @@ func readCSVFile(path string) ([]map[string]string, error) {
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// freePort returns a loopback TCP port nobody listens on right now.
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

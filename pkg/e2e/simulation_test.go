@@ -255,9 +255,7 @@ spec:
         memory: 1Gi
 `
 	file := filepath.Join(t.TempDir(), "pod.yaml")
-	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, file, []byte(manifest))
 	kubectl := binary(t, "kubectl")
 	s.onReady = func(s *simulation) {
 		go func() {

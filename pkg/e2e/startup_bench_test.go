@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -93,7 +92,7 @@ func medianCost(costs []startupCost) startupCost {
 // until its first 200 on /readyz.
 func measureServerStartup(tb testing.TB, bin string) startupCost {
 	tb.Helper()
-	port := loopbackPort(tb)
+	port := freePort(tb)
 	var log bytes.Buffer
 	cmd := exec.Command(bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port))
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -108,7 +107,7 @@ func measureServerStartup(tb testing.TB, bin string) startupCost {
 // started for it and measures the scheduler until its /readyz answers 200.
 func measureSchedulerStartup(tb testing.TB, scheduler, server string) startupCost {
 	tb.Helper()
-	port := loopbackPort(tb)
+	port := freePort(tb)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	srv := exec.Command(server, "--host", "127.0.0.1", "--port", strconv.Itoa(port))
 	if err := srv.Start(); err != nil {
@@ -123,7 +122,7 @@ func measureSchedulerStartup(tb testing.TB, scheduler, server string) startupCos
 	if err := os.WriteFile(kubeconfig, []byte(launch.Kubeconfig(url)), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	port = loopbackPort(tb)
+	port = freePort(tb)
 	var log bytes.Buffer
 	cmd := exec.Command(scheduler, "--kubeconfig", kubeconfig, "--leader-elect=false",
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--cert-dir", dir)
@@ -181,15 +180,4 @@ func untilReady(cmd *exec.Cmd, client *http.Client, readyURL string) (startupCos
 		case <-poll.C:
 		}
 	}
-}
-
-// loopbackPort returns a loopback TCP port nobody listens on right now.
-func loopbackPort(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -62,9 +61,7 @@ func BenchmarkKubeSchedulerThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		config := filepath.Join(c.dir, "scheduler.yaml")
-		if err := os.WriteFile(config, []byte(fmt.Sprintf(schedulerConfigs["kube-scheduler"], c.kubeconfig)), 0o600); err != nil {
-			b.Fatal(err)
-		}
+		writeFile(b, config, []byte(fmt.Sprintf(schedulerConfigs["kube-scheduler"], c.kubeconfig)))
 		cmd := command(ctx, b, filepath.Join(c.dir, "scheduler.log"), bin, "--config", config, "--secure-port", "0")
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 		var before syscall.Rusage
