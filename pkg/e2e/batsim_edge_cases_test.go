@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,10 +32,7 @@ func TestBatsimEdgeCasesThroughTheStack(t *testing.T) {
 			s := newSimulation(t, c.platform, c.workload)
 			sum := s.mustRun(10 * time.Minute)
 			wantEveryStepExact(t, sum)
-			data, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "_jobs.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := readFile(t, filepath.Join(s.cfg.OutDir, "_jobs.csv"))
 			got := jobRowsWithoutAllocations(string(data))
 			want := strings.Split(strings.TrimSpace(strings.ReplaceAll(c.want, "\t", "")), "\n")
 			for i := 0; i < max(len(got), len(want)); i++ {

@@ -172,10 +172,7 @@ func runJobs(t *testing.T, dir string) map[string]jobRow {
 func summaryOf(t *testing.T, dir string) launch.Summary {
 	t.Helper()
 	var s launch.Summary
-	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, filepath.Join(dir, "summary.json"))
 	if err := json.Unmarshal(data, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +221,7 @@ schedulers:
 		t.Fatal("the killed campaign exited 0")
 	}
 	kept := filepath.Join(runs[0].Dir(out), "summary.json")
-	before, err := os.ReadFile(kept)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := readFile(t, kept)
 	keptInfo, err := os.Stat(kept)
 	if err != nil {
 		t.Fatal(err)
@@ -269,10 +263,7 @@ schedulers:
 	if want[runs[1].Name] == want[runs[2].Name] {
 		t.Logf("the random scheduler's two seeds gave the same figures (possible on a small workload)")
 	}
-	page, err := os.ReadFile(filepath.Join(out, "report.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := readFile(t, filepath.Join(out, "report.html"))
 	html := string(page)
 	for _, r := range runs {
 		f := want[r.Name]

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -107,10 +106,7 @@ Job,default,flaky,20.000000,20.000000,30.000000,2,0,2,0,Failed,BackoffLimitExcee
 				}
 			}
 			// The controllers' log, but for the ReplicaSet's generated name.
-			data, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "_controllers.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := readFile(t, filepath.Join(s.cfg.OutDir, "_controllers.csv"))
 			if got := regexp.MustCompile(`web-[a-z0-9]+,`).ReplaceAllString(string(data), "web-*,"); got != tc.csv {
 				t.Errorf("_controllers.csv:\n%s\nwant\n%s", got, tc.csv)
 			}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -40,10 +39,7 @@ func TestExtenderKeepsNodesBelowOverload(t *testing.T) {
 	if peak, node, at := cpuPeak(t, s, jobs); peak > overload {
 		t.Errorf("node %s at %.0f%% cpu at t=%g, above the extender's %.0f%% threshold", node, 100*peak, at, 100*overload)
 	}
-	log, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "sidecar-1.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := readFile(t, filepath.Join(s.cfg.OutDir, "sidecar-1.log"))
 	m := regexp.MustCompile(`nodesFilteredOut=(\d+)`).FindSubmatch(log)
 	if m == nil || string(m[1]) == "0" {
 		t.Errorf("the extender filtered no node out (log: %s): the threshold was never put to the test", log)
@@ -111,10 +107,7 @@ func TestFlakyExtenderSettlesExactly(t *testing.T) {
 		" --kubeconfig {kubeconfig} --listen 127.0.0.1:{port:extender} --overload 1 --fail-rate 0.1 --seed 3"}
 	sum := s.mustRun(15 * time.Minute)
 	checkExactRun(t, s, sum, 80, "kube-scheduler")
-	log, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "sidecar-1.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := readFile(t, filepath.Join(s.cfg.OutDir, "sidecar-1.log"))
 	if m := regexp.MustCompile(`failedCalls=(\d+)`).FindSubmatch(log); m == nil || string(m[1]) == "0" {
 		t.Errorf("the extender failed no call (log: %s)", log)
 	}

@@ -129,10 +129,7 @@ const qosHoldJob = "hold"
 // idle signals) at every step meanwhile.
 func withHoldingJob(t *testing.T, workload string) string {
 	t.Helper()
-	data, err := os.ReadFile(workload)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, workload)
 	var doc map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -32,10 +31,7 @@ func TestRandomSchedulerPlacementsFollowItsSeed(t *testing.T) {
 				t.Errorf("settling %+v: want every step settled by the idle signal", sum.Settle)
 			}
 			checkNoOvercommit(t, s, jobs)
-			data, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "_jobs.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := readFile(t, filepath.Join(s.cfg.OutDir, "_jobs.csv"))
 			outputs[run.name] = data
 		})
 	}

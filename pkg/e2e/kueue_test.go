@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,10 +50,7 @@ func testKueueAdmitsWithinQuotas(t *testing.T, strategy string) {
 	root := repoRoot()
 	objects := abs(root, "examples/kueue/two-tenants.yaml")
 	if strategy != "BestEffortFIFO" {
-		data, err := os.ReadFile(objects)
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := readFile(t, objects)
 		const field = "queueingStrategy: BestEffortFIFO"
 		if strings.Count(string(data), field) != 2 {
 			t.Fatalf("%s: want two ClusterQueues with %q", objects, field)
@@ -201,10 +197,7 @@ func testKueueAdmitsWithinQuotas(t *testing.T, strategy string) {
 // simulated instant of their creation (batkube.io/create-at).
 func kueueJobCreations(t *testing.T, path string) map[string]float64 {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, path)
 	docs, err := apiserver.ManifestDocuments(data)
 	if err != nil {
 		t.Fatal(err)

@@ -84,10 +84,7 @@ func TestMetricsSavedWithTheRun(t *testing.T) {
 		KubeScheduler *metrics.SchedulerSummary `json:"kubeScheduler"`
 		Steps         int                       `json:"steps"`
 	}
-	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, filepath.Join(out, "summary.json"))
 	if err := json.Unmarshal(data, &saved); err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,7 @@ import (
 // binaries under test: a command of the front door that stops working
 // fails here.
 func TestReadmeCommands(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := readFile(t, filepath.Join(repoRoot(), "README.md"))
 	var commands []string
 	inShell := false
 	sc := bufio.NewScanner(strings.NewReader(string(readme)))
@@ -66,10 +63,7 @@ func TestReadmeCommands(t *testing.T) {
 		"my_workload.json": "examples/workloads/delay_10.json",
 		"platform_128.xml": "examples/platforms/platform_16.xml",
 	} {
-		data, err := os.ReadFile(filepath.Join(repoRoot(), src))
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := readFile(t, filepath.Join(repoRoot(), src))
 		writeFile(t, filepath.Join(dir, name), data)
 	}
 	writeSWF(t, filepath.Join(dir, "SDSC-SP2-1998-4.2-cln.swf.gz"))

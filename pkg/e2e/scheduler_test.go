@@ -152,10 +152,7 @@ func testSchedulerBindsEveryPod(t *testing.T, name string) {
 	}
 	stop()
 	<-exited
-	log, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := readFile(t, logPath)
 	lines := strings.Split(string(log), "\n")
 	for i, line := range lines {
 		if strings.HasPrefix(line, "E") && !expectedSchedulerErrors.MatchString(line) {

@@ -123,10 +123,7 @@ func TestDeterministicSchedulerGivesIdenticalOutputs(t *testing.T) {
 			}
 			sum := s.mustRun(15 * time.Minute)
 			checkExactRun(t, s, sum, 200, "signal")
-			data, err := os.ReadFile(filepath.Join(s.cfg.OutDir, "_jobs.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := readFile(t, filepath.Join(s.cfg.OutDir, "_jobs.csv"))
 			if first == nil {
 				first = data
 				return
@@ -231,6 +228,16 @@ func writeJSON(t testing.TB, path string, v any) {
 		t.Fatal(err)
 	}
 	writeFile(t, path, data)
+}
+
+// readFile returns the content of path, or fails t.
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // writeFile writes data to path, or fails t.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -354,10 +353,7 @@ func readDelayJobs(t testing.TB, workload string) []delayJob {
 			Memory string  `json:"memory"`
 		} `json:"profiles"`
 	}
-	data, err := os.ReadFile(workload)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readFile(t, workload)
 	if err := json.Unmarshal(data, &w); err != nil {
 		t.Fatal(err)
 	}

@@ -337,10 +337,7 @@ func workloadJobs(t testing.TB, workloads ...string) []string {
 				ID json.RawMessage `json:"id"`
 			} `json:"jobs"`
 		}
-		b, err := os.ReadFile(filepath.Join(repoRoot(), w))
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := readFile(t, filepath.Join(repoRoot(), w))
 		if err := json.Unmarshal(b, &doc); err != nil {
 			t.Fatalf("%s: %v", w, err)
 		}

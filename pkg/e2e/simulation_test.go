@@ -429,10 +429,7 @@ func TestSimulationTimeVirtualisedScheduler(t *testing.T) {
 // one of also.
 func checkLog(t *testing.T, path string, also ...string) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFile(t, path)
 	lines := strings.Split(string(b), "\n")
 next:
 	for _, line := range lines {
