@@ -1,6 +1,7 @@
 package qosdriven
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,18 +137,9 @@ func (pl *QoSDriven) Less(a, b fwk.QueuedEntityInfo) bool {
 // first, positive when b does, zero for a tie.
 func (pl *QoSDriven) compareUrgency(a, b ledger.Urgency) int {
 	if pl.cfg.hasMargin && a.TTV < pl.cfg.safetyMargin && b.TTV < pl.cfg.safetyMargin && a.SLO != b.SLO {
-		if a.SLO > b.SLO {
-			return -1
-		}
-		return 1
+		return cmp.Compare(b.SLO, a.SLO) // the higher SLO first
 	}
-	switch {
-	case a.TTV < b.TTV:
-		return -1
-	case a.TTV > b.TTV:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a.TTV, b.TTV)
 }
 
 // unknownUrgency is the urgency of a pod the ledger does not know (every

@@ -193,6 +193,17 @@ func (tp *testPlugin) enqueue(t *testing.T, p *corev1.Pod, now float64) {
 	}
 }
 
+// newTestPluginWithPod returns a test plugin of the default configuration
+// and a pod p of controller web with the given SLO, created and enqueued at
+// t=0.
+func newTestPluginWithPod(t *testing.T, slo string) (*testPlugin, *corev1.Pod) {
+	t.Helper()
+	tp := newTestPlugin(t, config{})
+	p := pod("p", "web", slo, 0)
+	tp.enqueue(t, p, 0)
+	return tp, p
+}
+
 // TestLessServesTheSmallestTTVFirst: pods come out in the order of their
 // controllers' time to violation at the current simulated instant (the
 // most urgent first), whatever their own ages, and the order follows the
@@ -348,9 +359,7 @@ func TestPreEnqueueReadsTheClockOncePerStoreChange(t *testing.T) {
 // TestPreBindReadsTheClockOnce: PreBind is given the scheduler's assumed
 // pod, its node set; the binding starts at the one instant it reads.
 func TestPreBindReadsTheClockOnce(t *testing.T) {
-	tp := newTestPlugin(t, config{})
-	p := pod("p", "web", "0.9", 0)
-	tp.enqueue(t, p, 0)
+	tp, p := newTestPluginWithPod(t, "0.9")
 	tp.clock.set(10)
 	assumed := p.DeepCopy()
 	assumed.Spec.NodeName = "node0"
@@ -368,9 +377,7 @@ func TestPreBindReadsTheClockOnce(t *testing.T) {
 // binds until its start, runs until it finishes; a failed binding
 // (Unreserve) makes it wait again; a pod of another scheduler is ignored.
 func TestBookkeepingFollowsThePod(t *testing.T) {
-	tp := newTestPlugin(t, config{})
-	p := pod("p", "web", "0.9", 0)
-	tp.enqueue(t, p, 0)
+	tp, p := newTestPluginWithPod(t, "0.9")
 	tp.clock.set(10)
 	tp.PreBind(t.Context(), nil, p, "node0")
 	tp.clock.set(12)
@@ -399,9 +406,7 @@ func TestBookkeepingFollowsThePod(t *testing.T) {
 // from kube-scheduler's informer with their last content) ends at the
 // clock's reading.
 func TestEndWithoutFinishTimeReadsTheClock(t *testing.T) {
-	tp := newTestPlugin(t, config{})
-	p := pod("p", "web", "0.9", 0)
-	tp.enqueue(t, p, 0)
+	tp, p := newTestPluginWithPod(t, "0.9")
 	tp.update(t, running(p, 5))
 	tp.clock.set(30)
 	if err := tp.pods.Delete(p); err != nil {
@@ -418,9 +423,7 @@ func TestEndWithoutFinishTimeReadsTheClock(t *testing.T) {
 // next PreEnqueue at a new store state brings the ledger up to the store:
 // a pod started is running since its start time.
 func TestCatchUpFollowsTheStore(t *testing.T) {
-	tp := newTestPlugin(t, config{})
-	p := pod("p", "web", "0.5", 0)
-	tp.enqueue(t, p, 0)
+	tp, p := newTestPluginWithPod(t, "0.5")
 	tp.clock.set(10)
 	tp.PreBind(t.Context(), nil, p, "node0")
 	if err := tp.pods.Update(running(p, 12)); err != nil { // stored; the handler not told
@@ -442,9 +445,7 @@ func TestCatchUpFollowsTheStore(t *testing.T) {
 // PreEnqueue looks before the handler does; a deletion that never comes
 // is given up after a while, the pod ending at the clock's reading.
 func TestCatchUpWaitsForDeletions(t *testing.T) {
-	tp := newTestPlugin(t, config{})
-	p := pod("p", "web", "0.5", 0)
-	tp.enqueue(t, p, 0)
+	tp, p := newTestPluginWithPod(t, "0.5")
 	tp.update(t, running(p, 0))
 	done := finished(running(p, 0), 30)
 	if err := tp.pods.Delete(done); err != nil {

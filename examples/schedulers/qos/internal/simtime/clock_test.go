@@ -79,16 +79,24 @@ func newClock(t *testing.T, f *fakeServer, cfg *rest.Config, wall func() time.Ti
 	return New(t.Context(), cfg, klog.Background(), Options{Wall: wall})
 }
 
+// mustClock is newClock with the default configuration and the wall
+// clock, failing the test on an error.
+func mustClock(t *testing.T, f *fakeServer) *Clock {
+	t.Helper()
+	c, err := newClock(t, f, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestReadsTheSimulatedClock: against Batkube's clock, New reads the
 // simulated time, Now returns it without asking again, and SinceStart
 // counts from the simulation's start.
 func TestReadsTheSimulatedClock(t *testing.T) {
 	f := newFakeServer(t)
 	f.set(90 * time.Second)
-	c, err := newClock(t, f, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustClock(t, f)
 	if !c.Simulated() || !c.Now().Equal(epoch.Add(90*time.Second)) {
 		t.Fatalf("Simulated %v, Now %v; want true, 90 s after the epoch", c.Simulated(), c.Now())
 	}
@@ -112,10 +120,7 @@ func TestReadsTheSimulatedClock(t *testing.T) {
 // when the key differs from the previous one.
 func TestReadIfChangedReadsOncePerKey(t *testing.T) {
 	f := newFakeServer(t)
-	c, err := newClock(t, f, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustClock(t, f)
 	for i, step := range []struct {
 		key  string
 		now  time.Duration
@@ -197,10 +202,7 @@ func TestSendsTheKubeconfigsCredentials(t *testing.T) {
 func TestFailedReadingKeepsTheLatest(t *testing.T) {
 	f := newFakeServer(t)
 	f.set(30 * time.Second)
-	c, err := newClock(t, f, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustClock(t, f)
 	f.Close()
 	if got := c.Read(t.Context()); !got.Equal(epoch.Add(30 * time.Second)) {
 		t.Errorf("Read after the server went away = %v, want the latest reading (30 s)", got)
@@ -215,10 +217,7 @@ func TestFailedReadingKeepsTheLatest(t *testing.T) {
 func TestReadingsNeverGoBack(t *testing.T) {
 	f := newFakeServer(t)
 	f.set(50 * time.Second)
-	c, err := newClock(t, f, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustClock(t, f)
 	f.set(40 * time.Second)
 	if got := c.Read(t.Context()); !got.Equal(epoch.Add(50 * time.Second)) {
 		t.Errorf("Read of an older time returned %v, want the latest, 50 s", got.Sub(epoch))
