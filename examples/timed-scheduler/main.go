@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/batkube/batkube/examples/internal/exmain"
+	"github.com/batkube/batkube/examples/internal/room"
 	"github.com/batkube/batkube/pkg/simtime/clockclient"
 )
 
@@ -118,9 +119,7 @@ func (s *scheduler) round(ctx context.Context) error {
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil:
 		case p.Spec.NodeName != "":
-			if f := free[p.Spec.NodeName]; f != nil {
-				take(f, requests(p))
-			}
+			room.Take(free[p.Spec.NodeName], p)
 		case p.Spec.SchedulerName == s.name:
 			pending = append(pending, p)
 		}
@@ -132,7 +131,7 @@ func (s *scheduler) round(ctx context.Context) error {
 		return pending[i].Name < pending[j].Name
 	})
 	for _, p := range pending {
-		req := requests(p)
+		req := room.Requests(p)
 		for _, n := range nodes {
 			if !fits(free[n.Name], req) {
 				continue
@@ -145,25 +144,15 @@ func (s *scheduler) round(ctx context.Context) error {
 				slog.Warn("binding", "pod", p.Namespace+"/"+p.Name, "node", n.Name, "err", err)
 				break
 			}
-			take(free[n.Name], req)
+			room.Take(free[n.Name], p)
 			break
 		}
 	}
 	return nil
 }
 
-func requests(p *corev1.Pod) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		for k, v := range c.Resources.Requests {
-			q := out[k]
-			q.Add(v)
-			out[k] = q
-		}
-	}
-	return out
-}
-
+// fits reports whether the cpu and memory of req fit in free (the rounds
+// place by those two alone).
 func fits(free, req corev1.ResourceList) bool {
 	for _, k := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		if f, r := free[k], req[k]; r.Cmp(f) > 0 {
@@ -171,12 +160,4 @@ func fits(free, req corev1.ResourceList) bool {
 		}
 	}
 	return true
-}
-
-func take(free, req corev1.ResourceList) {
-	for k, v := range req {
-		q := free[k]
-		q.Sub(v)
-		free[k] = q
-	}
 }

@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/batkube/batkube/examples/internal/exmain"
-	"github.com/batkube/batkube/examples/schedulers/internal/room"
+	"github.com/batkube/batkube/examples/internal/room"
 	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
 
