@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/batkube/batkube/pkg/eventconv"
 	"github.com/batkube/batkube/pkg/store"
 )
 
@@ -32,13 +33,13 @@ func (s *Server) convert(obj store.Object, to schema.GroupVersionKind) (store.Ob
 	v1Event := eventsv1.SchemeGroupVersion.WithKind("Event")
 	switch {
 	case from == coreEvent && to.Group == eventsv1.GroupName:
-		return s.convertJSON(coreToEventsV1(obj.(*corev1.Event)), to)
+		return s.convertJSON(eventconv.ToEventsV1(obj.(*corev1.Event)), to)
 	case to == coreEvent && from.Group == eventsv1.GroupName:
 		v1, err := s.convertJSON(obj, v1Event)
 		if err != nil {
 			return nil, err
 		}
-		return eventsV1ToCore(v1.(*eventsv1.Event)), nil
+		return eventconv.ToCore(v1.(*eventsv1.Event)), nil
 	}
 	return s.convertJSON(obj, to)
 }
@@ -60,52 +61,4 @@ func (s *Server) convertJSON(obj store.Object, to schema.GroupVersionKind) (stor
 	}
 	out.GetObjectKind().SetGroupVersionKind(to)
 	return out, nil
-}
-
-func coreToEventsV1(e *corev1.Event) *eventsv1.Event {
-	out := &eventsv1.Event{
-		ObjectMeta:               *e.ObjectMeta.DeepCopy(),
-		EventTime:                e.EventTime,
-		ReportingController:      e.ReportingController,
-		ReportingInstance:        e.ReportingInstance,
-		Action:                   e.Action,
-		Reason:                   e.Reason,
-		Regarding:                e.InvolvedObject,
-		Related:                  e.Related.DeepCopy(),
-		Note:                     e.Message,
-		Type:                     e.Type,
-		DeprecatedSource:         e.Source,
-		DeprecatedFirstTimestamp: e.FirstTimestamp,
-		DeprecatedLastTimestamp:  e.LastTimestamp,
-		DeprecatedCount:          e.Count,
-	}
-	if e.Series != nil {
-		out.Series = &eventsv1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
-	}
-	out.SetGroupVersionKind(eventsv1.SchemeGroupVersion.WithKind("Event"))
-	return out
-}
-
-func eventsV1ToCore(e *eventsv1.Event) *corev1.Event {
-	out := &corev1.Event{
-		ObjectMeta:          *e.ObjectMeta.DeepCopy(),
-		InvolvedObject:      e.Regarding,
-		Reason:              e.Reason,
-		Message:             e.Note,
-		Source:              e.DeprecatedSource,
-		FirstTimestamp:      e.DeprecatedFirstTimestamp,
-		LastTimestamp:       e.DeprecatedLastTimestamp,
-		Count:               e.DeprecatedCount,
-		Type:                e.Type,
-		EventTime:           e.EventTime,
-		Action:              e.Action,
-		Related:             e.Related.DeepCopy(),
-		ReportingController: e.ReportingController,
-		ReportingInstance:   e.ReportingInstance,
-	}
-	if e.Series != nil {
-		out.Series = &corev1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
-	}
-	out.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Event"))
-	return out
 }

@@ -158,22 +158,23 @@ func awaitsItsKubelet(o store.Object) bool {
 // not modify (DeepCopy it), and returns the new one.
 func (s *Server) Update(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string,
 	change func(cur store.Object) (store.Object, error)) (*store.Stored, error) {
-	r, ok := s.resource(gvr)
-	if !ok {
-		return nil, fmt.Errorf("apiserver: %s is not served", gvr)
-	}
-	return s.update(ctx, r, namespace, name, "", false, change)
+	return s.updateServed(ctx, gvr, namespace, name, "", change)
 }
 
 // UpdateStatus is Update of the status subresource: only the object's
 // status changes.
 func (s *Server) UpdateStatus(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string,
 	change func(cur store.Object) (store.Object, error)) (*store.Stored, error) {
+	return s.updateServed(ctx, gvr, namespace, name, "status", change)
+}
+
+func (s *Server) updateServed(ctx context.Context, gvr schema.GroupVersionResource, namespace, name, subresource string,
+	change func(cur store.Object) (store.Object, error)) (*store.Stored, error) {
 	r, ok := s.resource(gvr)
 	if !ok {
 		return nil, fmt.Errorf("apiserver: %s is not served", gvr)
 	}
-	return s.update(ctx, r, namespace, name, "status", false, change)
+	return s.update(ctx, r, namespace, name, subresource, false, change)
 }
 
 // errDryRun aborts a store update after a dry run computed its result.

@@ -579,30 +579,26 @@ func BenchmarkNew(b *testing.B) {
 	}
 }
 
-func BenchmarkServeAggregated(b *testing.B) {
-	d := newTestDiscovery(b)
-	req := httptest.NewRequest(http.MethodGet, "/apis", nil)
-	req.Header.Set("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json")
-	b.ReportAllocs()
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		d.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("got %d", rec.Code)
-		}
-	}
-}
-
-func BenchmarkServeLegacyProtobuf(b *testing.B) {
-	d := newTestDiscovery(b)
-	req := httptest.NewRequest(http.MethodGet, "/apis/apps/v1", nil)
-	req.Header.Set("Accept", "application/vnd.kubernetes.protobuf, */*")
-	b.ReportAllocs()
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		d.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("got %d", rec.Code)
-		}
+// BenchmarkServe measures the discovery documents kube-scheduler and
+// client-go ask for: the aggregated one, and a group version's legacy one in
+// protobuf.
+func BenchmarkServe(b *testing.B) {
+	for _, bc := range []struct{ name, path, accept string }{
+		{"Aggregated", "/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"},
+		{"LegacyProtobuf", "/apis/apps/v1", "application/vnd.kubernetes.protobuf, */*"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			d := newTestDiscovery(b)
+			req := httptest.NewRequest(http.MethodGet, bc.path, nil)
+			req.Header.Set("Accept", bc.accept)
+			b.ReportAllocs()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				d.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("got %d", rec.Code)
+				}
+			}
+		})
 	}
 }

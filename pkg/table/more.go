@@ -12,6 +12,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/batkube/batkube/pkg/eventconv"
 )
 
 // Printers of events, workloads, leases and scheduling objects.
@@ -37,31 +39,9 @@ var (
 		return eventRow(e, now)
 	})
 	eventsV1Printer = typed(eventColumns, func(e *eventsv1.Event, now time.Time) metav1.TableRow {
-		return eventRow(coreEvent(e), now)
+		return eventRow(eventconv.ToCore(e), now)
 	})
 )
-
-// coreEvent maps an events.k8s.io/v1 Event onto the fields of a core Event.
-func coreEvent(e *eventsv1.Event) *corev1.Event {
-	out := &corev1.Event{
-		ObjectMeta:          e.ObjectMeta,
-		InvolvedObject:      e.Regarding,
-		Reason:              e.Reason,
-		Message:             e.Note,
-		FirstTimestamp:      e.DeprecatedFirstTimestamp,
-		LastTimestamp:       e.DeprecatedLastTimestamp,
-		Count:               e.DeprecatedCount,
-		Type:                e.Type,
-		EventTime:           e.EventTime,
-		ReportingController: e.ReportingController,
-		ReportingInstance:   e.ReportingInstance,
-		Source:              e.DeprecatedSource,
-	}
-	if e.Series != nil {
-		out.Series = &corev1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
-	}
-	return out
-}
 
 func eventRow(e *corev1.Event, now time.Time) metav1.TableRow {
 	first := age(e.FirstTimestamp, now)
