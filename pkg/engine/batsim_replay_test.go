@@ -37,15 +37,9 @@ func replayRecording(t *testing.T, r recording) (jobs, states string, sched Sche
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := ReadWorkloadFile(r.workload, BatsimWorkloadName(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := mustReadWorkload(t, r.workload)
 	var jobsOut, statesOut bytes.Buffer
-	e, err := New(p, []*Workload{w}, Options{ComputeSharing: true, JobsOutput: &jobsOut, MachineStatesOutput: &statesOut})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, p, []*Workload{w}, Options{ComputeSharing: true, JobsOutput: &jobsOut, MachineStatesOutput: &statesOut})
 	next := 0
 	err = loop(e, func(msg Message) (float64, []Decision) {
 		// Batsim writes the dates of its messages with six decimals:

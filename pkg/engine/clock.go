@@ -346,6 +346,19 @@ func sleepUntil(date, cur float64) float64 {
 	return ld.Diff(date, cur).Float64()
 }
 
+// submitDue reports whether the next item of a submitter woken up at cur, of date
+// date, is due; if it is not, the submitter sleeps until it on timer t. The
+// item it slept for is due whatever the clock reads (slept tells).
+func (e *Engine) submitDue(date, cur float64, slept *bool, t *timer) bool {
+	if date > cur && !*slept {
+		e.sleep(t, sleepUntil(date, cur))
+		*slept = true
+		return false
+	}
+	*slept = false
+	return true
+}
+
 // onSubmitter wakes a submitter up. It submits the job it slept for (even
 // if the clock, rounded at each step, reads a little less than its
 // subtime), then the next ones while their subtime is not after the clock;
@@ -360,12 +373,9 @@ func (e *Engine) onSubmitter(s *submitter) {
 	}
 	cur := e.now
 	for s.next < len(s.jobs) {
-		if sub := s.subs[s.next]; sub > cur && !s.slept {
-			e.sleep(&s.timer, sleepUntil(sub, cur))
-			s.slept = true
+		if !e.submitDue(s.subs[s.next], cur, &s.slept, &s.timer) {
 			return
 		}
-		s.slept = false
 		idx := s.jobs[s.next]
 		s.next++
 		if e.busy() {

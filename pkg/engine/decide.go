@@ -46,13 +46,23 @@ func (e *Engine) lookup(field, id string) (int32, error) {
 	return idx, nil
 }
 
-func (e *Engine) reject(d RejectJob) error {
-	idx, err := e.lookup("job_id", d.JobID)
+// lookupWaiting finds a job a decision would have done ("rejected",
+// "executed"): only a job waiting to start can be.
+func (e *Engine) lookupWaiting(id, done string) (int32, error) {
+	idx, err := e.lookup("job_id", id)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if s := e.status[idx] & statusMask; s != statusSubmitted {
-		return inField("job_id", "job %q is %s: only a job waiting to start can be rejected", d.JobID, s)
+		return 0, inField("job_id", "job %q is %s: only a job waiting to start can be %s", id, s, done)
+	}
+	return idx, nil
+}
+
+func (e *Engine) reject(d RejectJob) error {
+	idx, err := e.lookupWaiting(d.JobID, "rejected")
+	if err != nil {
+		return err
 	}
 	e.status[idx] = statusRejected | e.status[idx]&killAsked
 	e.ended = append(e.ended, idx)

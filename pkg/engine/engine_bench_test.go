@@ -63,14 +63,6 @@ func (f *firstFit) decide(msg Message) (float64, []Decision) {
 	return msg.Now, f.ds
 }
 
-func homogeneous(n int) *Platform {
-	speeds := make([]float64, n)
-	for i := range speeds {
-		speeds[i] = 1e9
-	}
-	return hostsPlatform(speeds)
-}
-
 // BenchmarkDelayJobs runs 100,000 delay jobs on 1,000 hosts with a
 // first-fit decision loop; ns/job includes the decision loop.
 func BenchmarkDelayJobs(b *testing.B) {
@@ -107,10 +99,7 @@ func benchDelayJobs(b *testing.B, p *Platform) {
 	runtime.ReadMemStats(&before)
 	start := time.Now()
 	for b.Loop() {
-		e, err := New(p, []*Workload{w}, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		e := mustNew(b, p, []*Workload{w}, Options{})
 		f := newFirstFit(hosts)
 		if err := loop(e, f.decide); err != nil {
 			b.Fatal(err)
@@ -144,12 +133,9 @@ func BenchmarkSharedComputations(b *testing.B) {
 		p.Resources[i].Cores = 4
 	}
 	for b.Loop() {
-		e, err := New(p, []*Workload{w}, Options{ComputeSharing: true})
-		if err != nil {
-			b.Fatal(err)
-		}
+		e := mustNew(b, p, []*Workload{w}, Options{ComputeSharing: true})
 		next := 0
-		err = loop(e, func(msg Message) (float64, []Decision) {
+		err := loop(e, func(msg Message) (float64, []Decision) {
 			var ds []Decision
 			for _, ev := range msg.Events {
 				if s, ok := ev.(JobSubmitted); ok {
@@ -172,10 +158,7 @@ func BenchmarkSharedComputations(b *testing.B) {
 func TestMemoryDoesNotGrowWithFinishedJobs(t *testing.T) {
 	const jobs, hosts = 40_000, 1000
 	w := delayJobs(jobs, 0.012)
-	e, err := New(homogeneous(hosts), []*Workload{w}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, homogeneous(hosts), []*Workload{w}, Options{})
 	f := newFirstFit(hosts)
 	var early, late uint64
 	heap := func() uint64 {

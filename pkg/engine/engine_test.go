@@ -129,10 +129,7 @@ func TestJobTiming(t *testing.T) {
 			for i := range all {
 				all[i] = i
 			}
-			e, err := New(p, []*Workload{w}, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := mustNew(t, p, []*Workload{w}, Options{})
 			msgs, err := drive(e, placer(tc.allocs, all))
 			if err != nil {
 				t.Fatalf("drive: %v\n%s", err, trace(msgs))
@@ -218,10 +215,7 @@ func TestComputeSharing(t *testing.T) {
 			for i := range cores {
 				cores[i] = tc.cores
 			}
-			e, err := New(hostsPlatform(tc.speeds, cores...), []*Workload{w}, Options{ComputeSharing: true, Sharing: tc.model})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := mustNew(t, hostsPlatform(tc.speeds, cores...), []*Workload{w}, Options{ComputeSharing: true, Sharing: tc.model})
 			msgs, err := drive(e, placer(tc.allocs, []int{0}))
 			if err != nil {
 				t.Fatalf("drive: %v\n%s", err, trace(msgs))
@@ -309,10 +303,7 @@ func TestTrace(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := New(hostsPlatform([]float64{1e9, 1e9}), []*Workload{w}, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := mustNew(t, hostsPlatform([]float64{1e9, 1e9}), []*Workload{w}, Options{})
 			i := 0
 			msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 				now, ds := tc.decide(i, msg)
@@ -333,12 +324,9 @@ func TestKillProgress(t *testing.T) {
 	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"d4": {"type": "delay", "delay": 4}, "c": {"type": "parallel_homogeneous", "cpu": 4e9, "com": 0},
 		"seq": {"type": "composed", "repeat": 2, "seq": ["d4", "c"]}},
 		"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "seq"}]}`)
-	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9}), []*Workload{w}, Options{})
 	var killed JobKilled
-	_, err = drive(e, func(msg Message) (float64, []Decision) {
+	_, err := drive(e, func(msg Message) (float64, []Decision) {
 		for _, ev := range msg.Events {
 			switch ev := ev.(type) {
 			case JobSubmitted:
@@ -430,10 +418,7 @@ func TestDecisionErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := mustWorkload(t, "w", `{"nb_res": 2, "profiles": `+profiles+`, "jobs": [`+jobs+`]}`)
-			e, err := New(storage, []*Workload{w}, Options{ComputeSharing: tc.sharing, DynamicJobs: tc.dynamic})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := mustNew(t, storage, []*Workload{w}, Options{ComputeSharing: tc.sharing, DynamicJobs: tc.dynamic})
 			if _, err := e.Next(); err != nil { // SIMULATION_BEGINS
 				t.Fatal(err)
 			}
@@ -443,7 +428,7 @@ func TestDecisionErrors(t *testing.T) {
 			if _, err := e.Next(); err != nil { // the submissions at 0
 				t.Fatal(err)
 			}
-			err = e.Apply(tc.now, tc.decisions)
+			err := e.Apply(tc.now, tc.decisions)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got error %v, want one containing %q", err, tc.want)
 			}
@@ -537,10 +522,7 @@ func TestEndOfSimulation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": `+delay+`, "jobs": [`+tc.jobs+`]}`)
-			e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := mustNew(t, hostsPlatform([]float64{1e9}), []*Workload{w}, tc.opts)
 			i := 0
 			msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 				defer func() { i++ }()
@@ -561,10 +543,7 @@ func TestEndOfSimulation(t *testing.T) {
 
 func TestCycleMisuse(t *testing.T) {
 	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {}, "jobs": []}`)
-	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9}), []*Workload{w}, Options{})
 	if err := e.Apply(0, nil); err == nil {
 		t.Error("Apply before Next: got no error")
 	}
@@ -580,11 +559,8 @@ func TestMetadataAndRejectInJobsOutput(t *testing.T) {
 	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"d": {"type": "delay", "delay": 2}},
 		"jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}, {"id": 2, "subtime": 0, "res": 1, "profile": "d"}]}`)
 	var out bytes.Buffer
-	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{JobsOutput: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = drive(e, func(msg Message) (float64, []Decision) {
+	e := mustNew(t, hostsPlatform([]float64{1e9}), []*Workload{w}, Options{JobsOutput: &out})
+	_, err := drive(e, func(msg Message) (float64, []Decision) {
 		if _, ok := msg.Events[0].(JobSubmitted); ok {
 			return 0, []Decision{
 				SetJobMetadata{JobID: "w!1", Metadata: "k=v"},
@@ -620,10 +596,7 @@ func TestMapping(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := mustWorkload(t, "w", `{"nb_res": 2, "profiles": {"c": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}},
 				"jobs": [{"id": 1, "subtime": 0, "res": 2, "profile": "c"}]}`)
-			e, err := New(hostsPlatform([]float64{1e9, 1e9}, tc.cores, tc.cores), []*Workload{w}, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := mustNew(t, hostsPlatform([]float64{1e9, 1e9}, tc.cores, tc.cores), []*Workload{w}, Options{})
 			msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 				if _, ok := msg.Events[0].(JobSubmitted); ok {
 					return msg.Now, []Decision{ExecuteJob{JobID: "w!1", Alloc: []int{1, 0}, Mapping: tc.mapping}}
@@ -644,10 +617,7 @@ func TestMapping(t *testing.T) {
 
 func TestDynamicJobsWithoutAcknowledgement(t *testing.T) {
 	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"d": {"type": "delay", "delay": 2}}, "jobs": []}`)
-	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{DynamicJobs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9}), []*Workload{w}, Options{DynamicJobs: true})
 	i := 0
 	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 		defer func() { i++ }()
@@ -687,10 +657,7 @@ func TestKillReturnCodes(t *testing.T) {
 		         {"id": "seq-in-delay", "subtime": 0, "res": 1, "profile": "seq"},
 		         {"id": "seq-in-compute", "subtime": 0, "res": 1, "profile": "seq"}]}`)
 	var out bytes.Buffer
-	e, err := New(hostsPlatform([]float64{1e9, 1e9, 1e9, 1e9}), []*Workload{w}, Options{JobsOutput: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9, 1e9, 1e9, 1e9}), []*Workload{w}, Options{JobsOutput: &out})
 	var killed JobKilled
 	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 		switch msg.Now {
@@ -741,10 +708,7 @@ func TestKillReturnCodes(t *testing.T) {
 
 func TestCallMeLaterWaitsAtLeast10Microseconds(t *testing.T) {
 	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {}, "jobs": []}`)
-	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9}), []*Workload{w}, Options{})
 	i := 0
 	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 		defer func() { i++ }()
@@ -767,10 +731,7 @@ func TestCallMeLaterWaitsAtLeast10Microseconds(t *testing.T) {
 // dynamic jobs) no no_more_static_job_to_submit is sent: Batsim sends it when
 // the last of its workloads' submitters is done, so never without one.
 func TestNoWorkloadNoStaticNotification(t *testing.T) {
-	e, err := New(hostsPlatform([]float64{1e9}), nil, Options{DynamicJobs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9}), nil, Options{DynamicJobs: true})
 	i := 0
 	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 		defer func() { i++ }()
@@ -815,10 +776,7 @@ func TestJobsReportedEndedAreForgotten(t *testing.T) {
 		d := tc.d
 		t.Run(tc.name, func(t *testing.T) {
 			var jobs bytes.Buffer
-			e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := mustNew(t, hostsPlatform([]float64{1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
 			i := 0
 			msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 				defer func() { i++ }()

@@ -235,12 +235,9 @@ func (e *Engine) onEventSubmitter(s *eventSubmitter) {
 	cur := e.now
 	for s.next < len(s.list.Events) {
 		ev := s.list.Events[s.next]
-		if ev.Timestamp > cur && !s.slept {
-			e.sleep(&s.timer, sleepUntil(ev.Timestamp, cur))
-			s.slept = true
+		if !e.submitDue(ev.Timestamp, cur, &s.slept, &s.timer) {
 			return
 		}
-		s.slept = false
 		s.next++
 		e.post(message{handle: func() { e.occurOrFail(s.list, ev) }})
 	}

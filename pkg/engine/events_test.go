@@ -13,19 +13,9 @@ import (
 // messages and the outputs.
 func runEvents(t *testing.T, workload string, n int, events ...*EventList) (msgs []Message, jobs, states string, sched Schedule, err error) {
 	t.Helper()
-	w, err := ReadWorkloadFile(workload, BatsimWorkloadName(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	speeds := make([]float64, n)
-	for i := range speeds {
-		speeds[i] = 1e9
-	}
+	w := mustReadWorkload(t, workload)
 	var jobsOut, statesOut bytes.Buffer
-	e, err := New(hostsPlatform(speeds), []*Workload{w}, Options{JobsOutput: &jobsOut, MachineStatesOutput: &statesOut, Events: events})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, homogeneous(n), []*Workload{w}, Options{JobsOutput: &jobsOut, MachineStatesOutput: &statesOut, Events: events})
 	msgs, err = drive(e, firstFitAll(n))
 	return msgs, jobsOut.String(), statesOut.String(), e.Schedule(0, 0), err
 }
@@ -162,10 +152,7 @@ func TestMachineEventsMisuse(t *testing.T) {
 	w := mustWorkload(t, "w0", `{"nb_res": 2, "profiles": {"d": {"type": "delay", "delay": 5}},
 		"jobs": [{"id": "a", "subtime": 3, "res": 2, "profile": "d"}]}`)
 	run := func(events string, decide policy) ([]Message, error) {
-		e, err := New(hostsPlatform([]float64{1, 1}), []*Workload{w}, Options{Events: []*EventList{mustEvents(t, "we0", events, false)}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := mustNew(t, hostsPlatform([]float64{1, 1}), []*Workload{w}, Options{Events: []*EventList{mustEvents(t, "we0", events, false)}})
 		return drive(e, decide)
 	}
 	twice := `{"timestamp": 1, "type": "machine_unavailable", "resources": "0"}
@@ -204,10 +191,7 @@ func TestEventsKeepTheSimulationGoing(t *testing.T) {
 	if got := strings.Join(types, " "); got != "machine_unavailable machine_available b a" {
 		t.Errorf("events sorted as %s", got)
 	}
-	e, err := New(hostsPlatform([]float64{1, 1}), []*Workload{w}, Options{Events: []*EventList{l0, l1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1, 1}), []*Workload{w}, Options{Events: []*EventList{l0, l1}})
 	msgs, err := drive(e, firstFitAll(2))
 	if err != nil {
 		t.Fatal(err)

@@ -46,19 +46,9 @@ func firstFitAll(hosts int) policy {
 // returns the jobs output, its rows sorted, and the schedule.
 func runFile(t *testing.T, path string, n int) (string, Schedule) {
 	t.Helper()
-	w, err := ReadWorkloadFile(path, BatsimWorkloadName(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	speeds := make([]float64, n)
-	for i := range speeds {
-		speeds[i] = 1e9
-	}
+	w := mustReadWorkload(t, path)
 	var out bytes.Buffer
-	e, err := New(hostsPlatform(speeds), []*Workload{w}, Options{JobsOutput: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, homogeneous(n), []*Workload{w}, Options{JobsOutput: &out})
 	if err := loop(e, firstFitAll(n)); err != nil {
 		t.Fatal(err)
 	}

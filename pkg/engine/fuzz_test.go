@@ -112,10 +112,7 @@ func FuzzParseEvents(f *testing.F) {
 				}
 			}
 		}
-		e, err := New(hostsPlatform([]float64{1, 1, 1, 1}), nil, Options{Events: []*EventList{l}})
-		if err != nil {
-			t.Fatalf("New on parsed events: %v", err)
-		}
+		e := mustNew(t, hostsPlatform([]float64{1, 1, 1, 1}), nil, Options{Events: []*EventList{l}})
 		// A machine made unavailable twice or available while idle ends
 		// the run with an error; anything else runs to the end.
 		_, _ = drive(e, nil)

@@ -32,6 +32,36 @@ func mustWorkload(t testing.TB, name, js string) *Workload {
 	return w
 }
 
+// homogeneous is a platform of n hosts of 1 Gflops.
+func homogeneous(n int) *Platform {
+	speeds := make([]float64, n)
+	for i := range speeds {
+		speeds[i] = 1e9
+	}
+	return hostsPlatform(speeds)
+}
+
+// mustReadWorkload reads the workload file path as Batsim names its first
+// workload, failing the test on an error.
+func mustReadWorkload(t testing.TB, path string) *Workload {
+	t.Helper()
+	w, err := ReadWorkloadFile(path, BatsimWorkloadName(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// mustNew returns New(p, ws, o), failing the test on an error.
+func mustNew(t testing.TB, p *Platform, ws []*Workload, o Options) *Engine {
+	t.Helper()
+	e, err := New(p, ws, o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return e
+}
+
 // policy answers a message: the reply's now and the decisions.
 type policy func(msg Message) (float64, []Decision)
 

@@ -186,10 +186,7 @@ func TestJobEndsReachTheServerOneAtATime(t *testing.T) {
 	run := func(opts Options) ([]Message, string) {
 		var jobs bytes.Buffer
 		opts.JobsOutput = &jobs
-		e, err := New(p, []*Workload{mustWorkload(t, "w", workload)}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := mustNew(t, p, []*Workload{mustWorkload(t, "w", workload)}, opts)
 		msgs, err := drive(e, placer(map[string][]int{"w!a": {0}, "w!b": {1}, "w!c": {0}}, nil))
 		if err != nil {
 			t.Fatal(err)

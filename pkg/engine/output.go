@@ -224,13 +224,8 @@ func appendMachineStates(b []byte, now float64, idle, computing int) []byte {
 // internal messages (or up to 5e-7 s late after a decision stamped with
 // the six decimals its messages carry), and so rounds such ties up.
 func appendSeconds6(b []byte, t float64) []byte {
-	switch {
-	case math.IsNaN(t):
-		return append(b, "-nan"...)
-	case math.IsInf(t, 1):
-		return append(b, "inf"...)
-	case math.IsInf(t, -1):
-		return append(b, "-inf"...)
+	if b, ok := appendNonFinite(b, t); ok {
+		return b
 	}
 	if t < 0 {
 		b = append(b, '-')
@@ -374,6 +369,20 @@ func bytesCut(s []byte, sep byte) (before, after []byte, found bool) {
 	return s, nil, false
 }
 
+// appendNonFinite appends v as C's printf writes a NaN ("-nan", as glibc
+// writes the NaN of 0/0) or an infinity, and reports whether v was one.
+func appendNonFinite(b []byte, v float64) ([]byte, bool) {
+	switch {
+	case math.IsNaN(v):
+		return append(b, "-nan"...), true
+	case math.IsInf(v, 1):
+		return append(b, "inf"...), true
+	case math.IsInf(v, -1):
+		return append(b, "-inf"...), true
+	}
+	return b, false
+}
+
 // appendFloat formats like C's printf("%f"), which Batsim's std::to_string
 // uses: six decimals; glibc writes the NaN of 0/0 as "-nan". A value that
 // rounds to zero is written 0.000000, never -0.000000: where the engine's
@@ -382,13 +391,8 @@ func bytesCut(s []byte, sep byte) (before, after []byte, found bool) {
 // of nanoseconds, and a decision stamped with the six decimals of its
 // messages may wait until that date), and it writes 0.000000.
 func appendFloat(b []byte, v float64) []byte {
-	switch {
-	case math.IsNaN(v):
-		return append(b, "-nan"...)
-	case math.IsInf(v, 1):
-		return append(b, "inf"...)
-	case math.IsInf(v, -1):
-		return append(b, "-inf"...)
+	if b, ok := appendNonFinite(b, v); ok {
+		return b
 	}
 	n := len(b)
 	b = strconv.AppendFloat(b, v, 'f', 6, 64)

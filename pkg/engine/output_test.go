@@ -23,10 +23,7 @@ func TestOutputsGolden(t *testing.T) {
 			{"id": 5, "subtime": 4, "res": 1, "profile": "d10"}
 		]}`)
 	var jobs bytes.Buffer
-	e, err := New(hostsPlatform([]float64{1e9, 1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9, 1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
 	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 		now := msg.Now
 		var ds []Decision
@@ -86,10 +83,7 @@ func TestNullRuntimeAndEmptySchedule(t *testing.T) {
 	w := mustWorkload(t, "w", `{"nb_res": 1, "profiles": {"z": {"type": "parallel_homogeneous", "cpu": 0, "com": 0}},
 		"jobs": [{"id": "z", "subtime": 1, "res": 1, "profile": "z"}]}`)
 	var jobs bytes.Buffer
-	e, err := New(hostsPlatform([]float64{1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
 	if _, err := drive(e, placer(nil, []int{0})); err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +92,7 @@ func TestNullRuntimeAndEmptySchedule(t *testing.T) {
 		t.Errorf("got row %q, want %q", got, want)
 	}
 
-	empty, err := New(hostsPlatform([]float64{1e9}), nil, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	empty := mustNew(t, hostsPlatform([]float64{1e9}), nil, Options{})
 	s := empty.Schedule(0, 0)
 	if !math.IsNaN(s.MeanWaitingTime) || !math.IsNaN(s.SuccessRate) {
 		t.Errorf("no jobs: got mean waiting time %g and success rate %g, want NaN (0/0, as Batsim)", s.MeanWaitingTime, s.SuccessRate)
@@ -131,10 +122,7 @@ func TestJobsOutputErrors(t *testing.T) {
 	if _, err := New(hostsPlatform([]float64{1}), []*Workload{w}, Options{JobsOutput: &failingWriter{}}); err == nil {
 		t.Error("header write failure: got no error")
 	}
-	e, err := New(hostsPlatform([]float64{1}), []*Workload{w}, Options{JobsOutput: &failingWriter{after: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1}), []*Workload{w}, Options{JobsOutput: &failingWriter{after: 1}})
 	if _, err := drive(e, placer(nil, []int{0})); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("row write failure: got %v, want the writer's error", err)
 	}
@@ -155,10 +143,7 @@ func TestOutputHeadersAsBatsim421(t *testing.T) {
 			"time_unavailable\n"
 	)
 	var jobs bytes.Buffer
-	e, err := New(hostsPlatform([]float64{1e9}), nil, Options{JobsOutput: &jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9}), nil, Options{JobsOutput: &jobs})
 	if got := jobs.String(); got != wantJobs {
 		t.Errorf("_jobs.csv header:\n got %q\nwant %q", got, wantJobs)
 	}
@@ -183,10 +168,7 @@ func TestWalltimeCountsFromTheStart(t *testing.T) {
 		"jobs": [{"id": "d", "subtime": 2, "res": 1, "profile": "d10", "walltime": 4},
 		         {"id": "c", "subtime": 2, "res": 1, "profile": "c10", "walltime": 2.5}]}`)
 	var jobs bytes.Buffer
-	e, err := New(hostsPlatform([]float64{1e9, 1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9, 1e9}), []*Workload{w}, Options{JobsOutput: &jobs})
 	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 		if _, ok := msg.Events[0].(JobSubmitted); ok { // t=2: start them at 5
 			return 5, []Decision{
@@ -241,10 +223,7 @@ func TestNoNegativeZero(t *testing.T) {
 			{"id": "b", "subtime": 1e5, "res": 1, "profile": "e"}, {"id": "c", "subtime": 1e5, "res": 1, "profile": "d"},
 			{"id": "d", "subtime": 1e6, "res": 1, "profile": "d"}]}`)
 	var jobs bytes.Buffer
-	e, err := New(hostsPlatform([]float64{1e9, 1e9}), []*Workload{v, w}, Options{JobsOutput: &jobs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1e9, 1e9}), []*Workload{v, w}, Options{JobsOutput: &jobs})
 	var startD float64
 	msgs, err := drive(e, func(msg Message) (float64, []Decision) {
 		var ds []Decision

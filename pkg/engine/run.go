@@ -73,12 +73,9 @@ func (e *Engine) freeRun(r *run) {
 
 // execute starts a job: EXECUTE_JOB.
 func (e *Engine) execute(d ExecuteJob) error {
-	idx, err := e.lookup("job_id", d.JobID)
+	idx, err := e.lookupWaiting(d.JobID, "executed")
 	if err != nil {
 		return err
-	}
-	if s := e.status[idx] & statusMask; s != statusSubmitted {
-		return inField("job_id", "job %q is %s: only a job waiting to start can be executed", d.JobID, s)
 	}
 	job := e.jobs[idx]
 	profiles := e.wstate[job.Workload].profiles

@@ -118,10 +118,7 @@ func TestWorkloadNames(t *testing.T) {
 func TestSeveralWorkloads(t *testing.T) {
 	a := mustWorkload(t, "a", `{"nb_res": 1, "profiles": {"d": {"type": "delay", "delay": 1}}, "jobs": [{"id": 2, "subtime": 0, "res": 1, "profile": "d"}, {"id": 10, "subtime": 0, "res": 1, "profile": "d"}]}`)
 	b := mustWorkload(t, "b", `{"nb_res": 1, "profiles": {"d": {"type": "delay", "delay": 1}}, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}]}`)
-	e, err := New(hostsPlatform([]float64{1}), []*Workload{a, b}, Options{ComputeSharing: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := mustNew(t, hostsPlatform([]float64{1}), []*Workload{a, b}, Options{ComputeSharing: true})
 	msgs, err := drive(e, placer(nil, []int{0}))
 	if err != nil {
 		t.Fatal(err)
@@ -184,10 +181,7 @@ func TestExamplesRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := New(p, []*Workload{w}, Options{ComputeSharing: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := mustNew(t, p, []*Workload{w}, Options{ComputeSharing: true})
 			done := 0
 			err = loop(e, func(msg Message) (float64, []Decision) {
 				var ds []Decision

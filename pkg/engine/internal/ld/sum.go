@@ -1,13 +1,34 @@
 package ld
 
+// value is a long double held as a double while it is one (the common case,
+// and much faster), in x from the first operation that made it wider.
+type value struct {
+	f    float64
+	x    Float
+	wide bool // x holds the value
+}
+
+// widen moves the value to x, if it is not there yet.
+func (v *value) widen() {
+	if !v.wide {
+		v.x, v.wide = FromFloat64(v.f), true
+	}
+}
+
+// Value returns the value.
+func (v value) Value() Float {
+	if v.wide {
+		return v.x
+	}
+	return FromFloat64(v.f)
+}
+
 // Sum is a long double that values are added to, as repeated long double
 // additions: a double while every addition so far was exact in double (the
 // common case of dates a few digits long, and much faster), a long double
-// from the first that was not. The zero value is +0.
+// from the first that was not. The zero value is +0; Value returns the sum.
 type Sum struct {
-	f    float64
-	x    Float
-	wide bool // x holds the sum
+	value
 }
 
 // AddFloat64 adds the double v.
@@ -18,7 +39,7 @@ func (s *Sum) AddFloat64(v float64) {
 			s.f = r
 			return
 		}
-		s.x, s.wide = FromFloat64(s.f), true
+		s.widen()
 	}
 	s.x = Add(s.x, FromFloat64(v))
 }
@@ -29,18 +50,8 @@ func (s *Sum) Add(v Float) {
 		s.AddFloat64(d)
 		return
 	}
-	if !s.wide {
-		s.x, s.wide = FromFloat64(s.f), true
-	}
+	s.widen()
 	s.x = Add(s.x, v)
-}
-
-// Value returns the sum.
-func (s Sum) Value() Float {
-	if s.wide {
-		return s.x
-	}
-	return FromFloat64(s.f)
 }
 
 // Float64 returns the sum rounded to a double.
@@ -59,11 +70,10 @@ func exactSum(a, b float64) (float64, bool) {
 }
 
 // Max is the greatest of long doubles: a double while they all are (the
-// common case, and much faster). The zero value is +0.
+// common case, and much faster). The zero value is +0; Value returns the
+// greatest value.
 type Max struct {
-	f    float64
-	x    Float
-	wide bool
+	value
 }
 
 // UpdateFloat64 takes the double v into account.
@@ -85,18 +95,8 @@ func (m *Max) Update(v Float) {
 		m.UpdateFloat64(d)
 		return
 	}
-	if !m.wide {
-		m.x, m.wide = FromFloat64(m.f), true
-	}
+	m.widen()
 	if v.Cmp(m.x) > 0 {
 		m.x = v
 	}
-}
-
-// Value returns the greatest value.
-func (m Max) Value() Float {
-	if m.wide {
-		return m.x
-	}
-	return FromFloat64(m.f)
 }

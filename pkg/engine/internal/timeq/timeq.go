@@ -123,8 +123,7 @@ func (q *Queue[T]) remove(i int) {
 	it := q.h[i]
 	last := len(q.h) - 1
 	if i != last {
-		q.h[i] = q.h[last]
-		q.h[i].pos = i + 1
+		q.set(i, q.h[last])
 	}
 	q.h[last] = nil
 	q.h = q.h[:last]
@@ -156,12 +155,10 @@ func (q *Queue[T]) up(i int) {
 		if !before(it, p) {
 			break
 		}
-		q.h[i] = p
-		p.pos = i + 1
+		q.set(i, p)
 		i = parent
 	}
-	q.h[i] = it
-	it.pos = i + 1
+	q.set(i, it)
 }
 
 // down sifts the item at i down and reports whether it moved.
@@ -180,11 +177,15 @@ func (q *Queue[T]) down(i int) bool {
 		if !before(c, it) {
 			break
 		}
-		q.h[i] = c
-		c.pos = i + 1
+		q.set(i, c)
 		i = child
 	}
+	q.set(i, it)
+	return i > start
+}
+
+// set puts it at index i of the heap.
+func (q *Queue[T]) set(i int, it *Item[T]) {
 	q.h[i] = it
 	it.pos = i + 1
-	return i > start
 }
