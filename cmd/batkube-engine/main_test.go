@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/cli/clitest"
 	"github.com/batkube/batkube/pkg/enginerun/enginetest"
 )
 
@@ -48,15 +49,7 @@ func TestUsage(t *testing.T) {
 				}
 			}
 			code := run(context.Background(), args, &stdout, &stderr)
-			if code != tt.wantCode {
-				t.Fatalf("exit code: got %d, want %d (stderr %q)", code, tt.wantCode, stderr.String())
-			}
-			if !strings.Contains(stdout.String(), tt.wantStdout) {
-				t.Errorf("stdout: got %q, want it to contain %q", stdout.String(), tt.wantStdout)
-			}
-			if !strings.Contains(stderr.String(), tt.wantStderr) {
-				t.Errorf("stderr: got %q, want it to contain %q", stderr.String(), tt.wantStderr)
-			}
+			clitest.Want{Code: tt.wantCode, Stdout: tt.wantStdout, Stderr: tt.wantStderr}.Check(t, code, stdout.String(), stderr.String())
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/batkube/batkube/pkg/cli/clitest"
 )
 
 const trace = `; Version: 2.2
@@ -150,15 +152,7 @@ func TestErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run(tt.args, strings.NewReader(tt.stdin), &stdout, &stderr)
-			if code != tt.wantCode {
-				t.Fatalf("exit code %d, want %d (stderr %q)", code, tt.wantCode, stderr.String())
-			}
-			if !strings.Contains(stdout.String(), tt.wantStdout) {
-				t.Errorf("stdout %q lacks %q", stdout.String(), tt.wantStdout)
-			}
-			if !strings.Contains(stderr.String(), tt.wantStderr) {
-				t.Errorf("stderr %q lacks %q", stderr.String(), tt.wantStderr)
-			}
+			clitest.Want{Code: tt.wantCode, Stdout: tt.wantStdout, Stderr: tt.wantStderr}.Check(t, code, stdout.String(), stderr.String())
 		})
 	}
 }

@@ -11,15 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/jessevdk/go-flags"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/batkube/batkube/pkg/cli"
 )
 
 // Clients reads a kubeconfig and returns its configuration, without a
@@ -37,19 +36,19 @@ func Clients(kubeconfig string) (*rest.Config, *kubernetes.Clientset, error) {
 	return cfg, cs, nil
 }
 
-// Main parses the command line into opts, then calls run, and exits.
+// Main parses the command line into opts, then calls run, and exits (with
+// the context and the exit of cli.Main).
 func Main(name string, opts any, run func(ctx context.Context) error) {
-	if _, err := flags.Parse(opts); err != nil {
-		var ferr *flags.Error
-		if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-			os.Exit(0)
+	cli.Main(func(ctx context.Context, args []string, _, stderr io.Writer) int {
+		if _, err := flags.ParseArgs(opts, args); err != nil {
+			var ferr *flags.Error
+			if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
+				return 0
+			}
+			return 2 // go-flags has printed the error
 		}
-		os.Exit(2) // go-flags has printed the error
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Exit(os.Stderr, name, run(ctx))
-	stop()
-	os.Exit(code)
+		return Exit(stderr, name, run(ctx))
+	})
 }
 
 // Exit is the exit code of a scheduler whose run returned err, and what it
