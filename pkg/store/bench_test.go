@@ -13,7 +13,12 @@ import (
 )
 
 func BenchmarkCreate(b *testing.B) {
-	s := newTestStore(b, 0)
+	createEachLoop(b, newTestStore(b, 0))
+}
+
+// createEachLoop creates a new pod in each iteration of b's loop, and
+// returns how many it created.
+func createEachLoop(b *testing.B, s *Store) int {
 	ctx := context.Background()
 	b.ReportAllocs()
 	i := 0
@@ -23,6 +28,7 @@ func BenchmarkCreate(b *testing.B) {
 		}
 		i++
 	}
+	return i
 }
 
 // BenchmarkCreateWithSubscriber is BenchmarkCreate with a subscription to
@@ -51,17 +57,8 @@ func BenchmarkCreateWithSubscriber(b *testing.B) {
 					}
 				}
 			}()
-			ctx := context.Background()
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				if _, err := s.Create(ctx, pods, newPod("ns", fmt.Sprintf("p%d", i), nil, "")); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
+			want := createEachLoop(b, s)
 			close(done)
-			want := i
 			if subscribed != pods {
 				want = 0
 			}

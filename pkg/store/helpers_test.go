@@ -55,6 +55,23 @@ func mustCreate(t testing.TB, s *Store, gr schema.GroupResource, obj Object) *St
 	return st
 }
 
+// createPods creates a pod of each name in namespace ns, without labels.
+func createPods(t testing.TB, s *Store, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		mustCreate(t, s, pods, newPod("ns", name, nil, ""))
+	}
+}
+
+func mustList(t testing.TB, s *Store, gr schema.GroupResource, opts ListOptions) ListResult {
+	t.Helper()
+	res, err := s.List(gr, opts)
+	if err != nil {
+		t.Fatalf("List %s: %v", gr, err)
+	}
+	return res
+}
+
 func mustUpdate(t testing.TB, s *Store, gr schema.GroupResource, ns, name string, change func(*corev1.Pod)) *Stored {
 	t.Helper()
 	st, err := s.Update(context.Background(), gr, ns, name, func(cur Object) (Object, error) {

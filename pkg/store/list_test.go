@@ -44,10 +44,7 @@ func TestListFiltersAndOrdersByNamespaceThenName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := s.List(pods, tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := mustList(t, s, pods, tt.opts)
 			if got := itemNames(res.Items); !slices.Equal(got, tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
@@ -60,13 +57,8 @@ func TestListFiltersAndOrdersByNamespaceThenName(t *testing.T) {
 
 func TestPagedListIsOneSnapshot(t *testing.T) {
 	s := newTestStore(t, 0)
-	for _, name := range []string{"a", "b", "c", "d", "e"} {
-		mustCreate(t, s, pods, newPod("ns", name, nil, ""))
-	}
-	first, err := s.List(pods, ListOptions{Limit: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	createPods(t, s, "a", "b", "c", "d", "e")
+	first := mustList(t, s, pods, ListOptions{Limit: 2})
 	// Writes between pages: a deleted page-1 item, a new item on a later
 	// page, a modified and a deleted later item.
 	mustDelete(t, s, pods, "ns", "a")
@@ -77,10 +69,7 @@ func TestPagedListIsOneSnapshot(t *testing.T) {
 	got := itemNames(first.Items)
 	rv, cont := first.RV, first.Continue
 	for cont != "" {
-		page, err := s.List(pods, ListOptions{Limit: 2, Continue: cont})
-		if err != nil {
-			t.Fatal(err)
-		}
+		page := mustList(t, s, pods, ListOptions{Limit: 2, Continue: cont})
 		if page.RV != rv {
 			t.Errorf("got page RV %d, want the first page's %d", page.RV, rv)
 		}
@@ -115,10 +104,7 @@ func TestRemainingItemCountOnlyWithoutSelectors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := s.List(pods, tt.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := mustList(t, s, pods, tt.opts)
 			if (res.Continue != "") != tt.wantContinue {
 				t.Errorf("got continue %q, want one: %v", res.Continue, tt.wantContinue)
 			}
@@ -135,17 +121,12 @@ func TestRemainingItemCountOnlyWithoutSelectors(t *testing.T) {
 func TestContinueTokenTooOld(t *testing.T) {
 	const history = 10
 	s := newTestStore(t, history)
-	for _, name := range []string{"a", "b", "c", "d"} {
-		mustCreate(t, s, pods, newPod("ns", name, nil, ""))
-	}
-	first, err := s.List(pods, ListOptions{Limit: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	createPods(t, s, "a", "b", "c", "d")
+	first := mustList(t, s, pods, ListOptions{Limit: 2})
 	for range history + 1 {
 		mustUpdate(t, s, pods, "ns", "a", func(p *corev1.Pod) { p.Spec.NodeName += "x" })
 	}
-	_, err = s.List(pods, ListOptions{Limit: 2, Continue: first.Continue})
+	_, err := s.List(pods, ListOptions{Limit: 2, Continue: first.Continue})
 	if !apierrors.IsResourceExpired(err) {
 		t.Fatalf("got %v, want 410 Expired", err)
 	}
@@ -157,10 +138,7 @@ func TestContinueTokenTooOld(t *testing.T) {
 	if !asStatus(err, &status) || status.ErrStatus.ListMeta.Continue == "" {
 		t.Fatalf("got %#v, want a Status with a continue token", err)
 	}
-	rest, err := s.List(pods, ListOptions{Limit: 2, Continue: status.ErrStatus.ListMeta.Continue})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rest := mustList(t, s, pods, ListOptions{Limit: 2, Continue: status.ErrStatus.ListMeta.Continue})
 	if got, want := itemNames(rest.Items), []string{"ns/c", "ns/d"}; !slices.Equal(got, want) || rest.RV != s.CurrentRV() {
 		t.Errorf("got %v at RV %d, want %v at the current RV %d", got, rest.RV, want, s.CurrentRV())
 	}
@@ -209,10 +187,7 @@ func TestListExactRVShowsThePast(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strconvU(tt.rv), func(t *testing.T) {
-			res, err := s.List(pods, ListOptions{ResourceVersion: tt.rv, Exact: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := mustList(t, s, pods, ListOptions{ResourceVersion: tt.rv, Exact: true})
 			got := []string{}
 			for _, st := range res.Items {
 				got = append(got, st.Object().GetName()+"@"+strconvU(st.RV()))
@@ -226,10 +201,7 @@ func TestListExactRVShowsThePast(t *testing.T) {
 		var got []string
 		opts := ListOptions{ResourceVersion: 4, Exact: true, Limit: 1}
 		for {
-			res, err := s.List(pods, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := mustList(t, s, pods, opts)
 			got = append(got, itemNames(res.Items)...)
 			if res.Continue == "" {
 				break
@@ -244,9 +216,7 @@ func TestListExactRVShowsThePast(t *testing.T) {
 
 func TestListRVBounds(t *testing.T) {
 	s := newTestStore(t, 3)
-	for _, name := range []string{"a", "b", "c", "d", "e"} {
-		mustCreate(t, s, pods, newPod("ns", name, nil, ""))
-	}
+	createPods(t, s, "a", "b", "c", "d", "e")
 	tests := []struct {
 		name  string
 		opts  ListOptions
@@ -273,13 +243,8 @@ func TestListRVBounds(t *testing.T) {
 func TestWritesToAnotherResourceDoNotExpireAContinueToken(t *testing.T) {
 	const history, burst = 1000, 50_000
 	s := newTestStore(t, history)
-	for _, name := range []string{"a", "b", "c", "d"} {
-		mustCreate(t, s, pods, newPod("ns", name, nil, ""))
-	}
-	first, err := s.List(pods, ListOptions{Limit: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	createPods(t, s, "a", "b", "c", "d")
+	first := mustList(t, s, pods, ListOptions{Limit: 2})
 	mustDelete(t, s, pods, "ns", "c") // after the snapshot: the next page still shows c
 	writeEvents(t, s, burst)
 	rest, err := s.List(pods, ListOptions{Limit: 2, Continue: first.Continue})

@@ -667,15 +667,22 @@ func TestSupersededObjectsLetTheirEncodingsGo(t *testing.T) {
 	}
 }
 
+// createSharedPod creates pod ns/p, labelled v=0, with a container that
+// the sharing tests expect a state and the next to share.
+func createSharedPod(t *testing.T, s *Store) *Stored {
+	t.Helper()
+	p := newPod("ns", "p", map[string]string{"v": "0"}, "")
+	p.Spec.Containers = []corev1.Container{{Name: "c"}}
+	return mustCreate(t, s, pods, p)
+}
+
 // TestChangeSharingKeepsTheOldStateAsItWas: a ChangeSharing whose copy
 // shares parts with the current object writes a new state that shares
 // them, and the old state, which the history keeps, is unchanged.
 func TestChangeSharingKeepsTheOldStateAsItWas(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t, 0)
-	p := newPod("ns", "p", map[string]string{"v": "0"}, "")
-	p.Spec.Containers = []corev1.Container{{Name: "c"}}
-	old := mustCreate(t, s, pods, p)
+	old := createSharedPod(t, s)
 	shallow := func(cur Object) Object {
 		c := *cur.(*corev1.Pod)
 		c.ObjectMeta = *c.ObjectMeta.DeepCopy()
@@ -708,9 +715,7 @@ func TestChangeSharingKeepsTheOldStateAsItWas(t *testing.T) {
 func TestDeleteSharingKeepsTheLastStateAsItWas(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t, 0)
-	p := newPod("ns", "p", map[string]string{"v": "0"}, "")
-	p.Spec.Containers = []corev1.Container{{Name: "c"}}
-	last := mustCreate(t, s, pods, p)
+	last := createSharedPod(t, s)
 	w, err := s.Watch(ctx, pods, WatchOptions{ResourceVersion: last.RV()})
 	if err != nil {
 		t.Fatal(err)

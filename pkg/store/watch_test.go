@@ -54,9 +54,7 @@ func TestWatchFromOldRVReplaysMissedEventsInOrder(t *testing.T) {
 
 func TestWatchFromExpiredRVIsGone(t *testing.T) {
 	s := newTestStore(t, 3)
-	for _, name := range []string{"a", "b", "c", "d", "e"} {
-		mustCreate(t, s, pods, newPod("ns", name, nil, ""))
-	}
+	createPods(t, s, "a", "b", "c", "d", "e")
 	tests := []struct {
 		from    uint64
 		wantErr bool
@@ -303,10 +301,7 @@ func TestInitialEventsThenBookmarkThenStream(t *testing.T) {
 		prev = ev.RV
 		state[ev.Object.Object().GetNamespace()+"/"+ev.Object.Object().GetName()] = ev.RV
 	}
-	list, err := s.List(pods, ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	list := mustList(t, s, pods, ListOptions{})
 	if len(list.Items) != len(state) {
 		t.Errorf("rebuilt %d objects, want %d", len(state), len(list.Items))
 	}
