@@ -2,7 +2,6 @@ package enginerun_test
 
 import (
 	"bufio"
-	"context"
 	"os"
 	"slices"
 	"strings"
@@ -93,7 +92,7 @@ func TestMessagesAsRealBatsimSendsThem(t *testing.T) {
 	rec := &recorder{next: &killer{}}
 	dp := startDecisionProcess(t, rec)
 	prefix := prefixIn(t)
-	_, err := enginerun.Run(context.Background(), enginerun.Config{
+	mustRun(t, dp, enginerun.Config{
 		Platform:       "../engine/testdata/platforms/master_cluster.xml",
 		Workloads:      []string{"testdata/kill.json"},
 		ComputeSharing: true,
@@ -101,12 +100,6 @@ func TestMessagesAsRealBatsimSendsThem(t *testing.T) {
 		ExportPrefix:   prefix,
 		Timeout:        time.Minute,
 	})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if err := <-dp.done; err != nil {
-		t.Fatalf("decision process: %v", err)
-	}
 	f, err := os.Open("testdata/batsim-4.2.1/kill_messages.jsonl")
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package enginerun_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -55,13 +54,7 @@ func TestRunEventsAndMasterHost(t *testing.T) {
 		ExportPrefix: prefix,
 		Timeout:      time.Minute,
 	}
-	sum, err := enginerun.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if err := <-dp.done; err != nil {
-		t.Fatalf("decision process: %v", err)
-	}
+	sum := mustRun(t, dp, cfg)
 	if sum.Succeeded != 2 || sum.SimulatedTime != 20 {
 		t.Errorf("summary: %+v, want 2 jobs succeeded and 20 s simulated (the last event)", sum)
 	}

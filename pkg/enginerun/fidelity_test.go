@@ -50,6 +50,18 @@ func readFile(t testing.TB, path string) string {
 	return string(b)
 }
 
+// scheduleRows reads the rows of prefix_schedule.csv, checking that its
+// header is Batsim's.
+func scheduleRows(t testing.TB, prefix string) []map[string]string {
+	t.Helper()
+	path := prefix + "_schedule.csv"
+	if sched := readFile(t, path); !strings.HasPrefix(sched, batsimScheduleHeader) {
+		t.Errorf("_schedule.csv: got\n%s\nwant the header\n%s", sched, batsimScheduleHeader)
+	}
+	_, rows := readCSV(t, path)
+	return rows
+}
+
 // TestRunMalformedRepliesEndTheRun sends replies that break the protocol or
 // ask what the simulation cannot do, after a first job has finished: the
 // run must end with an error naming the event and its field, with the
@@ -136,11 +148,7 @@ func TestRunMalformedRepliesEndTheRun(t *testing.T) {
 			if got := readFile(t, prefix+"_jobs.csv"); got != wantJobs {
 				t.Errorf("_jobs.csv: got\n%s\nwant the job finished before the error\n%s", got, wantJobs)
 			}
-			sched := readFile(t, prefix+"_schedule.csv")
-			if !strings.HasPrefix(sched, batsimScheduleHeader) {
-				t.Errorf("_schedule.csv: got\n%s\nwant the header\n%s", sched, batsimScheduleHeader)
-			}
-			_, rows := readCSV(t, prefix+"_schedule.csv")
+			rows := scheduleRows(t, prefix)
 			if len(rows) != 1 || rows[0]["nb_jobs"] != "1" || rows[0]["nb_jobs_success"] != "1" || rows[0]["makespan"] != "5.000000" {
 				t.Errorf("_schedule.csv: got %v, want the one job finished so far", rows)
 			}
@@ -186,19 +194,13 @@ func TestRunKillRejectWalltimeAsBatsim(t *testing.T) {
 	})}
 	dp := startDecisionProcess(t, rec)
 	prefix := prefixIn(t)
-	sum, err := enginerun.Run(context.Background(), enginerun.Config{
+	sum := mustRun(t, dp, enginerun.Config{
 		Platform:     platform("platform_4.xml"),
 		Workloads:    []string{wl},
 		Endpoint:     dp.endpoint,
 		ExportPrefix: prefix,
 		Timeout:      time.Minute,
 	})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if err := <-dp.done; err != nil {
-		t.Fatalf("decision process: %v", err)
-	}
 	if sum.Killed != 1 || sum.Rejected != 1 || sum.WalltimeReached != 1 || sum.Succeeded != 1 {
 		t.Errorf("summary: got %+v, want one job killed, rejected, at its walltime and succeeded", sum)
 	}
@@ -251,11 +253,7 @@ func TestRunKillRejectWalltimeAsBatsim(t *testing.T) {
 	if got := readFile(t, prefix+"_jobs.csv"); got != wantJobs {
 		t.Errorf("_jobs.csv: got\n%s\nwant\n%s", got, wantJobs)
 	}
-	sched := readFile(t, prefix+"_schedule.csv")
-	if !strings.HasPrefix(sched, batsimScheduleHeader) {
-		t.Errorf("_schedule.csv: got\n%s\nwant the header\n%s", sched, batsimScheduleHeader)
-	}
-	_, rows := readCSV(t, prefix+"_schedule.csv")
+	rows := scheduleRows(t, prefix)
 	want := map[string]string{"nb_jobs": "4", "nb_jobs_finished": "3", "nb_jobs_killed": "2", "nb_jobs_rejected": "1",
 		"nb_jobs_success": "1", "makespan": "10.000000", "mean_waiting_time": "0.000000", "success_rate": "0.250000",
 		"consumed_joules": "0.000000", "nb_computing_machines": "4", "batsim_version": "batkube-engine"}

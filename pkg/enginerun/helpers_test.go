@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/enginerun"
 	"github.com/batkube/batkube/pkg/enginerun/enginetest"
 )
 
@@ -51,6 +52,20 @@ func startDecisionProcess(t testing.TB, d enginetest.Decider) *decisionProcess {
 		conn.Close()
 	})
 	return dp
+}
+
+// mustRun runs cfg, whose Endpoint is dp's, and fails the test if the run or
+// the decision process fails.
+func mustRun(t testing.TB, dp *decisionProcess, cfg enginerun.Config) enginerun.Summary {
+	t.Helper()
+	sum, err := enginerun.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if err := <-dp.done; err != nil {
+		t.Fatalf("decision process: %v", err)
+	}
+	return sum
 }
 
 // recorder is a Decider that keeps the messages it answers.

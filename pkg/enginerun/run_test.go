@@ -93,13 +93,7 @@ func TestRunFirstFitToCompletion(t *testing.T) {
 			for _, w := range tt.workloads {
 				cfg.Workloads = append(cfg.Workloads, workload(w))
 			}
-			sum, err := enginerun.Run(context.Background(), cfg)
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if err := <-dp.done; err != nil {
-				t.Fatalf("decision process: %v", err)
-			}
+			sum := mustRun(t, dp, cfg)
 
 			wantSucceeded := tt.wantJobs - len(tt.wantWalltime)
 			if sum.Jobs != tt.wantJobs || sum.Succeeded != wantSucceeded || sum.WalltimeReached != len(tt.wantWalltime) ||
@@ -485,7 +479,7 @@ func TestRunDynamicJobsRoundTrip(t *testing.T) {
 			d := &dynamicDecider{ack: ack}
 			dp := startDecisionProcess(t, d)
 			prefix := prefixIn(t)
-			sum, err := enginerun.Run(context.Background(), enginerun.Config{
+			sum := mustRun(t, dp, enginerun.Config{
 				Platform:               platform("platform_4.xml"),
 				Endpoint:               dp.endpoint,
 				ExportPrefix:           prefix,
@@ -493,12 +487,6 @@ func TestRunDynamicJobsRoundTrip(t *testing.T) {
 				AcknowledgeDynamicJobs: ack,
 				Timeout:                time.Minute,
 			})
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if err := <-dp.done; err != nil {
-				t.Fatalf("decision process: %v", err)
-			}
 			wantSubmitted := 0
 			if ack {
 				wantSubmitted = 1
