@@ -101,6 +101,16 @@ func (h *harness) send(now float64, data ...batsim.EventData) batsim.Message {
 	return reply
 }
 
+// end sends SIMULATION_ENDS at now and waits for Run to return without
+// error.
+func (h *harness) end(now float64) {
+	h.t.Helper()
+	h.send(now, batsim.SimulationEnds{})
+	if err := <-h.done; err != nil {
+		h.t.Fatalf("Run: %v", err)
+	}
+}
+
 func begins(hosts ...string) batsim.SimulationBegins {
 	d := batsim.SimulationBegins{NbResources: len(hosts), NbComputeResources: len(hosts), AllowComputeSharing: true,
 		Workloads: map[string]string{"w": "w.json"},
@@ -162,10 +172,7 @@ func TestJobLifecycleBecomesPodPhases(t *testing.T) {
 	if _, err := h.cs.CoreV1().Pods("default").Get(h.ctx, "w-1", metav1.GetOptions{}); err == nil {
 		t.Error("the finished pod is still there after the next step")
 	}
-	h.send(13, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	h.end(13)
 }
 
 func TestDeletingPodsBecomesKillAndReject(t *testing.T) {
@@ -190,10 +197,7 @@ func TestDeletingPodsBecomesKillAndReject(t *testing.T) {
 	if _, err := h.cs.CoreV1().Pods("default").Get(h.ctx, "w-1", metav1.GetOptions{}); err == nil {
 		t.Error("the killed pod is still there")
 	}
-	h.send(14, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	h.end(14)
 }
 
 func TestPodsFromClientsAreRefusedWithoutDynamicJobs(t *testing.T) {
@@ -204,10 +208,7 @@ func TestPodsFromClientsAreRefusedWithoutDynamicJobs(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "--enable-dynamic-jobs") {
 		t.Fatalf("a pod created through the API without dynamic jobs: got %v, want 403 naming --enable-dynamic-jobs", err)
 	}
-	h.send(1, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	h.end(1)
 }
 
 // TestTimersBecomeCallsAndFireAfterTheStepsEvents: a time-virtualised
@@ -257,10 +258,7 @@ func TestTimersBecomeCallsAndFireAfterTheStepsEvents(t *testing.T) {
 		t.Fatal("the timer did not fire at its instant")
 	}
 	h.send(100, batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
-	h.send(101, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatal(err)
-	}
+	h.end(101)
 }
 
 // calls returns the CALL_ME_LATER instants and the other events of a reply.
@@ -313,10 +311,7 @@ func TestPendingPodsGetBackedOffWakeUpsThenRejection(t *testing.T) {
 			if rj, ok := others[0].(batsim.RejectJob); !ok || rj.JobID != "w!stuck" || now < 31 {
 				t.Fatalf("at %g: %+v, want REJECT_JOB w!stuck once pending 30 s", now, others)
 			}
-			h.send(now+1, batsim.SimulationEnds{})
-			if err := <-h.done; err != nil {
-				t.Fatal(err)
-			}
+			h.end(now+1)
 			return
 		}
 		if len(at) == 1 {
@@ -358,10 +353,7 @@ func TestDecisionTimeIsChargedOnlyWhenAsked(t *testing.T) {
 				t.Errorf("pod started at %v, want the charged time %v", pod.Status.StartTime, want)
 			}
 		}
-		h.send(r.Now+1, batsim.SimulationEnds{})
-		if err := <-h.done; err != nil {
-			t.Fatal(err)
-		}
+		h.end(r.Now+1)
 	}
 }
 
@@ -440,10 +432,7 @@ func TestUnavailableMachines(t *testing.T) {
 	if lost() {
 		t.Fatal("node0 is still NotReady after its machine became available")
 	}
-	h.send(10, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatal(err)
-	}
+	h.end(10)
 }
 
 // decisionKills returns the jobs a KILL_JOB decision kills (none for
@@ -475,10 +464,7 @@ func TestNoWakeUpsWhileTheSchedulerIsKnownIdle(t *testing.T) {
 		t.Fatalf("a job runs, the scheduler is idle: CALL_ME_LATER %v, want none", at)
 	}
 	h.send(11, batsim.JobCompleted{JobID: "w!ok", JobState: batsim.JobStateCompletedSuccessfully})
-	h.send(12, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatal(err)
-	}
+	h.end(12)
 }
 
 // TestPendingTimeoutAppliesPerJob: once nothing can free room, each pending
@@ -510,10 +496,7 @@ func TestPendingTimeoutAppliesPerJob(t *testing.T) {
 	if rejected["w!a"] != 30 || rejected["w!b"] != 40 {
 		t.Errorf("rejected at %v, want w!a at 30 and w!b at 40 (30 s after each one's submission)", rejected)
 	}
-	h.send(now+1, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatal(err)
-	}
+	h.end(now+1)
 }
 
 // TestBackoffStartsAgainWhenRoomIsFreed: with a scheduler that only polls
@@ -540,10 +523,7 @@ func TestBackoffStartsAgainWhenRoomIsFreed(t *testing.T) {
 	if len(at) != 1 || at[0]-now != 1 {
 		t.Fatalf("after a job ended: CALL_ME_LATER %v at %g, want one 1 s later (back-off started again)", at, now)
 	}
-	h.send(now+0.5, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatal(err)
-	}
+	h.end(now+0.5)
 }
 
 // TestDynamicRunWithAnUnschedulablePodEnds: with dynamic jobs, a pod that
@@ -560,10 +540,7 @@ func TestDynamicRunWithAnUnschedulablePodEnds(t *testing.T) {
 		at, others := calls(r)
 		for _, ev := range others {
 			if n, ok := ev.(batsim.Notify); ok && n.Type == batsim.RegistrationFinished {
-				h.send(now+1, batsim.SimulationEnds{})
-				if err := <-h.done; err != nil {
-					t.Fatal(err)
-				}
+				h.end(now+1)
 				return
 			}
 		}

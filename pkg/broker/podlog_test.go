@@ -21,10 +21,7 @@ func TestPodsLog(t *testing.T) {
 	exec := r.Events[0].Data.(batsim.ExecuteJob)
 	h.send(11, batsim.JobCompleted{JobID: "w!1", JobState: batsim.JobStateCompletedSuccessfully, Alloc: exec.Alloc})
 	h.send(12, batsim.RequestedCall{})
-	h.send(13, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	h.end(13)
 	rows, err := csv.NewReader(&out).ReadAll()
 	if err != nil {
 		t.Fatal(err)

@@ -55,10 +55,7 @@ func TestPreemptedJobIsKilled(t *testing.T) {
 	}
 	h.send(3, batsim.JobCompleted{JobID: "w!1", JobState: batsim.JobStateCompletedKilled, ReturnCode: -1},
 		batsim.JobKilled{JobIDs: []batsim.JobID{"w!1"}})
-	h.send(4, batsim.SimulationEnds{})
-	if err := <-h.done; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	h.end(4)
 }
 
 func TestPreemptedJobIsResubmitted(t *testing.T) {
