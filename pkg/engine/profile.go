@@ -3,7 +3,9 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
 // ProfileType is the type of a Batsim profile.
@@ -247,7 +249,7 @@ func checkComposed(profiles map[string]*Profile) error {
 		state[p.Name] = done
 		return nil
 	}
-	for _, name := range sortedKeys(profiles) {
+	for _, name := range slices.Sorted(maps.Keys(profiles)) {
 		if err := visit(profiles[name]); err != nil {
 			return err
 		}

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -144,7 +145,7 @@ func parseWorkload(r io.Reader, name string) (*Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("profiles: %w", err)
 	}
-	for _, pname := range sortedKeys(profiles) {
+	for _, pname := range slices.Sorted(maps.Keys(profiles)) {
 		p, err := ParseProfile(pname, profiles[pname])
 		if err != nil {
 			return nil, err
@@ -322,13 +323,4 @@ func stringField(fields map[string]json.RawMessage, key string, required bool) (
 		return "", inField(key, "%s is %s, want a string", key, raw)
 	}
 	return s, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
