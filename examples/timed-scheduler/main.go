@@ -31,10 +31,7 @@ type options struct {
 	SchedulerName string        `long:"scheduler-name" default:"default-scheduler" description:"schedule the pods that name this scheduler"`
 }
 
-func main() {
-	var opts options
-	exmain.Main("timed-scheduler", &opts, func(ctx context.Context) error { return run(ctx, opts) })
-}
+func main() { exmain.Main("timed-scheduler", run) }
 
 func run(ctx context.Context, opts options) error {
 	if opts.Period <= 0 {

@@ -31,6 +31,18 @@ func accept(t *testing.T, l net.Listener) net.Conn {
 	return c
 }
 
+// connect dials l and returns both ends of the connection, closed at the
+// end of the test.
+func connect(t *testing.T, l net.Listener) (client, server net.Conn) {
+	t.Helper()
+	client, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	return client, accept(t, l)
+}
+
 // listen listens on addr, skipping the test if the address family is not
 // available.
 func listen(t *testing.T, addr string) net.Listener {
@@ -184,12 +196,7 @@ func BenchmarkPeerPID(b *testing.B) {
 // the connection accepted on it does not make it ambiguous.
 func TestListenerPIDFindsTheListeningProcess(t *testing.T) {
 	l := listen(t, "127.0.0.1:0")
-	c, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	accept(t, l)
+	connect(t, l)
 	addr := l.Addr().(*net.TCPAddr).AddrPort()
 	got, err := ListenerPID(addr)
 	if err != nil {
@@ -204,12 +211,7 @@ func TestListenerPIDFindsTheListeningProcess(t *testing.T) {
 // are counted on the server's address, and no longer once read.
 func TestReceiveQueued(t *testing.T) {
 	l := listen(t, "127.0.0.1:0")
-	client, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server := accept(t, l)
+	client, server := connect(t, l)
 	addr := netip.MustParseAddrPort(l.Addr().String())
 	if n, err := ReceiveQueued(addr); err != nil || n != 0 {
 		t.Fatalf("before any write: %d, %v; want 0", n, err)

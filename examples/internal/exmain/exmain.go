@@ -36,18 +36,20 @@ func Clients(kubeconfig string) (*rest.Config, *kubernetes.Clientset, error) {
 	return cfg, cs, nil
 }
 
-// Main parses the command line into opts, then calls run, and exits (with
-// the context and the exit of cli.Main).
-func Main(name string, opts any, run func(ctx context.Context) error) {
+// Main parses the command line into options of type O (a go-flags options
+// struct), then calls run with them, and exits (with the context and the
+// exit of cli.Main).
+func Main[O any](name string, run func(ctx context.Context, opts O) error) {
 	cli.Main(func(ctx context.Context, args []string, _, stderr io.Writer) int {
-		if _, err := flags.ParseArgs(opts, args); err != nil {
+		var opts O
+		if _, err := flags.ParseArgs(&opts, args); err != nil {
 			var ferr *flags.Error
 			if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
 				return 0
 			}
 			return 2 // go-flags has printed the error
 		}
-		return Exit(stderr, name, run(ctx))
+		return Exit(stderr, name, run(ctx, opts))
 	})
 }
 

@@ -127,10 +127,7 @@ type inFlightPod struct {
 	cpu   int64
 }
 
-func main() {
-	var opts options
-	exmain.Main("extender", &opts, func(ctx context.Context) error { return run(ctx, opts) })
-}
+func main() { exmain.Main("extender", run) }
 
 func run(ctx context.Context, opts options) error {
 	_, cs, err := exmain.Clients(opts.Kubeconfig)

@@ -36,10 +36,7 @@ type options struct {
 	IgnoreCapacity bool   `long:"ignore-capacity" description:"bind every pod to the first node, room or not (a deliberately bad scheduler)"`
 }
 
-func main() {
-	var opts options
-	exmain.Main("fifo", &opts, func(ctx context.Context) error { return run(ctx, opts) })
-}
+func main() { exmain.Main("fifo", run) }
 
 func run(ctx context.Context, opts options) error {
 	cfg, cs, err := exmain.Clients(opts.Kubeconfig)

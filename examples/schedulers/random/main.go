@@ -38,10 +38,7 @@ type options struct {
 	Seed          uint64 `long:"seed" default:"1" description:"seed of the random choices: the same seed gives the same placements"`
 }
 
-func main() {
-	var opts options
-	exmain.Main("random", &opts, func(ctx context.Context) error { return run(ctx, opts) })
-}
+func main() { exmain.Main("random", run) }
 
 // scheduler holds the informers' view of the cluster and the random source.
 type scheduler struct {
