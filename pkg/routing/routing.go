@@ -285,28 +285,25 @@ type codecCache struct {
 }
 
 func (c *codecCache) consumers(types []string) map[string]runtime.Consumer {
-	key := strings.Join(types, ",")
-	if m, ok := c.cons[key]; ok {
-		return m
-	}
-	if c.cons == nil {
-		c.cons = map[string]map[string]runtime.Consumer{}
-	}
-	m := c.api.ConsumersFor(bare(types))
-	c.cons[key] = m
-	return m
+	return cachedCodecs(&c.cons, types, c.api.ConsumersFor)
 }
 
 func (c *codecCache) producers(types []string) map[string]runtime.Producer {
+	return cachedCodecs(&c.prod, types, c.api.ProducersFor)
+}
+
+// cachedCodecs returns the codecs of a list of media types from cache,
+// building them with build the first time the list is asked for.
+func cachedCodecs[C any](cache *map[string]map[string]C, types []string, build func([]string) map[string]C) map[string]C {
 	key := strings.Join(types, ",")
-	if m, ok := c.prod[key]; ok {
+	if m, ok := (*cache)[key]; ok {
 		return m
 	}
-	if c.prod == nil {
-		c.prod = map[string]map[string]runtime.Producer{}
+	if *cache == nil {
+		*cache = map[string]map[string]C{}
 	}
-	m := c.api.ProducersFor(bare(types))
-	c.prod[key] = m
+	m := build(bare(types))
+	(*cache)[key] = m
 	return m
 }
 

@@ -98,18 +98,19 @@ func (a *fakeAPI) ServeErrorFor(string) func(http.ResponseWriter, *http.Request,
 
 func (a *fakeAPI) ConsumersFor(types []string) map[string]runtime.Consumer {
 	a.askedConsumers = append(a.askedConsumers, strings.Join(types, ","))
-	m := map[string]runtime.Consumer{}
-	for _, t := range types {
-		m[t] = runtime.JSONConsumer()
-	}
-	return m
+	return jsonFor(types, runtime.JSONConsumer())
 }
 
 func (a *fakeAPI) ProducersFor(types []string) map[string]runtime.Producer {
 	a.askedProducers = append(a.askedProducers, strings.Join(types, ","))
-	m := map[string]runtime.Producer{}
+	return jsonFor(types, runtime.JSONProducer())
+}
+
+// jsonFor maps every media type to codec.
+func jsonFor[C any](types []string, codec C) map[string]C {
+	m := map[string]C{}
 	for _, t := range types {
-		m[t] = runtime.JSONProducer()
+		m[t] = codec
 	}
 	return m
 }

@@ -92,8 +92,7 @@ func (s *Signals) Observe(c store.Change) {
 	defer s.mu.Unlock()
 	if c.RV > s.latest {
 		s.latest = c.RV
-		close(s.changed)
-		s.changed = make(chan struct{})
+		s.wakeLocked()
 	}
 }
 
@@ -104,8 +103,7 @@ func (s *Signals) Open() {
 	defer s.mu.Unlock()
 	if !s.open {
 		s.open = true
-		close(s.changed)
-		s.changed = make(chan struct{})
+		s.wakeLocked()
 	}
 }
 
@@ -122,8 +120,7 @@ func (s *Signals) End() {
 	defer s.mu.Unlock()
 	if !s.ended {
 		s.ended = true
-		close(s.changed)
-		s.changed = make(chan struct{})
+		s.wakeLocked()
 	}
 }
 
@@ -240,4 +237,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// wakeLocked wakes every wait on s.changed; s.mu is held.
+func (s *Signals) wakeLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }

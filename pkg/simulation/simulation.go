@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -203,28 +204,23 @@ func New(cfg Config) (sim *Simulation, err error) {
 		bopts.Exchanged = bm.exchanged
 	}
 	var pods outputFiles
-	if cfg.PodsFile != "" {
-		f, err := createOutputFile(cfg.PodsFile, "the pods' log")
-		if err != nil {
-			return nil, fmt.Errorf("simulation: %w", err)
+	for _, log := range []struct {
+		path, what string
+		into       *io.Writer
+	}{
+		{cfg.PodsFile, "the pods' log", &bopts.PodsCSV},
+		{cfg.ControllersFile, "the controllers' log", &bopts.ControllersCSV},
+		{cfg.WorkloadsFile, "the workloads' log", &bopts.WorkloadsCSV},
+	} {
+		if log.path == "" {
+			continue
 		}
-		pods, bopts.PodsCSV = append(pods, f), f
-	}
-	if cfg.ControllersFile != "" {
-		f, err := createOutputFile(cfg.ControllersFile, "the controllers' log")
-		if err != nil {
-			pods.Close()
-			return nil, fmt.Errorf("simulation: %w", err)
-		}
-		pods, bopts.ControllersCSV = append(pods, f), f
-	}
-	if cfg.WorkloadsFile != "" {
-		f, err := createOutputFile(cfg.WorkloadsFile, "the workloads' log")
+		f, err := createOutputFile(log.path, log.what)
 		if err != nil {
 			pods.Close()
 			return nil, fmt.Errorf("simulation: %w", err)
 		}
-		pods, bopts.WorkloadsCSV = append(pods, f), f
+		pods, *log.into = append(pods, f), f
 	}
 	b, err := broker.New(bopts)
 	if err != nil {
