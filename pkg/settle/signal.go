@@ -99,12 +99,7 @@ func (s *Signals) Observe(c store.Change) {
 // Open implements Gate: the step's events are applied and the broker waits
 // for the schedulers; their waits may end.
 func (s *Signals) Open() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.open {
-		s.open = true
-		s.wakeLocked()
-	}
+	s.raise(&s.open)
 }
 
 // Shut implements Gate: the step is over.
@@ -116,12 +111,7 @@ func (s *Signals) Shut() {
 
 // End wakes the waiting schedulers: the simulation is over.
 func (s *Signals) End() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.ended {
-		s.ended = true
-		s.wakeLocked()
-	}
+	s.raise(&s.ended)
 }
 
 // Wake implements Waker: it has a token when a signal arrived.
@@ -237,6 +227,16 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// raise sets flag, a field of s, and wakes the waiters if it was not set.
+func (s *Signals) raise(flag *bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !*flag {
+		*flag = true
+		s.wakeLocked()
+	}
 }
 
 // wakeLocked wakes every wait on s.changed; s.mu is held.

@@ -45,11 +45,7 @@ func PodGroup(job Job, opts PodOptions) (*schedulingv1beta1.PodGroup, error) {
 	if !gang(job, opts) {
 		return nil, nil
 	}
-	prof, err := opts.Profiles.profileOf(job)
-	if err != nil {
-		return nil, err
-	}
-	tmpl, err := podTemplate(job, prof)
+	_, tmpl, err := opts.Profiles.templateOf(job)
 	if err != nil {
 		return nil, err
 	}

@@ -96,6 +96,20 @@ func (c *Profiles) profileOf(job Job) (*profile, error) {
 	return p, nil
 }
 
+// templateOf returns the job's profile and a copy of its pod template (see
+// podTemplate).
+func (c *Profiles) templateOf(job Job) (*profile, *corev1.Pod, error) {
+	prof, err := c.profileOf(job)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl, err := podTemplate(job, prof)
+	if err != nil {
+		return nil, nil, err
+	}
+	return prof, tmpl, nil
+}
+
 // PodOptions are the defaults of the pods of jobs.
 type PodOptions struct {
 	Namespace     string // default "default"
@@ -127,11 +141,7 @@ func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
 	if opts.Image == "" {
 		opts.Image = "batkube/job"
 	}
-	prof, err := opts.Profiles.profileOf(job)
-	if err != nil {
-		return nil, err
-	}
-	base, err := podTemplate(job, prof)
+	prof, base, err := opts.Profiles.templateOf(job)
 	if err != nil {
 		return nil, err
 	}
