@@ -22,10 +22,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"time"
 
+	"github.com/batkube/batkube/pkg/cli"
 	"github.com/batkube/batkube/pkg/enginerun"
 )
 

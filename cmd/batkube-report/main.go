@@ -13,7 +13,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/batkube/batkube/pkg/cli"
 	"github.com/batkube/batkube/pkg/report"
 	"github.com/batkube/batkube/pkg/screenshot"
 )

@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batkube/batkube/pkg/cli"
 	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/report"
 	"github.com/batkube/batkube/pkg/swf"

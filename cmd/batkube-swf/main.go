@@ -14,12 +14,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/batkube/batkube/pkg/cli"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/batkube/batkube/pkg/cli"
 	"github.com/batkube/batkube/pkg/swf"
 )
 
