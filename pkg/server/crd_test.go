@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -224,17 +223,10 @@ func widgetsDefinition(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 
 func getTable(t *testing.T, url string) *metav1.Table {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	a := send(ctxT(t), t, url, http.MethodGet, "", "", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json", nil)
 	table := &metav1.Table{}
-	if err := json.Unmarshal(body, table); err != nil || table.Kind != "Table" {
-		t.Fatalf("not a table (%d): %s", resp.StatusCode, body)
+	if err := json.Unmarshal(a.body, table); err != nil || table.Kind != "Table" {
+		t.Fatalf("not a table (%d): %s", a.code, a.body)
 	}
 	return table
 }

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -80,21 +79,10 @@ func TestDryRunOtherValuesRefused(t *testing.T) {
 		{http.MethodPut, "/api/v1/namespaces/default/configmaps/x?dryRun=true", `{"metadata":{"name":"x"}}`, "UpdateOptions"},
 		{http.MethodDelete, "/api/v1/namespaces/default/configmaps/x?dryRun=Everything", "", "DeleteOptions"},
 	} {
-		req, err := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader(tc.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var status metav1.Status
-		err = json.NewDecoder(resp.Body).Decode(&status)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusUnprocessableEntity || status.Details == nil || status.Details.Kind != tc.options ||
+		code, status := do(t, ts, tc.method, tc.path, "application/json", tc.body)
+		if code != http.StatusUnprocessableEntity || status.Details == nil || status.Details.Kind != tc.options ||
 			!strings.Contains(status.Message, `supported values: "All"`) {
-			t.Errorf("%s %s: %d %+v (%v); want 422 about %s's dryRun", tc.method, tc.path, resp.StatusCode, status, err, tc.options)
+			t.Errorf("%s %s: %d %+v; want 422 about %s's dryRun", tc.method, tc.path, code, status, tc.options)
 		}
 	}
 	if _, err := clients(t, ts)["json"].CoreV1().ConfigMaps("default").Get(ctxT(t), "x", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

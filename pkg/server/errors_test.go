@@ -1,10 +1,8 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,22 +54,12 @@ func TestMistakesGetTheRealStatusCodes(t *testing.T) {
 	}
 }
 
+// do sends a request with a body and returns its status code and the
+// metav1.Status it answered, if any.
 func do(t *testing.T, ts *servertest.Server, method, path, contentType, body string) (int, metav1.Status) {
 	t.Helper()
-	req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
+	a := send(context.Background(), t, ts.URL, method, path, contentType, "", []byte(body))
 	var st metav1.Status
-	_ = json.Unmarshal(data, &st)
-	return resp.StatusCode, st
+	_ = json.Unmarshal(a.body, &st)
+	return a.code, st
 }

@@ -172,6 +172,8 @@ type answer struct {
 	body        []byte
 }
 
+// send sends a request to the server at base, with a Content-Type and an
+// Accept header if not empty, and returns the answer.
 func send(ctx context.Context, t *testing.T, base, method, path, contentType, accept string, body []byte) answer {
 	t.Helper()
 	var rd io.Reader
@@ -185,7 +187,9 @@ func send(ctx context.Context, t *testing.T, base, method, path, contentType, ac
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", accept)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

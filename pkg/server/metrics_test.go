@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -217,19 +216,9 @@ func TestMetricsOpenWatches(t *testing.T) {
 // served with NoMetrics.
 func TestMetricsFormats(t *testing.T) {
 	ts := servertest.StartDefault(t)
-	req, err := http.NewRequest(http.MethodGet, ts.URL+metrics.Path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") || !strings.HasSuffix(strings.TrimSpace(string(body)), "# EOF") {
-		t.Errorf("OpenMetrics asked: Content-Type %q, body ending %q", ct, tail(string(body), 20))
+	a := send(ctxT(t), t, ts.URL, http.MethodGet, metrics.Path, "", "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5", nil)
+	if !strings.HasPrefix(a.contentType, "application/openmetrics-text") || !strings.HasSuffix(strings.TrimSpace(string(a.body)), "# EOF") {
+		t.Errorf("OpenMetrics asked: Content-Type %q, body ending %q", a.contentType, tail(string(a.body), 20))
 	}
 	f := scrape(t, ts)
 	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "process_resident_memory_bytes"} {
@@ -239,15 +228,8 @@ func TestMetricsFormats(t *testing.T) {
 	}
 
 	off := servertest.Start(t, server.Options{NoMetrics: true})
-	resp, err = http.Get(off.URL + metrics.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var status metav1.Status
-	err = json.NewDecoder(resp.Body).Decode(&status)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNotFound || err != nil || status.Code != http.StatusNotFound {
-		t.Errorf("NoMetrics: GET /metrics answered %s, Status code %d (%v), want 404 as a Status", resp.Status, status.Code, err)
+	if code, status := do(t, off, http.MethodGet, metrics.Path, "", ""); code != http.StatusNotFound || status.Code != http.StatusNotFound {
+		t.Errorf("NoMetrics: GET /metrics answered %d, Status code %d, want 404 as a Status", code, status.Code)
 	}
 }
 

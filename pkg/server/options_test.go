@@ -35,16 +35,8 @@ func TestBearerTokenIsRequiredWhenSet(t *testing.T) {
 func TestYAMLInAndOut(t *testing.T) {
 	ts := servertest.StartDefault(t)
 	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  key: value\n"
-	req, _ := http.NewRequest("POST", ts.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/yaml")
-	req.Header.Set("Accept", "application/yaml")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 201 || resp.Header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(out), "key: value") || !strings.Contains(string(out), "resourceVersion:") {
-		t.Errorf("got %d %s:\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), out)
+	a := send(ctxT(t), t, ts.URL, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/yaml", "application/yaml", []byte(body))
+	if a.code != 201 || a.contentType != "application/yaml" || !strings.Contains(string(a.body), "key: value") || !strings.Contains(string(a.body), "resourceVersion:") {
+		t.Errorf("got %d %s:\n%s", a.code, a.contentType, a.body)
 	}
 }

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -250,19 +249,11 @@ func TestReviewsAreCreateOnly(t *testing.T) {
 	const reviews = "/apis/authentication.k8s.io/v1/tokenreviews"
 	const body = `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"reader-token"}}`
 	for _, accept := range []string{"application/json", "application/vnd.kubernetes.protobuf"} {
-		req, _ := http.NewRequest("POST", ts.URL+reviews, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", accept)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		a := send(ctxT(t), t, ts.URL, http.MethodPost, reviews, "application/json", accept, []byte(body))
+		if a.code != http.StatusCreated || a.contentType != accept {
+			t.Fatalf("Accept %s: got %d %s: %s", accept, a.code, a.contentType, a.body)
 		}
-		data, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated || resp.Header.Get("Content-Type") != accept {
-			t.Fatalf("Accept %s: got %d %s: %s", accept, resp.StatusCode, resp.Header.Get("Content-Type"), data)
-		}
-		obj, gvk, err := clientscheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)
+		obj, gvk, err := clientscheme.Codecs.UniversalDeserializer().Decode(a.body, nil, nil)
 		if err != nil {
 			t.Fatalf("Accept %s: decoding the answer: %v", accept, err)
 		}
@@ -270,8 +261,8 @@ func TestReviewsAreCreateOnly(t *testing.T) {
 		if !ok || *gvk != authenticationv1.SchemeGroupVersion.WithKind("TokenReview") || !tr.Status.Authenticated {
 			t.Errorf("Accept %s: got %s %+v", accept, gvk, obj)
 		}
-		if accept == "application/json" && (!strings.Contains(string(data), `"apiVersion":"authentication.k8s.io/v1"`) || strings.Contains(string(data), "resourceVersion")) {
-			t.Errorf("JSON answer: %s", data)
+		if accept == "application/json" && (!strings.Contains(string(a.body), `"apiVersion":"authentication.k8s.io/v1"`) || strings.Contains(string(a.body), "resourceVersion")) {
+			t.Errorf("JSON answer: %s", a.body)
 		}
 	}
 	for _, tt := range []struct{ method, path string }{
