@@ -116,17 +116,7 @@ func TestSimulationDeleteRunningPod(t *testing.T) {
 	s := newHeldSimulation(t)
 	// The blocker is rejected once nothing runs any more.
 	s.cfg.ServerArgs = append(s.cfg.ServerArgs, "--pending-timeout=10m")
-	s.onReady = func(s *simulation) {
-		go func() {
-			name, ok := waitFor(t, s.obs.running, s.obs, "w0!long", 2*time.Minute)
-			if !ok {
-				return
-			}
-			if err := s.client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
-				t.Errorf("deleting the running pod %s: %v", name, err)
-			}
-		}()
-	}
+	s.onReady = func(s *simulation) { deleteWhenSeen(t, s, s.obs.running, "w0!long", nil) }
 	s.mustRun(4 * time.Minute)
 	jobs := s.jobs()
 	if j := jobs["w0!long"]; j.state != "COMPLETED_KILLED" || j.finish >= 1e6 {
@@ -142,22 +132,30 @@ func TestSimulationDeleteRunningPod(t *testing.T) {
 	}
 }
 
+// deleteWhenSeen deletes the pod of job once it comes on ch (an observer's
+// channel of pods running, unschedulable...), then closes deleted if not
+// nil.
+func deleteWhenSeen(t *testing.T, s *simulation, ch <-chan string, job string, deleted chan<- struct{}) {
+	go func() {
+		name, ok := waitFor(t, ch, s.obs, job, 2*time.Minute)
+		if !ok {
+			return
+		}
+		if err := s.client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+			t.Errorf("deleting the pod %s of %s: %v", name, job, err)
+			return
+		}
+		if deleted != nil {
+			close(deleted)
+		}
+	}()
+}
+
 // TestSimulationDeletePendingPod: deleting a pending pod rejects its job.
 func TestSimulationDeletePendingPod(t *testing.T) {
 	s := newHeldSimulation(t)
-	deleted := make(chan time.Time, 1)
-	s.onReady = func(s *simulation) {
-		go func() {
-			name, ok := waitFor(t, s.obs.unschedulable, s.obs, "w0!blocker", 2*time.Minute)
-			if !ok {
-				return
-			}
-			if err := s.client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
-				t.Errorf("deleting the pending pod %s: %v", name, err)
-			}
-			deleted <- time.Now()
-		}()
-	}
+	deleted := make(chan struct{})
+	s.onReady = func(s *simulation) { deleteWhenSeen(t, s, s.obs.unschedulable, "w0!blocker", deleted) }
 	s.mustRun(4 * time.Minute)
 	select {
 	case <-deleted:
