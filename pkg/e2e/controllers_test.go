@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -151,27 +150,16 @@ func hasJobCondition(j *batchv1.Job, typ batchv1.JobConditionType, reason string
 type jobStatuses struct {
 	mu   sync.Mutex
 	jobs map[string]*batchv1.Job
-	done chan struct{} // closed when the watch ends (the server stops)
+	done <-chan struct{} // closed when the watch ends (the server stops)
 }
 
 func (j *jobStatuses) watch(s *simulation) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.t.Cleanup(cancel)
-	w, err := s.client.BatchV1().Jobs(metav1.NamespaceDefault).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		s.t.Fatalf("watching Jobs: %v", err)
-	}
-	j.jobs, j.done = map[string]*batchv1.Job{}, make(chan struct{})
-	go func() {
-		defer close(j.done)
-		for ev := range w.ResultChan() {
-			if job, ok := ev.Object.(*batchv1.Job); ok {
-				j.mu.Lock()
-				j.jobs[job.Name] = job
-				j.mu.Unlock()
-			}
-		}
-	}()
+	j.jobs = map[string]*batchv1.Job{}
+	j.done = watchObjects(s, "Jobs", s.client.BatchV1().Jobs(metav1.NamespaceDefault).Watch, func(job *batchv1.Job) {
+		j.mu.Lock()
+		j.jobs[job.Name] = job
+		j.mu.Unlock()
+	})
 }
 
 // last returns the latest state of a Job, once the watch has ended.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -105,39 +104,29 @@ func TestDevicesAllocatedExactly(t *testing.T) {
 type claimAllocations struct {
 	mu      sync.Mutex
 	devices map[string]map[string]bool
-	done    chan struct{}
+	done    <-chan struct{}
 }
 
 func (c *claimAllocations) watch(s *simulation) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.t.Cleanup(cancel)
-	w, err := s.client.ResourceV1().ResourceClaims(metav1.NamespaceAll).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		s.t.Fatalf("watching ResourceClaims: %v", err)
-	}
-	c.devices, c.done = map[string]map[string]bool{}, make(chan struct{})
-	go func() {
-		defer close(c.done)
-		for ev := range w.ResultChan() {
-			claim, ok := ev.Object.(*resourcev1.ResourceClaim)
-			if !ok || claim.Status.Allocation == nil {
+	c.devices = map[string]map[string]bool{}
+	c.done = watchObjects(s, "ResourceClaims", s.client.ResourceV1().ResourceClaims(metav1.NamespaceAll).Watch, func(claim *resourcev1.ResourceClaim) {
+		if claim.Status.Allocation == nil {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, user := range claim.Status.ReservedFor {
+			if user.Resource != "pods" {
 				continue
 			}
-			c.mu.Lock()
-			for _, user := range claim.Status.ReservedFor {
-				if user.Resource != "pods" {
-					continue
-				}
-				if c.devices[user.Name] == nil {
-					c.devices[user.Name] = map[string]bool{}
-				}
-				for _, r := range claim.Status.Allocation.Devices.Results {
-					c.devices[user.Name][r.Pool+"/"+r.Device] = true
-				}
+			if c.devices[user.Name] == nil {
+				c.devices[user.Name] = map[string]bool{}
 			}
-			c.mu.Unlock()
+			for _, r := range claim.Status.Allocation.Devices.Results {
+				c.devices[user.Name][r.Pool+"/"+r.Device] = true
+			}
 		}
-	}()
+	})
 }
 
 // byPod returns the devices of each pod, once the watch has ended.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestMachineFailuresAsLostNodes runs Batsim external events through the
@@ -91,22 +89,8 @@ type nodeStates struct {
 }
 
 func (n *nodeStates) watch(s *simulation) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.t.Cleanup(cancel)
-	w, err := s.client.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		s.t.Fatalf("watching nodes: %v", err)
-	}
 	n.states = map[string][]string{}
-	go func() {
-		for ev := range w.ResultChan() {
-			node, ok := ev.Object.(*corev1.Node)
-			if !ok {
-				continue
-			}
-			n.record(node)
-		}
-	}()
+	watchObjects(s, "nodes", s.client.CoreV1().Nodes().Watch, n.record)
 }
 
 func (n *nodeStates) record(node *corev1.Node) {

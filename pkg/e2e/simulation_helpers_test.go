@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -613,4 +614,26 @@ func freePort(tb testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// watchObjects opens a watch with open until the test ends, and calls each
+// with every object of type T it delivers; the channel it returns is closed
+// when the watch has ended (the server stopped).
+func watchObjects[T k8sruntime.Object](s *simulation, what string, open func(context.Context, metav1.ListOptions) (watch.Interface, error), each func(T)) <-chan struct{} {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.t.Cleanup(cancel)
+	w, err := open(ctx, metav1.ListOptions{})
+	if err != nil {
+		s.t.Fatalf("watching %s: %v", what, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if obj, ok := ev.Object.(T); ok {
+				each(obj)
+			}
+		}
+	}()
+	return done
 }
