@@ -18,6 +18,8 @@ help: ## list the targets
 # Batkube's own commands.
 COMMANDS := kubernetes-server batkube-engine batkube-run batkube-report batkube-campaign batkube-swf
 GO_SOURCES := $(shell find cmd pkg restapi -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+# The packages the example commands share (examples/internal/...).
+EXAMPLE_SHARED := $(shell find examples/internal -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
 # The example schedulers of the main module: one Go command per folder of
 # examples/schedulers (those with their own go.mod are built by upstream.mk).
@@ -35,10 +37,10 @@ check-zmq:
 	@command -v pkg-config >/dev/null && pkg-config --exists libzmq || { \
 	  echo "Batkube needs ZeroMQ's C library and pkg-config to build: apt-get install -y libzmq3-dev pkg-config (Debian/Ubuntu), dnf install zeromq-devel pkgconf (Fedora), brew install zeromq pkg-config (macOS)" >&2; exit 1; }
 
-$(BIN)/timed-scheduler: examples/timed-scheduler/main.go $(GO_SOURCES)
+$(BIN)/timed-scheduler: examples/timed-scheduler/main.go $(GO_SOURCES) $(EXAMPLE_SHARED)
 	$(GO) build -o $@ ./examples/timed-scheduler
 
-$(addprefix $(BIN)/,$(EXAMPLE_SCHEDULERS)): $(BIN)/%: $(GO_SOURCES) $$(wildcard examples/schedulers/%/*.go)
+$(addprefix $(BIN)/,$(EXAMPLE_SCHEDULERS)): $(BIN)/%: $(GO_SOURCES) $(EXAMPLE_SHARED) $$(wildcard examples/schedulers/%/*.go)
 	$(GO) build -o $@ ./examples/schedulers/$*
 
 # The example of `make run`; override on the command line, e.g.
