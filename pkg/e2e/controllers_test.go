@@ -256,12 +256,10 @@ func TestJobPodsLostWithTheirMachine(t *testing.T) {
 		"jobs": []map[string]any{{"id": "j", "subtime": 0, "res": 1, "profile": "p"}},
 		"profiles": map[string]any{"p": map[string]any{"type": "delay", "delay": 30, "cpu": 8, "memory": "1Gi",
 			"kube_job": map[string]any{"completions": 4, "parallelism": 4}}}})
-	events := filepath.Join(dir, "failures.txt")
-	writeFile(t, events, []byte(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
-{"timestamp": 100, "type": "machine_available", "resources": "0-1"}
-`))
 	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
-	s.cfg.Events = []string{events}
+	s.addEvents(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
+{"timestamp": 100, "type": "machine_available", "resources": "0-1"}
+`)
 	jobs := &jobStatuses{}
 	s.onReady = jobs.watch
 	sum := s.mustRun(5 * time.Minute)

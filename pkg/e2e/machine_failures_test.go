@@ -36,12 +36,10 @@ func TestMachineFailuresAsLostNodes(t *testing.T) {
 		"d100": map[string]any{"type": "delay", "delay": 100},
 		"d5":   map[string]any{"type": "delay", "delay": 5},
 	}})
-	events := filepath.Join(dir, "failures.txt")
-	writeFile(t, events, []byte(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
-{"timestamp": 50, "type": "machine_available", "resources": "0-1"}
-`))
 	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
-	s.cfg.Events = []string{events}
+	s.addEvents(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
+{"timestamp": 50, "type": "machine_available", "resources": "0-1"}
+`)
 	seen := &nodeStates{}
 	s.onReady = seen.watch
 	sum := s.mustRun(5 * time.Minute)

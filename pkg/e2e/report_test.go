@@ -281,22 +281,20 @@ func openInChromium(t *testing.T, browser, file string) pageCheck {
 	if page.Screenshot, err = chromedp.Run(bctx, chromedp.CaptureScreenshot()); err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](fmt.Sprintf("console.info(%q), true", consoleSentinel))); err != nil {
-		t.Fatalf("writing the sentinel to the console: %v", err)
+	// A sentinel sent last proves that everything the page sent before it
+	// has arrived.
+	awaitSentinel := func(script, what string, saw <-chan struct{}) {
+		if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](script)); err != nil {
+			t.Fatalf("sending the %s sentinel: %v", what, err)
+		}
+		select {
+		case <-saw:
+		case <-ctx.Done():
+			t.Fatalf("the %s never arrived (no sentinel)", what)
+		}
 	}
-	select {
-	case <-sawSentinel:
-	case <-ctx.Done():
-		t.Fatal("the console messages never arrived (no sentinel)")
-	}
-	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](fmt.Sprintf("new Image().src = %q, true", requestSentinel))); err != nil {
-		t.Fatalf("making the sentinel request: %v", err)
-	}
-	select {
-	case <-sawRequestSentinel:
-	case <-ctx.Done():
-		t.Fatal("the requests never arrived (no sentinel)")
-	}
+	awaitSentinel(fmt.Sprintf("console.info(%q), true", consoleSentinel), "console messages", sawSentinel)
+	awaitSentinel(fmt.Sprintf("new Image().src = %q, true", requestSentinel), "requests", sawRequestSentinel)
 	mu.Lock()
 	defer mu.Unlock()
 	for _, m := range messages {

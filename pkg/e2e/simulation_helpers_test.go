@@ -226,6 +226,14 @@ func (s *simulation) mustRun(timeout time.Duration) launch.Summary {
 	return sum
 }
 
+// addEvents writes Batsim external events (one JSON object a line, e.g.
+// machine_unavailable) to a file of the run's.
+func (s *simulation) addEvents(events string) {
+	path := filepath.Join(s.t.TempDir(), fmt.Sprintf("events-%d.txt", len(s.cfg.Events)))
+	writeFile(s.t, path, []byte(events))
+	s.cfg.Events = append(s.cfg.Events, path)
+}
+
 // wantEveryStepExact fails t if a step of the run could not be proven exact.
 func wantEveryStepExact(t testing.TB, sum launch.Summary) {
 	t.Helper()
