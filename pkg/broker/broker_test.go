@@ -311,7 +311,7 @@ func TestPendingPodsGetBackedOffWakeUpsThenRejection(t *testing.T) {
 			if rj, ok := others[0].(batsim.RejectJob); !ok || rj.JobID != "w!stuck" || now < 31 {
 				t.Fatalf("at %g: %+v, want REJECT_JOB w!stuck once pending 30 s", now, others)
 			}
-			h.end(now+1)
+			h.end(now + 1)
 			return
 		}
 		if len(at) == 1 {
@@ -353,7 +353,7 @@ func TestDecisionTimeIsChargedOnlyWhenAsked(t *testing.T) {
 				t.Errorf("pod started at %v, want the charged time %v", pod.Status.StartTime, want)
 			}
 		}
-		h.end(r.Now+1)
+		h.end(r.Now + 1)
 	}
 }
 
@@ -496,7 +496,7 @@ func TestPendingTimeoutAppliesPerJob(t *testing.T) {
 	if rejected["w!a"] != 30 || rejected["w!b"] != 40 {
 		t.Errorf("rejected at %v, want w!a at 30 and w!b at 40 (30 s after each one's submission)", rejected)
 	}
-	h.end(now+1)
+	h.end(now + 1)
 }
 
 // TestBackoffStartsAgainWhenRoomIsFreed: with a scheduler that only polls
@@ -523,7 +523,7 @@ func TestBackoffStartsAgainWhenRoomIsFreed(t *testing.T) {
 	if len(at) != 1 || at[0]-now != 1 {
 		t.Fatalf("after a job ended: CALL_ME_LATER %v at %g, want one 1 s later (back-off started again)", at, now)
 	}
-	h.end(now+0.5)
+	h.end(now + 0.5)
 }
 
 // TestDynamicRunWithAnUnschedulablePodEnds: with dynamic jobs, a pod that
@@ -540,7 +540,7 @@ func TestDynamicRunWithAnUnschedulablePodEnds(t *testing.T) {
 		at, others := calls(r)
 		for _, ev := range others {
 			if n, ok := ev.(batsim.Notify); ok && n.Type == batsim.RegistrationFinished {
-				h.end(now+1)
+				h.end(now + 1)
 				return
 			}
 		}
