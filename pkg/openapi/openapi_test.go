@@ -214,11 +214,7 @@ func TestNegotiation(t *testing.T) {
 
 func TestHashQuery(t *testing.T) {
 	o := newTestOpenAPI(t)
-	c, err := o.v3["api/v1"].content()
-	if err != nil {
-		t.Fatal(err)
-	}
-	current := c.hash
+	current := coreV1(t, o).hash
 	rec := serve(o, "/openapi/v3/api/v1?hash="+current, nil)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("current hash: got %d, want 200", rec.Code)
@@ -296,11 +292,7 @@ func BenchmarkNew(b *testing.B) {
 
 func BenchmarkV3ProtobufCoreV1(b *testing.B) {
 	o := newTestOpenAPI(b)
-	c, err := o.v3["api/v1"].content()
-	if err != nil {
-		b.Fatal(err)
-	}
-	body := c.json
+	body := coreV1(b, o).json
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		if _, err := v3ToProto(body); err != nil {
@@ -399,4 +391,14 @@ func TestV3Document(t *testing.T) {
 	if _, err := V3Document("widgets.example.com", "v1"); err == nil {
 		t.Error("a group version not served: no error")
 	}
+}
+
+// coreV1 returns the content of o's v3 document of the core group.
+func coreV1(t testing.TB, o *OpenAPI) content {
+	t.Helper()
+	c, err := o.v3["api/v1"].content()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

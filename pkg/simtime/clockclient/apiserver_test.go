@@ -27,11 +27,7 @@ func TestThroughTheAPIServer(t *testing.T) {
 		Extensions:  []apiserver.NonResourceHandler{timeservice.NewHandler(sim, nil)},
 	})
 	e := newErrs()
-	c, err := New(ts.URL, Options{BearerToken: "secret", OnError: e.add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustNew(t, ts.URL, Options{BearerToken: "secret", OnError: e.add})
 	sim.Set(30)
 	if got := c.Now(); !got.Equal(epoch.Add(30 * time.Second)) {
 		t.Errorf("Now() = %v, want 30s", got)

@@ -11,12 +11,8 @@ import (
 // BenchmarkNow measures the round trip of a reading over loopback HTTP.
 func BenchmarkNow(b *testing.B) {
 	hs := httptest.NewServer(timeservice.NewHandler(simclock.New(simclock.DefaultEpoch), nil))
-	defer hs.Close()
-	c, err := New(hs.URL, Options{OnError: func(err error) { b.Error(err) }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	b.Cleanup(hs.Close) // after the client's Close, which mustNew registers next
+	c := mustNew(b, hs.URL, Options{OnError: func(err error) { b.Error(err) }})
 	for b.Loop() {
 		c.Now()
 	}

@@ -68,12 +68,7 @@ func setup(t *testing.T, wrap func(http.Handler) http.Handler) (*simclock.Clock,
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	e := newErrs()
-	c, err := New(hs.URL, Options{OnError: e.add})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return sim, c, e
+	return sim, mustNew(t, hs.URL, Options{OnError: e.add}), e
 }
 
 // waitFor waits until cond holds on the server's clock, woken by its timer
@@ -332,11 +327,7 @@ func TestNowReturnsTheLastTimeSeenWhenTheServerIsGone(t *testing.T) {
 	sim := simclock.New(epoch)
 	hs := httptest.NewServer(timeservice.NewHandler(sim, nil))
 	e := newErrs()
-	c, err := New(hs.URL, Options{OnError: e.add, RequestTimeout: failAfter})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := mustNew(t, hs.URL, Options{OnError: e.add, RequestTimeout: failAfter})
 	sim.Set(8)
 	if got := c.Now(); !got.Equal(epoch.Add(8 * time.Second)) {
 		t.Fatalf("Now() = %v", got)
@@ -466,4 +457,16 @@ func TestInterfaces(t *testing.T) {
 	if _, ok := c.(clock.WithTickerAndDelayedExecution); !ok {
 		t.Error("Clock is not a clock.WithTickerAndDelayedExecution")
 	}
+}
+
+// mustNew returns a client of the clock served at url, closed when the test
+// ends.
+func mustNew(t testing.TB, url string, opts Options) *Clock {
+	t.Helper()
+	c, err := New(url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
