@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -40,7 +39,7 @@ func widget(name string, spec map[string]any) *unstructured.Unstructured {
 // its resource answers 404.
 func TestCustomResources(t *testing.T) {
 	ts := servertest.StartDefault(t)
-	ctx := context.Background()
+	ctx := ctxT(t) // also bounds the wait for the deletion event at the end
 	def := widgetsDefinition(t)
 	ext := apiextensionsclient.NewForConfigOrDie(ts.Config())
 	created, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, def, metav1.CreateOptions{})
