@@ -9,9 +9,12 @@ import (
 	"sort"
 	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/batkube/batkube/pkg/launch"
 )
 
 // writeContendedWorkload writes n single-host delay jobs arriving as a
@@ -163,6 +166,38 @@ func fitsIn(alloc, used, req corev1.ResourceList) bool {
 		}
 	}
 	return true
+}
+
+// A machineCondition is a condition a run must stay exact under.
+type machineCondition struct {
+	name string
+	hog  bool     // every core busy with a CPU hog (cpuHog)
+	args []string // more arguments of kubernetes-server
+}
+
+var (
+	quietMachine = machineCondition{name: "quiet-machine"}
+	cpuHogged    = machineCondition{name: "cpu-hog", hog: true}
+	// client-go ends and reopens its watches every 5 to 10 minutes; here
+	// every 300 ms, so that many job ends happen while an informer of the
+	// scheduler is between two watches.
+	watchesEndEvery300ms = machineCondition{name: "watches-end-every-300ms", args: []string{"--max-watch-timeout=300ms"}}
+)
+
+// runUnder runs, as a subtest per condition, a simulation newSimulation
+// sets up, under that condition, then check on what it gave.
+func runUnder(t *testing.T, conditions []machineCondition, newSimulation func(t *testing.T) *simulation,
+	check func(t *testing.T, s *simulation, sum launch.Summary)) {
+	for _, c := range conditions {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSimulation(t)
+			s.cfg.ServerArgs = append(s.cfg.ServerArgs, c.args...)
+			if c.hog {
+				cpuHog(t)
+			}
+			check(t, s, s.mustRun(15*time.Minute))
+		})
+	}
 }
 
 // cpuHog keeps every core of the machine busy with processes of its own

@@ -27,33 +27,21 @@ const mixedGangsWorkload = "examples/workloads/gangs_mixed_120.json"
 // ending every watch after 300 ms (informers reconnecting all the time). Without the
 // releases, such a run took 3x real time and started a gang an event late.
 func TestMixedGangsSettleExactly(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		hog  bool
-		args []string
-	}{
-		{name: "quiet-machine"},
-		{name: "cpu-hog", hog: true},
-		{name: "watches-end-every-300ms", args: []string{"--max-watch-timeout=300ms"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newSimulation(t, platform16, mixedGangsWorkload)
-			s.cfg.Gangs = true
-			s.cfg.ServerArgs = tc.args
-			if tc.hog {
-				cpuHog(t)
-			}
-			sum := s.mustRun(15 * time.Minute)
-			checkExactRun(t, s, sum, 120, "kube-scheduler")
-			checkGangsBoundAtOnce(t, s)
-			if sum.Settle.Releases == 0 {
-				t.Error("no pod group was released: the gangs were not held back for kube-scheduler")
-			}
-			t.Logf("wall %s, kube-scheduler CPU %s (ratio %.2f), %d releases",
-				sum.Wall.Round(time.Millisecond), sum.Usage(launch.SchedulerProcess).CPU.Round(time.Millisecond),
-				sum.Wall.Seconds()/sum.Usage(launch.SchedulerProcess).CPU.Seconds(), sum.Settle.Releases)
-		})
+	newGangs := func(t *testing.T) *simulation {
+		s := newSimulation(t, platform16, mixedGangsWorkload)
+		s.cfg.Gangs = true
+		return s
 	}
+	runUnder(t, []machineCondition{quietMachine, cpuHogged, watchesEndEvery300ms}, newGangs, func(t *testing.T, s *simulation, sum launch.Summary) {
+		checkExactRun(t, s, sum, 120, "kube-scheduler")
+		checkGangsBoundAtOnce(t, s)
+		if sum.Settle.Releases == 0 {
+			t.Error("no pod group was released: the gangs were not held back for kube-scheduler")
+		}
+		t.Logf("wall %s, kube-scheduler CPU %s (ratio %.2f), %d releases",
+			sum.Wall.Round(time.Millisecond), sum.Usage(launch.SchedulerProcess).CPU.Round(time.Millisecond),
+			sum.Wall.Seconds()/sum.Usage(launch.SchedulerProcess).CPU.Seconds(), sum.Settle.Releases)
+	})
 }
 
 // checkGangsBoundAtOnce checks from _pods.csv that the pods of every job

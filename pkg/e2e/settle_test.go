@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,29 +31,10 @@ func contendedWorkload(t testing.TB) string {
 // end steps early if it were used, and with the server ending every watch
 // after 300 ms.
 func TestKubeSchedulerSettlesExactly(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		hog  bool
-		args []string
-	}{
-		{name: "quiet-machine"},
-		{name: "cpu-hog", hog: true},
-		{name: "settle-quiet-1ms", args: []string{"--settle-quiet=1ms"}},
-		// client-go ends and reopens its watches every 5 to 10 minutes;
-		// here every 300 ms, so that many job ends happen while an
-		// informer of the scheduler is between two watches.
-		{name: "watches-end-every-300ms", args: []string{"--max-watch-timeout=300ms"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := newSimulation(t, platform4, contendedWorkload(t))
-			s.cfg.ServerArgs = tc.args
-			if tc.hog {
-				cpuHog(t)
-			}
-			sum := s.mustRun(15 * time.Minute)
-			checkExactRun(t, s, sum, 200, "kube-scheduler")
-		})
-	}
+	settleQuiet1ms := machineCondition{name: "settle-quiet-1ms", args: []string{"--settle-quiet=1ms"}}
+	runUnder(t, []machineCondition{quietMachine, cpuHogged, settleQuiet1ms, watchesEndEvery300ms},
+		func(t *testing.T) *simulation { return newSimulation(t, platform4, contendedWorkload(t)) },
+		func(t *testing.T, s *simulation, sum launch.Summary) { checkExactRun(t, s, sum, 200, "kube-scheduler") })
 }
 
 // TestKubeScheduler118SettlesExactly: the same exactness with an unmodified
@@ -113,26 +93,24 @@ func checkExactRun(t *testing.T, s *simulation, sum launch.Summary, n int, polic
 func TestDeterministicSchedulerGivesIdenticalOutputs(t *testing.T) {
 	workload := contendedWorkload(t)
 	var first []byte
-	for i, hog := range []bool{false, false, true} {
-		t.Run(fmt.Sprintf("run%d-hog=%t", i+1, hog), func(t *testing.T) {
-			s := newSimulation(t, platform4, workload)
-			s.cfg.SchedulerCommand = filepath.Join(s.cfg.BinDir, "fifo") + " --kubeconfig {kubeconfig}"
-			s.cfg.ServerArgs = []string{"--settle=signal"}
-			if hog {
-				cpuHog(t)
-			}
-			sum := s.mustRun(15 * time.Minute)
-			checkExactRun(t, s, sum, 200, "signal")
-			data := readFile(t, filepath.Join(s.cfg.OutDir, "_jobs.csv"))
-			if first == nil {
-				first = data
-				return
-			}
-			if !bytes.Equal(data, first) {
-				t.Errorf("_jobs.csv differs from the first run's (%d and %d bytes)", len(data), len(first))
-			}
-		})
+	newFIFO := func(t *testing.T) *simulation {
+		s := newSimulation(t, platform4, workload)
+		s.cfg.SchedulerCommand = filepath.Join(s.cfg.BinDir, "fifo") + " --kubeconfig {kubeconfig}"
+		s.cfg.ServerArgs = []string{"--settle=signal"}
+		return s
 	}
+	runs := []machineCondition{{name: "run1-quiet"}, {name: "run2-quiet"}, {name: "run3-cpu-hog", hog: true}}
+	runUnder(t, runs, newFIFO, func(t *testing.T, s *simulation, sum launch.Summary) {
+		checkExactRun(t, s, sum, 200, "signal")
+		data := readFile(t, filepath.Join(s.cfg.OutDir, "_jobs.csv"))
+		if first == nil {
+			first = data
+			return
+		}
+		if !bytes.Equal(data, first) {
+			t.Errorf("_jobs.csv differs from the first run's (%d and %d bytes)", len(data), len(first))
+		}
+	})
 }
 
 // TestKubeletRefusesOvercommittedPods: a scheduler that binds every pod to
