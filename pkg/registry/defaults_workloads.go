@@ -127,37 +127,31 @@ func defaultDeployment(d *appsv1.Deployment) {
 // device requests: exactly one device unless the request says otherwise
 // (kube-scheduler refuses a request without an allocation mode).
 func defaultDeviceRequests(spec *resourcev1.ResourceClaimSpec) {
-	exact := func(r *resourcev1.ExactDeviceRequest) {
-		if r.AllocationMode == "" {
-			r.AllocationMode = resourcev1.DeviceAllocationModeExactCount
-		}
-		if r.AllocationMode == resourcev1.DeviceAllocationModeExactCount && r.Count == 0 {
-			r.Count = 1
-		}
-		for i := range r.Tolerations {
-			if r.Tolerations[i].Operator == "" {
-				r.Tolerations[i].Operator = resourcev1.DeviceTolerationOpEqual
-			}
-		}
-	}
 	for i := range spec.Devices.Requests {
 		req := &spec.Devices.Requests[i]
-		if req.Exactly != nil {
-			exact(req.Exactly)
+		if r := req.Exactly; r != nil {
+			defaultDeviceCount(&r.AllocationMode, &r.Count, r.Tolerations)
 		}
 		for j := range req.FirstAvailable {
 			sub := &req.FirstAvailable[j]
-			if sub.AllocationMode == "" {
-				sub.AllocationMode = resourcev1.DeviceAllocationModeExactCount
-			}
-			if sub.AllocationMode == resourcev1.DeviceAllocationModeExactCount && sub.Count == 0 {
-				sub.Count = 1
-			}
-			for k := range sub.Tolerations {
-				if sub.Tolerations[k].Operator == "" {
-					sub.Tolerations[k].Operator = resourcev1.DeviceTolerationOpEqual
-				}
-			}
+			defaultDeviceCount(&sub.AllocationMode, &sub.Count, sub.Tolerations)
+		}
+	}
+}
+
+// defaultDeviceCount defaults the fields an exact request and a sub-request
+// share: exactly one device unless said otherwise, and tolerations that
+// compare with Equal.
+func defaultDeviceCount(mode *resourcev1.DeviceAllocationMode, count *int64, tolerations []resourcev1.DeviceToleration) {
+	if *mode == "" {
+		*mode = resourcev1.DeviceAllocationModeExactCount
+	}
+	if *mode == resourcev1.DeviceAllocationModeExactCount && *count == 0 {
+		*count = 1
+	}
+	for i := range tolerations {
+		if tolerations[i].Operator == "" {
+			tolerations[i].Operator = resourcev1.DeviceTolerationOpEqual
 		}
 	}
 }

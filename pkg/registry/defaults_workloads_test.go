@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -48,5 +49,35 @@ func TestDeploymentDefaults(t *testing.T) {
 		s.Strategy.RollingUpdate.MaxSurge.String() != "25%" || s.Strategy.RollingUpdate.MaxUnavailable.String() != "25%" ||
 		*s.RevisionHistoryLimit != 10 || *s.ProgressDeadlineSeconds != 600 {
 		t.Errorf("defaults: %+v", s)
+	}
+}
+
+// A claim's exact requests and sub-requests are defaulted alike: one device
+// (ExactCount) unless they say otherwise, tolerations compared with Equal;
+// what a request sets is kept.
+func TestResourceClaimDeviceRequestDefaults(t *testing.T) {
+	claim := &resourcev1.ResourceClaim{Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{
+		{Name: "exact", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu",
+			Tolerations: []resourcev1.DeviceToleration{{Key: "k"}}}},
+		{Name: "all", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu", AllocationMode: resourcev1.DeviceAllocationModeAll}},
+		{Name: "first", FirstAvailable: []resourcev1.DeviceSubRequest{
+			{Name: "big", DeviceClassName: "gpu", Count: 2, Tolerations: []resourcev1.DeviceToleration{{Key: "k", Operator: resourcev1.DeviceTolerationOpExists}}},
+			{Name: "small", DeviceClassName: "gpu", Tolerations: []resourcev1.DeviceToleration{{Key: "k"}}},
+		}},
+	}}}}
+	ApplyDefaults(claim)
+	reqs := claim.Spec.Devices.Requests
+	exact, all, big, small := reqs[0].Exactly, reqs[1].Exactly, reqs[2].FirstAvailable[0], reqs[2].FirstAvailable[1]
+	if exact.AllocationMode != resourcev1.DeviceAllocationModeExactCount || exact.Count != 1 || exact.Tolerations[0].Operator != resourcev1.DeviceTolerationOpEqual {
+		t.Errorf("exact request: %+v", exact)
+	}
+	if all.AllocationMode != resourcev1.DeviceAllocationModeAll || all.Count != 0 {
+		t.Errorf("a request for all devices: %+v, want its mode kept and no count", all)
+	}
+	if big.AllocationMode != resourcev1.DeviceAllocationModeExactCount || big.Count != 2 || big.Tolerations[0].Operator != resourcev1.DeviceTolerationOpExists {
+		t.Errorf("sub-request big: %+v, want its count and operator kept", big)
+	}
+	if small.AllocationMode != resourcev1.DeviceAllocationModeExactCount || small.Count != 1 || small.Tolerations[0].Operator != resourcev1.DeviceTolerationOpEqual {
+		t.Errorf("sub-request small: %+v", small)
 	}
 }
