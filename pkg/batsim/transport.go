@@ -2,7 +2,6 @@ package batsim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	zmq "github.com/pebbe/zmq4"
+
+	"github.com/batkube/batkube/pkg/zmqmon"
 )
 
 // DefaultEndpoint is where a decision process listens and Batsim connects by
@@ -68,7 +69,7 @@ func Listen(endpoint string, opts ...Option) (*Conn, error) {
 
 // Endpoint returns the endpoint the socket is bound to, with the port chosen
 // by the system if a wildcard was asked for.
-func (c *Conn) Endpoint() string { return c.s.endpoint }
+func (c *Conn) Endpoint() string { return c.s.z.Endpoint }
 
 // Recv waits for the next message from Batsim and decodes it. It returns
 // when a message arrives, when ctx is done (the error wraps ctx.Err()), when
@@ -148,82 +149,41 @@ func (c *Client) Request(ctx context.Context, m Message) (Message, error) {
 // Close closes the socket; it is idempotent.
 func (c *Client) Close() error { return c.s.close() }
 
-// socket is a ZeroMQ socket with its own context and a monitor that counts
-// the connected peers.
+// socket is a monitored ZeroMQ socket (zmqmon) with a receive that looks at
+// its context, at Close and at the monitor between two waits.
 type socket struct {
-	endpoint     string
 	pollInterval time.Duration
 	closed       atomic.Bool
 
-	mu      sync.Mutex // guards everything below: ZeroMQ sockets are not thread safe
-	zctx    *zmq.Context
-	sock    *zmq.Socket
-	monitor *zmq.Socket
-	peers   int // connections the monitor reported open and not yet closed
+	mu sync.Mutex // guards everything below: ZeroMQ sockets are not thread safe
+	z  *zmqmon.Socket
 	// rcvTimeout is the socket's ZMQ_RCVTIMEO as last set.
 	rcvTimeout time.Duration
 }
 
-// monitorEndpoint is where the monitor publishes the socket's events; it is
-// private to the socket's own ZeroMQ context.
-const monitorEndpoint = "inproc://batsim-monitor"
-
-func newSocket(typ zmq.Type, endpoint string, bind bool, opts []Option) (_ *socket, err error) {
+func newSocket(typ zmq.Type, endpoint string, bind bool, opts []Option) (*socket, error) {
 	o := options{pollInterval: DefaultPollInterval}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &socket{pollInterval: o.pollInterval}
-	defer func() {
-		if err != nil {
-			s.release()
+	z, err := zmqmon.Open(typ, endpoint, zmqmon.Options{Name: "batsim", Bind: bind, Configure: func(sock *zmq.Socket) error {
+		if typ != zmq.REQ {
+			return nil
 		}
-	}()
-	if s.zctx, err = zmq.NewContext(); err != nil {
-		return nil, fmt.Errorf("new ZeroMQ context: %w", err)
-	}
-	if s.sock, err = s.zctx.NewSocket(typ); err != nil {
-		return nil, fmt.Errorf("new %s socket: %w", typ, err)
-	}
-	if err = s.sock.SetLinger(0); err != nil {
-		return nil, fmt.Errorf("set linger: %w", err)
-	}
-	if typ == zmq.REQ {
 		// Allow a new request after an abandoned one, and drop the late
 		// reply to the abandoned one.
-		if err = s.sock.SetReqRelaxed(1); err != nil {
-			return nil, fmt.Errorf("set REQ_RELAXED: %w", err)
+		if err := sock.SetReqRelaxed(1); err != nil {
+			return fmt.Errorf("set REQ_RELAXED: %w", err)
 		}
-		if err = s.sock.SetReqCorrelate(1); err != nil {
-			return nil, fmt.Errorf("set REQ_CORRELATE: %w", err)
+		if err := sock.SetReqCorrelate(1); err != nil {
+			return fmt.Errorf("set REQ_CORRELATE: %w", err)
 		}
-	}
-	// The monitor must be connected before the socket binds or connects, or
-	// the first events would be lost.
-	if err = s.sock.Monitor(monitorEndpoint, zmq.EVENT_ACCEPTED|zmq.EVENT_CONNECTED|zmq.EVENT_DISCONNECTED); err != nil {
-		return nil, fmt.Errorf("monitor: %w", err)
-	}
-	if s.monitor, err = s.zctx.NewSocket(zmq.PAIR); err != nil {
-		return nil, fmt.Errorf("new monitor socket: %w", err)
-	}
-	if err = s.monitor.SetLinger(0); err != nil {
-		return nil, fmt.Errorf("set linger: %w", err)
-	}
-	if err = s.monitor.Connect(monitorEndpoint); err != nil {
-		return nil, fmt.Errorf("connect monitor: %w", err)
-	}
-	if bind {
-		err = s.sock.Bind(endpoint)
-	} else {
-		err = s.sock.Connect(endpoint)
-	}
+		return nil
+	}})
 	if err != nil {
 		return nil, err
 	}
-	if s.endpoint, err = s.sock.GetLastEndpoint(); err != nil {
-		return nil, fmt.Errorf("last endpoint: %w", err)
-	}
-	return s, nil
+	return &socket{pollInterval: o.pollInterval, z: z}, nil
 }
 
 // recvLocked waits for one message. It blocks in ZeroMQ's receive (one
@@ -243,12 +203,12 @@ func (s *socket) recvLocked(ctx context.Context) ([]byte, error) {
 			wait = max(time.Millisecond, min(wait, time.Until(deadline)))
 		}
 		if wait != s.rcvTimeout {
-			if err := s.sock.SetRcvtimeo(wait); err != nil {
+			if err := s.z.Sock.SetRcvtimeo(wait); err != nil {
 				return nil, fmt.Errorf("set RCVTIMEO: %w", err)
 			}
 			s.rcvTimeout = wait
 		}
-		b, err := s.sock.RecvBytes(0)
+		b, err := s.z.Sock.RecvBytes(0)
 		switch {
 		case err == nil:
 			return b, nil
@@ -257,34 +217,12 @@ func (s *socket) recvLocked(ctx context.Context) ([]byte, error) {
 		}
 		// Nothing within the wait (or a REQ socket dropped a late reply to
 		// an abandoned request): is the peer still there?
-		gone, err := s.drainMonitorLocked()
+		disconnected, err := s.z.DrainMonitor()
 		if err != nil {
 			return nil, err
 		}
-		if gone {
+		if disconnected && s.z.Peers() == 0 {
 			return nil, ErrPeerDisconnected
-		}
-	}
-}
-
-// drainMonitorLocked reads the pending monitor events and reports whether
-// the last peer disconnected.
-func (s *socket) drainMonitorLocked() (gone bool, err error) {
-	disconnected := false
-	for {
-		ev, _, _, err := s.monitor.RecvEvent(zmq.DONTWAIT)
-		if err != nil {
-			if zmq.AsErrno(err) == zmq.Errno(syscall.EAGAIN) {
-				return disconnected && s.peers == 0, nil
-			}
-			return false, fmt.Errorf("monitor: %w", err)
-		}
-		switch ev {
-		case zmq.EVENT_ACCEPTED, zmq.EVENT_CONNECTED:
-			s.peers++
-		case zmq.EVENT_DISCONNECTED:
-			s.peers = max(0, s.peers-1)
-			disconnected = true
 		}
 	}
 }
@@ -293,7 +231,7 @@ func (s *socket) sendLocked(b []byte) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if _, err := s.sock.SendBytes(b, zmq.DONTWAIT); err != nil {
+	if _, err := s.z.Sock.SendBytes(b, zmq.DONTWAIT); err != nil {
 		return err
 	}
 	return nil
@@ -305,22 +243,7 @@ func (s *socket) close() error {
 	}
 	s.mu.Lock() // a blocked recvLocked sees closed and returns within a poll interval
 	defer s.mu.Unlock()
-	return s.release()
-}
-
-// release closes whatever newSocket opened.
-func (s *socket) release() error {
-	var errs []error
-	if s.sock != nil {
-		errs = append(errs, s.sock.Close()) // also stops the monitor
-	}
-	if s.monitor != nil {
-		errs = append(errs, s.monitor.Close())
-	}
-	if s.zctx != nil {
-		errs = append(errs, s.zctx.Term())
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := s.z.Close(); err != nil {
 		return fmt.Errorf("batsim: close: %w", err)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	zmq "github.com/pebbe/zmq4"
 
 	"github.com/batkube/batkube/pkg/simtime/simclock"
+	"github.com/batkube/batkube/pkg/zmqmon"
 )
 
 // DefaultEndpoint is where batsky-go binds its socket (hard-coded there).
@@ -199,66 +200,26 @@ func encodeTime(t time.Time) []byte {
 	return binary.LittleEndian.AppendUint64(make([]byte, 0, 8), n)
 }
 
-// conn is a REQ socket with its own ZeroMQ context and a monitor of its
-// connections. It is used by one goroutine.
+// conn is a monitored REQ socket (zmqmon) polled with its monitor. It is
+// used by one goroutine.
 type conn struct {
-	zctx    *zmq.Context
-	sock    *zmq.Socket
-	monitor *zmq.Socket
+	z       *zmqmon.Socket
 	in, out *zmq.Poller
 	poll    time.Duration
-	peers   int
 	// pending: an exchange is under way, which a disconnection breaks.
 	pending bool
 }
 
-const monitorEndpoint = "inproc://batsky-monitor"
-
-func (s *Server) open() (_ *conn, err error) {
-	c := &conn{poll: s.opts.PollInterval}
-	defer func() {
-		if err != nil {
-			_ = c.close()
-			err = fmt.Errorf("batsky: opening %s: %w", s.opts.Endpoint, err)
-		}
-	}()
-	if c.zctx, err = zmq.NewContext(); err != nil {
-		return nil, err
-	}
-	if c.sock, err = c.zctx.NewSocket(zmq.REQ); err != nil {
-		return nil, err
-	}
-	if err = c.sock.SetLinger(0); err != nil {
-		return nil, err
-	}
-	// The monitor is connected before the socket binds or connects, so that
-	// no connection event is missed.
-	if err = c.sock.Monitor(monitorEndpoint, zmq.EVENT_ACCEPTED|zmq.EVENT_CONNECTED|zmq.EVENT_DISCONNECTED); err != nil {
-		return nil, err
-	}
-	if c.monitor, err = c.zctx.NewSocket(zmq.PAIR); err != nil {
-		return nil, err
-	}
-	if err = c.monitor.SetLinger(0); err != nil {
-		return nil, err
-	}
-	if err = c.monitor.Connect(monitorEndpoint); err != nil {
-		return nil, err
-	}
-	if s.opts.Bind {
-		err = c.sock.Bind(s.opts.Endpoint)
-	} else {
-		err = c.sock.Connect(s.opts.Endpoint)
-	}
+func (s *Server) open() (*conn, error) {
+	z, err := zmqmon.Open(zmq.REQ, s.opts.Endpoint, zmqmon.Options{Name: "batsky", Bind: s.opts.Bind})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("batsky: opening %s: %w", s.opts.Endpoint, err)
 	}
-	c.in = zmq.NewPoller()
-	c.in.Add(c.sock, zmq.POLLIN)
-	c.in.Add(c.monitor, zmq.POLLIN)
-	c.out = zmq.NewPoller()
-	c.out.Add(c.sock, zmq.POLLOUT)
-	c.out.Add(c.monitor, zmq.POLLIN)
+	c := &conn{z: z, poll: s.opts.PollInterval, in: zmq.NewPoller(), out: zmq.NewPoller()}
+	c.in.Add(z.Sock, zmq.POLLIN)
+	c.in.Add(z.Monitor, zmq.POLLIN)
+	c.out.Add(z.Sock, zmq.POLLOUT)
+	c.out.Add(z.Monitor, zmq.POLLIN)
 	return c, nil
 }
 
@@ -266,7 +227,7 @@ func (s *Server) open() (_ *conn, err error) {
 // scheduler connects).
 func (c *conn) send(ctx context.Context, b []byte) error {
 	for {
-		_, err := c.sock.SendBytes(b, zmq.DONTWAIT)
+		_, err := c.z.Sock.SendBytes(b, zmq.DONTWAIT)
 		if err == nil {
 			return nil
 		}
@@ -289,7 +250,7 @@ func (c *conn) recv(ctx context.Context) ([]byte, error) {
 		if !ready {
 			continue
 		}
-		b, err := c.sock.RecvBytes(zmq.DONTWAIT)
+		b, err := c.z.Sock.RecvBytes(zmq.DONTWAIT)
 		switch {
 		case err == nil:
 			return b, nil
@@ -311,7 +272,7 @@ func (c *conn) wait(ctx context.Context, p *zmq.Poller) (bool, error) {
 	}
 	ready := false
 	for _, ps := range polled {
-		if ps.Socket == c.sock {
+		if ps.Socket == c.z.Sock {
 			ready = true
 			continue
 		}
@@ -325,40 +286,18 @@ func (c *conn) wait(ctx context.Context, p *zmq.Poller) (bool, error) {
 // drainMonitor reads the connection events; a disconnection during an
 // exchange breaks it (the REQ socket would wait for a reply forever).
 func (c *conn) drainMonitor() error {
-	gone := false
-	for {
-		ev, _, _, err := c.monitor.RecvEvent(zmq.DONTWAIT)
-		if err != nil {
-			if zmq.AsErrno(err) == zmq.Errno(syscall.EAGAIN) {
-				if gone && c.pending {
-					return errPeerGone
-				}
-				return nil
-			}
-			return fmt.Errorf("batsky: monitor: %w", err)
-		}
-		switch ev {
-		case zmq.EVENT_ACCEPTED, zmq.EVENT_CONNECTED:
-			c.peers++
-		case zmq.EVENT_DISCONNECTED:
-			c.peers = max(0, c.peers-1)
-			gone = true
-		}
+	disconnected, err := c.z.DrainMonitor()
+	if err != nil {
+		return fmt.Errorf("batsky: %w", err)
 	}
+	if disconnected && c.pending {
+		return errPeerGone
+	}
+	return nil
 }
 
 func (c *conn) close() error {
-	var errs []error
-	if c.sock != nil {
-		errs = append(errs, c.sock.Close())
-	}
-	if c.monitor != nil {
-		errs = append(errs, c.monitor.Close())
-	}
-	if c.zctx != nil {
-		errs = append(errs, c.zctx.Term())
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := c.z.Close(); err != nil {
 		return fmt.Errorf("batsky: close: %w", err)
 	}
 	return nil
