@@ -116,7 +116,7 @@ func (s *scheduler) round(ctx context.Context) error {
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil:
 		case p.Spec.NodeName != "":
-			room.Take(free[p.Spec.NodeName], p)
+			room.Take(free[p.Spec.NodeName], room.Requests(p))
 		case p.Spec.SchedulerName == s.name:
 			pending = append(pending, p)
 		}
@@ -141,7 +141,7 @@ func (s *scheduler) round(ctx context.Context) error {
 				slog.Warn("binding", "pod", p.Namespace+"/"+p.Name, "node", n.Name, "err", err)
 				break
 			}
-			room.Take(free[n.Name], p)
+			room.Take(free[n.Name], req)
 			break
 		}
 	}

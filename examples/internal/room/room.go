@@ -23,9 +23,10 @@ func Requests(p *corev1.Pod) corev1.ResourceList {
 	return sum
 }
 
-// Fits reports whether every request of the pod fits in room.
-func Fits(room corev1.ResourceList, p *corev1.Pod) bool {
-	for name, want := range Requests(p) {
+// Fits reports whether every request of req (a pod's Requests) fits in
+// room.
+func Fits(room, req corev1.ResourceList) bool {
+	for name, want := range req {
 		if have := room[name]; have.Cmp(want) < 0 {
 			return false
 		}
@@ -33,12 +34,13 @@ func Fits(room corev1.ResourceList, p *corev1.Pod) bool {
 	return true
 }
 
-// Take removes the pod's requests from room (nil: nothing to take from).
-func Take(room corev1.ResourceList, p *corev1.Pod) {
+// Take removes req (a pod's Requests) from room (nil: nothing to take
+// from).
+func Take(room, req corev1.ResourceList) {
 	if room == nil {
 		return
 	}
-	for name, want := range Requests(p) {
+	for name, want := range req {
 		have := room[name]
 		have.Sub(want)
 		room[name] = have

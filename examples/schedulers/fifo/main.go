@@ -89,7 +89,7 @@ func schedule(ctx context.Context, cs kubernetes.Interface, opts options, pods [
 	for _, p := range pods {
 		switch {
 		case p.Spec.NodeName != "":
-			room.Take(free[p.Spec.NodeName], &p)
+			room.Take(free[p.Spec.NodeName], room.Requests(&p))
 		case p.Spec.SchedulerName == opts.SchedulerName && p.DeletionTimestamp == nil:
 			pending = append(pending, p)
 		}
@@ -103,9 +103,10 @@ func schedule(ctx context.Context, cs kubernetes.Interface, opts options, pods [
 	})
 	bound := 0
 	for _, p := range pending {
+		req := room.Requests(&p)
 		for _, n := range nodes {
 			left, ok := free[n.Name]
-			if !ok || !room.Admits(&n, &p) || (!opts.IgnoreCapacity && !room.Fits(left, &p)) {
+			if !ok || !room.Admits(&n, &p) || (!opts.IgnoreCapacity && !room.Fits(left, req)) {
 				continue
 			}
 			binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
@@ -113,7 +114,7 @@ func schedule(ctx context.Context, cs kubernetes.Interface, opts options, pods [
 			if err := cs.CoreV1().Pods(p.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
 				return bound, fmt.Errorf("binding %s/%s to %s: %w", p.Namespace, p.Name, n.Name, err)
 			}
-			room.Take(left, &p)
+			room.Take(left, req)
 			bound++
 			break
 		}

@@ -145,7 +145,7 @@ func (s *scheduler) schedule(ctx context.Context) (int, error) {
 		switch {
 		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
 		case node != "":
-			room.Take(free[node], p)
+			room.Take(free[node], room.Requests(p))
 		case p.Spec.SchedulerName == s.opts.SchedulerName && p.DeletionTimestamp == nil:
 			pending = append(pending, p)
 		}
@@ -159,9 +159,10 @@ func (s *scheduler) schedule(ctx context.Context) (int, error) {
 	})
 	bound := 0
 	for _, p := range pending {
+		req := room.Requests(p)
 		var feasible []string
 		for _, n := range nodes {
-			if room.Admits(n, p) && room.Fits(free[n.Name], p) {
+			if room.Admits(n, p) && room.Fits(free[n.Name], req) {
 				feasible = append(feasible, n.Name)
 			}
 		}
@@ -175,7 +176,7 @@ func (s *scheduler) schedule(ctx context.Context) (int, error) {
 			return bound, fmt.Errorf("binding %s/%s to %s: %w", p.Namespace, p.Name, node, err)
 		}
 		s.assumed[p.Namespace+"/"+p.Name] = node
-		room.Take(free[node], p)
+		room.Take(free[node], req)
 		bound++
 	}
 	return bound, nil
