@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -173,17 +172,6 @@ var _ endpoint.Handler = (*Server)(nil)
 // SystemNamespaces exist from the start, like on a new cluster.
 var SystemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
-// openAPITypes returns the OpenAPI document that holds the types of a
-// group version's kinds: its v3 document, or the Swagger 2.0 spec for a
-// group version that has none.
-func (o *Options) openAPITypes(group, version string) ([]byte, error) {
-	data, err := openapi.V3Document(group, version)
-	if errors.Is(err, fs.ErrNotExist) {
-		return o.OpenAPISpec, nil
-	}
-	return data, err
-}
-
 // New builds a Server and creates the system namespaces.
 func New(opts Options) (*Server, error) {
 	if opts.Store == nil || opts.Scheme == nil || len(opts.Operations) == 0 || len(opts.OpenAPISpec) == 0 {
@@ -220,7 +208,7 @@ func New(opts Options) (*Server, error) {
 		everWatched: map[clientWatch]bool{},
 		schedulers:  map[string]bool{},
 		live:        map[*liveWatch]struct{}{},
-		apply:       apply.New(opts.openAPITypes, opts.Scheme),
+		apply:       apply.New(openapi.V3Document, opts.OpenAPISpec, opts.Scheme),
 	}
 	if opts.EventTTL == 0 {
 		opts.EventTTL = DefaultEventTTL

@@ -18,7 +18,10 @@ package apply
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"strings"
 	"sync"
 
@@ -48,27 +51,36 @@ type Target struct {
 // Manager keeps the field managers of the served kinds. It is safe for
 // concurrent use; its type information is built on first use.
 type Manager struct {
-	documents Documents
-	scheme    *runtime.Scheme
+	v3      V3Documents
+	swagger []byte
+	scheme  *runtime.Scheme
 
 	typesMu sync.Mutex
 	types   map[schema.GroupVersion]*groupTypes
+	// legacy are the types of the Swagger 2.0 spec, for every group
+	// version that has no v3 document.
+	legacy groupTypes
 
 	mu       sync.Mutex
 	managers map[Target]*managedfields.FieldManager
 }
 
-// Documents returns the OpenAPI document (v3, or Swagger 2.0) that holds
-// the types of a group version's kinds.
-type Documents func(group, version string) ([]byte, error)
+// V3Documents returns the OpenAPI v3 document of a group version, or an
+// error wrapping fs.ErrNotExist when it has none.
+type V3Documents func(group, version string) ([]byte, error)
 
 // groupTypes are the types of an OpenAPI document, read once.
 type groupTypes struct {
 	once      sync.Once
-	models    map[string]*spec.Schema
 	converter managedfields.TypeConverter
-	err       error
+	// meta are its types of object metadata, which a custom resource's
+	// types take.
+	meta map[string]*spec.Schema
+	err  error
 }
+
+// metaPrefix names the types of object metadata.
+const metaPrefix = "io.k8s.apimachinery.pkg.apis.meta.v1."
 
 // load reads the types of an OpenAPI document (v3, or Swagger 2.0), once.
 func (g *groupTypes) load(what string, read func() ([]byte, error)) (*groupTypes, error) {
@@ -88,12 +100,19 @@ func (g *groupTypes) load(what string, read func() ([]byte, error)) (*groupTypes
 			g.err = fmt.Errorf("apply: reading the OpenAPI document of %s: %w", what, err)
 			return
 		}
-		g.models = doc.Components.Schemas
-		if g.models == nil {
-			g.models = doc.Definitions
+		models := doc.Components.Schemas
+		if models == nil {
+			models = doc.Definitions
 		}
-		if g.converter, err = managedfields.NewTypeConverter(g.models, false); err != nil {
+		if g.converter, err = managedfields.NewTypeConverter(models, false); err != nil {
 			g.err = fmt.Errorf("apply: the types of %s: %w", what, err)
+			return
+		}
+		g.meta = map[string]*spec.Schema{}
+		for name, s := range models {
+			if strings.HasPrefix(name, metaPrefix) {
+				g.meta[name] = s
+			}
 		}
 	})
 	return g, g.err
@@ -105,15 +124,16 @@ func (g *groupTypes) load(what string, read func() ([]byte, error)) (*groupTypes
 // any case.
 var metaGroupVersion = schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"}
 
-// New returns a Manager for the kinds of scheme, whose types it reads from
-// their group version's document.
-func New(documents Documents, scheme *runtime.Scheme) *Manager {
-	return &Manager{documents: documents, scheme: scheme,
+// New returns a Manager for the kinds of scheme. It reads their types from
+// their group version's v3 document, or from swagger (the Swagger 2.0 spec)
+// for the group versions served to old clients only, which have none.
+func New(v3 V3Documents, swagger []byte, scheme *runtime.Scheme) *Manager {
+	return &Manager{v3: v3, swagger: swagger, scheme: scheme,
 		types: map[schema.GroupVersion]*groupTypes{}, managers: map[Target]*managedfields.FieldManager{}}
 }
 
 // typesOf returns the types of a group version, reading its document the
-// first time.
+// first time (the Swagger spec's, once for all, if it has none).
 func (m *Manager) typesOf(gv schema.GroupVersion) (*groupTypes, error) {
 	m.typesMu.Lock()
 	g := m.types[gv]
@@ -122,7 +142,11 @@ func (m *Manager) typesOf(gv schema.GroupVersion) (*groupTypes, error) {
 		m.types[gv] = g
 	}
 	m.typesMu.Unlock()
-	return g.load(gv.String(), func() ([]byte, error) { return m.documents(gv.Group, gv.Version) })
+	g, err := g.load(gv.String(), func() ([]byte, error) { return m.v3(gv.Group, gv.Version) })
+	if errors.Is(err, fs.ErrNotExist) {
+		return m.legacy.load("the Swagger 2.0 spec", func() ([]byte, error) { return m.swagger, nil })
+	}
+	return g, err
 }
 
 // fieldManager returns the field manager of a target, built the first
@@ -204,12 +228,7 @@ func (m *Manager) customConverter(t Target) (managedfields.TypeConverter, error)
 	if err != nil {
 		return nil, err
 	}
-	models := map[string]*spec.Schema{}
-	for name, s := range meta.models {
-		if strings.HasPrefix(name, "io.k8s.apimachinery.pkg.apis.meta.v1.") {
-			models[name] = s
-		}
-	}
+	models := maps.Clone(meta.meta)
 	models[fmt.Sprintf("%s.%s.%s", t.GVK.Group, t.GVK.Version, t.GVK.Kind)] = &root
 	tc, err := managedfields.NewTypeConverter(models, false)
 	if err != nil {
