@@ -14,8 +14,14 @@
 // Safe means never above the threshold, whatever the timing: kube-scheduler
 // filters the next pod while the previous one is still on its way to being
 // bound, so a pod that passed the filter counts, until its binding comes,
-// on every node it may land on; pods that end are seen through an
-// informer, which can only make the extender cautious.
+// on every node it may land on.
+//
+// And exact: the pods on the nodes are read from the API server at each
+// call (those bound and not finished), not from an informer. kube-scheduler
+// retries a refused pod when its own informer shows a pod ending; an
+// extender whose informer had not shown that end yet would refuse the pod
+// again, with room on the node, and kube-scheduler would not ask again
+// before the next event.
 //
 //	batkube-run -p … -w … --scheduler-config examples/schedulers/extender/config.yaml \
 //	--sidecar-cmd 'bin/extender --kubeconfig {kubeconfig} --listen 127.0.0.1:{port:extender} --overload 0.75'
@@ -35,8 +41,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -83,19 +89,27 @@ type (
 
 const maxScore = 10
 
-// extender tracks the cpu requested on each node: the pods bound (from the
-// informer) and the pods it bound and has not seen bound yet.
+// extender tracks the cpu requested on each node: the pods bound (read
+// from the API server), those it is binding and those on their way to it.
 type extender struct {
 	opts  options
 	cs    kubernetes.Interface
-	pods  listersv1.PodLister
 	nodes listersv1.NodeLister
 	mu    sync.Mutex
 	// assumed are the pods it bound, by namespace/name, with their node
-	// and cpu, until the informer shows them bound; inFlight the pods that
-	// passed the filter and are not bound yet, with the nodes they passed.
+	// and cpu, until a listing of the API server that started after their
+	// binding was stored has shown them (or not: they ended); inFlight the
+	// pods that passed the filter and are not bound yet, with the nodes
+	// they passed.
 	assumed  map[string]assumedPod
 	inFlight map[string]inFlightPod
+	// lists counts the listings started: a binding stored when it read N
+	// is in every listing started after, whose number is N or more.
+	lists uint64
+	// listing makes one usage at a time (kube-scheduler asks one at a time
+	// anyway): a listing that forgets a pod it shows bound, or one that
+	// ended, must not overtake an older one still on its way.
+	listing sync.Mutex
 	// filtered counts the nodes filtered out, for the log at exit.
 	calls, filtered, failed atomic.Int64
 	// rng draws the injected failures (--fail-rate).
@@ -120,6 +134,9 @@ func (e *extender) fails() bool {
 type assumedPod struct {
 	node string
 	cpu  int64 // millicores
+	// bound: its binding is stored, at listing boundAt (see extender.lists).
+	bound   bool
+	boundAt uint64
 }
 
 type inFlightPod struct {
@@ -136,10 +153,9 @@ func run(ctx context.Context, opts options) error {
 	}
 	factory := informers.NewSharedInformerFactory(cs, 0)
 	e := &extender{opts: opts, cs: cs, assumed: map[string]assumedPod{}, inFlight: map[string]inFlightPod{},
-		rng:  rand.New(rand.NewPCG(opts.Seed, 1)),
-		pods: factory.Core().V1().Pods().Lister(), nodes: factory.Core().V1().Nodes().Lister()}
-	// A pod gone (finished and removed) frees what was assumed of it, even
-	// if the informer never showed it bound.
+		rng: rand.New(rand.NewPCG(opts.Seed, 1)), nodes: factory.Core().V1().Nodes().Lister()}
+	// A pod gone (deleted before it was bound, or finished and removed)
+	// frees what was assumed of it, even if it was never seen bound.
 	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -183,27 +199,40 @@ func (e *extender) forget(key string) {
 	delete(e.inFlight, key)
 }
 
+// runningPods selects the pods bound and not finished: those that hold
+// room on their nodes.
+const runningPods = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"
+
 // usage returns the cpu requested on each node (millicores), counting the
-// pods in flight but the one being placed (key).
-func (e *extender) usage(key string) (map[string]int64, error) {
-	pods, err := e.pods.List(labels.Everything())
+// pods in flight but the one being placed (key). The bound pods are read
+// from the API server, so that the extender knows at least every pod end
+// that kube-scheduler, which asks, knows of.
+func (e *extender) usage(ctx context.Context, key string) (map[string]int64, error) {
+	e.listing.Lock()
+	defer e.listing.Unlock()
+	e.mu.Lock()
+	thisListing := e.lists
+	e.lists++
+	e.mu.Unlock()
+	pods, err := e.cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: runningPods})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing the running pods: %w", err)
 	}
 	used := map[string]int64{}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, p := range pods {
+	for i := range pods.Items {
+		p := &pods.Items[i]
 		k := p.Namespace + "/" + p.Name
-		if p.Spec.NodeName != "" {
-			delete(e.assumed, k)
-			delete(e.inFlight, k)
-			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-				used[p.Spec.NodeName] += podCPU(p)
-			}
-		}
+		delete(e.assumed, k)
+		delete(e.inFlight, k)
+		used[p.Spec.NodeName] += podCPU(p)
 	}
-	for _, a := range e.assumed {
+	for k, a := range e.assumed {
+		if a.bound && a.boundAt <= thisListing {
+			delete(e.assumed, k) // stored before this listing, which does not show it: ended
+			continue
+		}
 		used[a.node] += a.cpu
 	}
 	for k, f := range e.inFlight {
@@ -217,8 +246,13 @@ func (e *extender) usage(key string) (map[string]int64, error) {
 }
 
 // utilisation is the node's cpu utilisation once cpu more is placed on it.
-func (e *extender) utilisation(node string, used map[string]int64, cpu int64) (float64, error) {
+// A node the informer has not shown yet (just added) is read from the API
+// server.
+func (e *extender) utilisation(ctx context.Context, node string, used map[string]int64, cpu int64) (float64, error) {
 	n, err := e.nodes.Get(node)
+	if apierrors.IsNotFound(err) {
+		n, err = e.cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -236,11 +270,11 @@ func (e *extender) filter(w http.ResponseWriter, r *http.Request) {
 	}
 	e.calls.Add(1)
 	if e.fails() {
-		http.Error(w, "injected failure (--fail-every)", http.StatusInternalServerError)
+		http.Error(w, "injected failure (--fail-rate)", http.StatusInternalServerError)
 		return
 	}
 	key := args.Pod.Namespace + "/" + args.Pod.Name
-	used, err := e.usage(key)
+	used, err := e.usage(r.Context(), key)
 	if err != nil {
 		writeJSON(w, filterResult{Error: err.Error()})
 		return
@@ -248,7 +282,7 @@ func (e *extender) filter(w http.ResponseWriter, r *http.Request) {
 	cpu := podCPU(args.Pod)
 	pass, failed := []string{}, map[string]string{}
 	for _, node := range candidates(args) {
-		u, err := e.utilisation(node, used, cpu)
+		u, err := e.utilisation(r.Context(), node, used, cpu)
 		switch {
 		case err != nil:
 			failed[node] = err.Error()
@@ -274,7 +308,7 @@ func (e *extender) prioritize(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &args) {
 		return
 	}
-	used, err := e.usage(args.Pod.Namespace + "/" + args.Pod.Name)
+	used, err := e.usage(r.Context(), args.Pod.Namespace+"/"+args.Pod.Name)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -282,7 +316,7 @@ func (e *extender) prioritize(w http.ResponseWriter, r *http.Request) {
 	cpu := podCPU(args.Pod)
 	scores := []hostPriority{}
 	for _, node := range candidates(args) {
-		u, err := e.utilisation(node, used, cpu)
+		u, err := e.utilisation(r.Context(), node, used, cpu)
 		if err != nil {
 			u = 1
 		}
@@ -297,15 +331,15 @@ func (e *extender) bind(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := args.PodNamespace + "/" + args.PodName
-	// Assumed on its node before the binding is posted, so that no filter
-	// in between misses it. Its cpu is the one its filter call gave (the
-	// informer may not have seen the pod yet), else the informer's.
+	// Assumed on its node while the binding is posted, so that no filter
+	// in between misses it. Its cpu is the one its filter call gave, else
+	// the API server's.
 	e.mu.Lock()
 	f, filtered := e.inFlight[key]
 	e.mu.Unlock()
 	cpu := f.cpu
 	if !filtered {
-		pod, err := e.pods.Pods(args.PodNamespace).Get(args.PodName)
+		pod, err := e.cs.CoreV1().Pods(args.PodNamespace).Get(r.Context(), args.PodName, metav1.GetOptions{})
 		if err != nil {
 			writeJSON(w, bindingResult{Error: err.Error()})
 			return
@@ -318,10 +352,18 @@ func (e *extender) bind(w http.ResponseWriter, r *http.Request) {
 	e.mu.Unlock()
 	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: args.PodName, Namespace: args.PodNamespace, UID: args.PodUID},
 		Target: corev1.ObjectReference{Kind: "Node", Name: args.Node}}
-	if err := e.cs.CoreV1().Pods(args.PodNamespace).Bind(r.Context(), binding, metav1.CreateOptions{}); err != nil {
-		e.mu.Lock()
-		delete(e.assumed, key)
-		e.mu.Unlock()
+	err := e.cs.CoreV1().Pods(args.PodNamespace).Bind(r.Context(), binding, metav1.CreateOptions{})
+	e.mu.Lock()
+	if a, ok := e.assumed[key]; ok && err == nil {
+		// Every listing started from now on shows it while it runs; one
+		// started before may not, and counts it from here.
+		a.bound, a.boundAt = true, e.lists
+		e.assumed[key] = a
+	} else {
+		delete(e.assumed, key) // refused: never placed
+	}
+	e.mu.Unlock()
+	if err != nil {
 		writeJSON(w, bindingResult{Error: err.Error()})
 		return
 	}
