@@ -17,10 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// schedulerConfigs are minimal KubeSchedulerConfigurations for each upstream
-// version: the cluster's kubeconfig, client limits raised, leader election on.
-var schedulerConfigs = map[string]string{
-	"kube-scheduler": `apiVersion: kubescheduler.config.k8s.io/v1
+// schedulerConfig is a minimal KubeSchedulerConfiguration for an upstream
+// binary (kube-scheduler or kube-scheduler-1.18): the cluster's kubeconfig,
+// client limits raised, leader election on.
+func schedulerConfig(binary, kubeconfig string) []byte {
+	apiVersion := "kubescheduler.config.k8s.io/v1"
+	if binary == "kube-scheduler-1.18" {
+		apiVersion = "kubescheduler.config.k8s.io/v1alpha2"
+	}
+	return fmt.Appendf(nil, `apiVersion: %s
 kind: KubeSchedulerConfiguration
 clientConnection:
   kubeconfig: %s
@@ -28,16 +33,7 @@ clientConnection:
   burst: 5000
 leaderElection:
   leaderElect: true
-`,
-	"kube-scheduler-1.18": `apiVersion: kubescheduler.config.k8s.io/v1alpha2
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %s
-  qps: 5000
-  burst: 5000
-leaderElection:
-  leaderElect: true
-`,
+`, apiVersion, kubeconfig)
 }
 
 // expectedSchedulerErrors are error lines an unmodified scheduler logs against
@@ -102,7 +98,7 @@ func testSchedulerBindsEveryPod(t *testing.T, name string) {
 	defer w.Stop()
 
 	config := filepath.Join(c.dir, "scheduler.yaml")
-	writeFile(t, config, []byte(fmt.Sprintf(schedulerConfigs[name], c.kubeconfig)))
+	writeFile(t, config, schedulerConfig(name, c.kubeconfig))
 	logPath := filepath.Join(c.dir, name+".log")
 	schedCtx, stop := context.WithCancel(ctx)
 	defer stop()

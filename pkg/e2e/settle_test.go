@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -180,11 +179,7 @@ func TestHundredThousandJobsAtOneInstant(t *testing.T) {
 	s := newSimulation(t, "examples/platforms/platform_1000.xml", path)
 	s.cfg.BinDir = batkubeBinariesWithoutRace(t) // volume, not races, is the point
 	s.obs = nil
-	s.cfg.NoScheduler = true
-	s.onReady = func(s *simulation) {
-		ff := &firstFit{cs: s.client, idle: s.idleClient("first-fit")}
-		go ff.run(context.Background(), t)
-	}
+	s.scheduleFirstFit(t)
 	sum := s.mustRun(30 * time.Minute)
 	if sum.Succeeded != n || sum.Jobs != n {
 		t.Fatalf("%d jobs in _jobs.csv, %d succeeded; want all %d", sum.Jobs, sum.Succeeded, n)

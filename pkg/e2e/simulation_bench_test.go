@@ -79,11 +79,7 @@ func BenchmarkSimulationMemory(b *testing.B) {
 			writeSteadyWorkload(b, workload, jobs)
 			s := newSimulation(b, "examples/platforms/platform_1000.xml", workload)
 			s.obs = nil
-			s.cfg.NoScheduler = true
-			s.onReady = func(s *simulation) {
-				ff := &firstFit{cs: s.client, idle: s.idleClient("first-fit")}
-				go ff.run(context.Background(), b)
-			}
+			s.scheduleFirstFit(b)
 			sum := s.mustRun(30 * time.Minute)
 			if sum.Succeeded != jobs {
 				b.Fatalf("%d of %d jobs succeeded", sum.Succeeded, jobs)
@@ -158,6 +154,16 @@ type room struct{ cpu, mem int64 }
 type placement struct {
 	node string
 	take room
+}
+
+// scheduleFirstFit makes the first-fit stand-in the simulation's scheduler,
+// with its idle signal.
+func (s *simulation) scheduleFirstFit(tb testing.TB) {
+	s.cfg.NoScheduler = true
+	s.onReady = func(s *simulation) {
+		ff := &firstFit{cs: s.client, idle: s.idleClient("first-fit")}
+		go ff.run(context.Background(), tb)
+	}
 }
 
 func (f *firstFit) run(ctx context.Context, b testing.TB) {

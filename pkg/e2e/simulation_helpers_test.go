@@ -5,12 +5,14 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,7 +140,30 @@ func newSimulation(t testing.TB, platform string, workloads ...string) *simulati
 	for _, w := range workloads {
 		cfg.Workloads = append(cfg.Workloads, abs(root, w))
 	}
+	keepOutputsOfFailure(t, cfg.OutDir)
 	return &simulation{t: t, cfg: cfg, obs: newObserver()}
+}
+
+// keepOutputsOfFailure copies a failed test's output folder (logs, CSV
+// files, kube-scheduler's configuration), which t.TempDir removes at the
+// test's end, into $BATKUBE_E2E_KEEP/<test name>, when that is set: a rare
+// failure can then be read after the fact.
+func keepOutputsOfFailure(t testing.TB, dir string) {
+	keep := os.Getenv("BATKUBE_E2E_KEEP")
+	if keep == "" {
+		return
+	}
+	t.Cleanup(func() { // before t.TempDir's removal: cleanups run last first
+		if !t.Failed() {
+			return
+		}
+		dst := filepath.Join(keep, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())+"-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+		if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
+			t.Logf("keeping the outputs of the failed run: %v", err)
+			return
+		}
+		t.Logf("the failed run's outputs are kept in %s", dst)
+	})
 }
 
 // newHeldSimulation prepares a run of testdata/hold.json, which keeps a
@@ -528,6 +553,22 @@ func waitFor(t *testing.T, ch <-chan string, o *observer, job string, d time.Dur
 // resource (cpu, memory, extended ones) than the node has.
 func checkNoOvercommit(t *testing.T, s *simulation, jobs map[string]jobRow) {
 	t.Helper()
+	eachNodeUsage(t, s, jobs, func(node string, allocatable, used corev1.ResourceList, at float64) {
+		for name, q := range used {
+			if capacity := allocatable[name]; q.Cmp(capacity) > 0 {
+				t.Errorf("node %s: %s requested %s > allocatable %s at t=%g", node, name, q.String(), capacity.String(), at)
+			}
+		}
+	})
+}
+
+// eachNodeUsage calls visit with what the pods running on a node request
+// after each start or end of one of them (from _jobs.csv's times and the
+// pods' nodes and requests as client-go saw them), node by node, in time
+// order; ends come before starts at one instant, since a pod that finishes
+// at t frees its room for one that starts at t.
+func eachNodeUsage(t *testing.T, s *simulation, jobs map[string]jobRow, visit func(node string, allocatable, used corev1.ResourceList, at float64)) {
+	t.Helper()
 	type change struct {
 		at    float64
 		delta int // +1 start, -1 end
@@ -553,14 +594,13 @@ func checkNoOvercommit(t *testing.T, s *simulation, jobs map[string]jobRow) {
 	}
 	s.obs.mu.Lock()
 	defer s.obs.mu.Unlock()
-	for node, changes := range perNode {
+	for _, node := range slices.Sorted(maps.Keys(perNode)) {
 		n := s.obs.nodes[node]
 		if n == nil {
 			t.Errorf("pods ran on node %s, which was never seen", node)
 			continue
 		}
-		// Ends before starts at the same instant: a pod that finishes at t
-		// frees its room for one that starts at t.
+		changes := perNode[node]
 		sort.Slice(changes, func(i, j int) bool {
 			if changes[i].at != changes[j].at {
 				return changes[i].at < changes[j].at
@@ -577,10 +617,8 @@ func checkNoOvercommit(t *testing.T, s *simulation, jobs map[string]jobRow) {
 					q.Sub(req)
 				}
 				used[name] = q
-				if capacity := n.Status.Allocatable[name]; q.Cmp(capacity) > 0 {
-					t.Errorf("node %s: %s requested %s > allocatable %s at t=%g", node, name, q.String(), capacity.String(), c.at)
-				}
 			}
+			visit(node, n.Status.Allocatable, used, c.at)
 		}
 	}
 }

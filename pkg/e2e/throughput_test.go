@@ -61,7 +61,7 @@ func BenchmarkKubeSchedulerThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		config := filepath.Join(c.dir, "scheduler.yaml")
-		writeFile(b, config, []byte(fmt.Sprintf(schedulerConfigs["kube-scheduler"], c.kubeconfig)))
+		writeFile(b, config, schedulerConfig("kube-scheduler", c.kubeconfig))
 		cmd := command(ctx, b, filepath.Join(c.dir, "scheduler.log"), bin, "--config", config, "--secure-port", "0")
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 		var before syscall.Rusage
