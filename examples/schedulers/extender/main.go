@@ -110,6 +110,11 @@ type extender struct {
 	// anyway): a listing that forgets a pod it shows bound, or one that
 	// ended, must not overtake an older one still on its way.
 	listing sync.Mutex
+	// filteredUsage is the usage the latest filter call read, for the pod
+	// filteredPod: the prioritize call that follows in the same cycle
+	// scores with it rather than list again (scores need no newer view).
+	filteredPod   string
+	filteredUsage map[string]int64
 	// filtered counts the nodes filtered out, for the log at exit.
 	calls, filtered, failed atomic.Int64
 	// rng draws the injected failures (--fail-rate).
@@ -294,6 +299,7 @@ func (e *extender) filter(w http.ResponseWriter, r *http.Request) {
 	}
 	e.filtered.Add(int64(len(failed)))
 	e.mu.Lock()
+	e.filteredPod, e.filteredUsage = key, used
 	if len(pass) > 0 {
 		e.inFlight[key] = inFlightPod{nodes: pass, cpu: cpu}
 	} else {
@@ -308,10 +314,19 @@ func (e *extender) prioritize(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &args) {
 		return
 	}
-	used, err := e.usage(r.Context(), args.Pod.Namespace+"/"+args.Pod.Name)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	key := args.Pod.Namespace + "/" + args.Pod.Name
+	e.mu.Lock()
+	used := e.filteredUsage
+	if e.filteredPod != key {
+		used = nil
+	}
+	e.mu.Unlock()
+	if used == nil {
+		var err error
+		if used, err = e.usage(r.Context(), key); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 	}
 	cpu := podCPU(args.Pod)
 	scores := []hostPriority{}
