@@ -375,7 +375,7 @@ func (e *extender) bind(w http.ResponseWriter, r *http.Request) {
 		a.bound, a.boundAt = true, e.lists
 		e.assumed[key] = a
 	} else {
-		delete(e.assumed, key) // refused: never placed
+		delete(e.assumed, key) // refused (never placed), or listed bound already
 	}
 	e.mu.Unlock()
 	if err != nil {
