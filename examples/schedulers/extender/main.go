@@ -157,19 +157,8 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	factory := informers.NewSharedInformerFactory(cs, 0)
-	e := &extender{opts: opts, cs: cs, assumed: map[string]assumedPod{}, inFlight: map[string]inFlightPod{},
-		rng: rand.New(rand.NewPCG(opts.Seed, 1)), nodes: factory.Core().V1().Nodes().Lister()}
-	// A pod gone (deleted before it was bound, or finished and removed)
-	// frees what was assumed of it, even if it was never seen bound.
-	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if p, ok := obj.(*corev1.Pod); ok {
-				e.forget(p.Namespace + "/" + p.Name)
-			}
-		}}); err != nil {
+	e, err := newExtender(opts, cs, factory)
+	if err != nil {
 		return err
 	}
 	factory.Start(ctx.Done())
@@ -195,6 +184,25 @@ func run(ctx context.Context, opts options) error {
 		return nil
 	}
 	return err
+}
+
+// newExtender makes the extender of the cluster cs, whose node lister and
+// pod deletions come from factory (to be started by the caller).
+func newExtender(opts options, cs kubernetes.Interface, factory informers.SharedInformerFactory) (*extender, error) {
+	e := &extender{opts: opts, cs: cs, assumed: map[string]assumedPod{}, inFlight: map[string]inFlightPod{},
+		rng: rand.New(rand.NewPCG(opts.Seed, 1)), nodes: factory.Core().V1().Nodes().Lister()}
+	// A pod gone (deleted before it was bound, or finished and removed)
+	// frees what was assumed of it, even if it was never seen bound.
+	_, err := factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if p, ok := obj.(*corev1.Pod); ok {
+				e.forget(p.Namespace + "/" + p.Name)
+			}
+		}})
+	return e, err
 }
 
 func (e *extender) forget(key string) {
