@@ -146,7 +146,8 @@ func newSimulation(t testing.TB, platform string, workloads ...string) *simulati
 
 // keepOutputsOfFailure copies a failed test's output folder (logs, CSV
 // files, kube-scheduler's configuration), which t.TempDir removes at the
-// test's end, into $BATKUBE_E2E_KEEP/<test name>, when that is set: a rare
+// test's end, into $BATKUBE_E2E_KEEP/<test name>-<id> (one folder per
+// failed run, so -count=N keeps them all), when that is set: a rare
 // failure can then be read after the fact.
 func keepOutputsOfFailure(t testing.TB, dir string) {
 	keep := os.Getenv("BATKUBE_E2E_KEEP")
