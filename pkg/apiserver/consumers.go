@@ -8,9 +8,10 @@ import (
 	"github.com/go-openapi/runtime"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/batkube/batkube/pkg/endpoint"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/batkube/batkube/pkg/endpoint"
 )
 
 // Patch media types.

@@ -71,12 +71,12 @@ func (q *request) deleteCollection(ctx context.Context, w http.ResponseWriter) {
 		q.fail(w, err)
 		return
 	}
-	_, ls, fs, err := q.listOptions()
+	_, sel, err := q.listOptions()
 	if err != nil {
 		q.fail(w, err)
 		return
 	}
-	list, err := q.server.store.List(q.res.storage, store.ListOptions{Namespace: q.args.Namespace, Label: ls, Field: fs})
+	list, err := q.server.store.List(q.res.storage, store.ListOptions{Selection: sel})
 	if err != nil {
 		q.fail(w, err)
 		return
@@ -259,7 +259,7 @@ var errFinalizersLeft = errors.New("finalizers left")
 // namespace controller's work, done at once).
 func (s *Server) deleteNamespaceContents(ctx context.Context, ns string) error {
 	for _, r := range append(s.catalog.namespacedStorages(), s.customResources().namespacedStorages()...) {
-		list, err := s.store.List(r.storage, store.ListOptions{Namespace: ns})
+		list, err := s.store.List(r.storage, store.ListOptions{Selection: store.Selection{Namespace: ns}})
 		if err != nil {
 			return err
 		}

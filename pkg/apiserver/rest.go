@@ -114,19 +114,20 @@ func (q *request) notFoundAs(err error) error {
 	return err
 }
 
-// listOptions decodes the query of a list or watch request.
-func (q *request) listOptions() (*metav1.ListOptions, labels.Selector, fields.Selector, error) {
+// listOptions decodes the query of a list or watch request, and the
+// objects it selects.
+func (q *request) listOptions() (*metav1.ListOptions, store.Selection, error) {
 	var opts metav1.ListOptions
 	if err := q.server.params.DecodeParameters(q.http.URL.Query(), corev1.SchemeGroupVersion, &opts); err != nil {
-		return nil, nil, nil, apierrors.NewBadRequest(err.Error())
+		return nil, store.Selection{}, apierrors.NewBadRequest(err.Error())
 	}
 	ls, err := labels.Parse(opts.LabelSelector)
 	if err != nil {
-		return nil, nil, nil, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		return nil, store.Selection{}, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
 	}
 	fs, err := fields.ParseSelector(opts.FieldSelector)
 	if err != nil {
-		return nil, nil, nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+		return nil, store.Selection{}, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 	}
 	if !fs.Empty() { // most lists and watches select no field
 		supported := registry.SupportedFields(q.res.storageGVK.Kind)
@@ -134,27 +135,27 @@ func (q *request) listOptions() (*metav1.ListOptions, labels.Selector, fields.Se
 			supported = append(registry.SupportedFields(""), q.res.custom.SelectableFields...)
 		}
 		if err := registry.CheckFields(supported, fs); err != nil {
-			return nil, nil, nil, apierrors.NewBadRequest(err.Error())
+			return nil, store.Selection{}, apierrors.NewBadRequest(err.Error())
 		}
 	}
 	if q.op.Verb == endpoint.Watch && q.args.Name != "" {
 		fs = fields.AndSelectors(fs, fields.OneTermEqualSelector("metadata.name", q.args.Name))
 	}
-	return &opts, ls, fs, nil
+	return &opts, store.Selection{Namespace: q.args.Namespace, Label: ls, Field: fs}, nil
 }
 
 // list serves a collection GET: a list, or a watch with ?watch=true.
 func (q *request) list(w http.ResponseWriter) {
-	opts, ls, fs, err := q.listOptions()
+	opts, sel, err := q.listOptions()
 	if err != nil {
 		q.fail(w, err)
 		return
 	}
 	if opts.Watch {
-		q.watch(w, opts, ls, fs)
+		q.watch(w, opts, sel)
 		return
 	}
-	lo := store.ListOptions{Namespace: q.args.Namespace, Label: ls, Field: fs, Limit: opts.Limit, Continue: opts.Continue}
+	lo := store.ListOptions{Selection: sel, Limit: opts.Limit, Continue: opts.Continue}
 	if err := applyListRV(&lo, opts, q.server.store.CurrentRV()); err != nil {
 		q.fail(w, err)
 		return

@@ -13,8 +13,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
@@ -24,17 +22,17 @@ import (
 
 // watchDeprecated serves the /watch/ paths of the spec.
 func (q *request) watchDeprecated(w http.ResponseWriter) {
-	opts, ls, fs, err := q.listOptions()
+	opts, sel, err := q.listOptions()
 	if err != nil {
 		q.fail(w, err)
 		return
 	}
-	q.watch(w, opts, ls, fs)
+	q.watch(w, opts, sel)
 }
 
 // watch streams the changes of a collection (see the API concepts: the
 // resourceVersion semantics of watch, and the watch-list protocol).
-func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labels.Selector, fs fields.Selector) {
+func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, sel store.Selection) {
 	s := q.server
 	q.metrics.Watching()
 	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
@@ -51,7 +49,7 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, ls labe
 		q.fail(w, newUnprocessable(q.res, "", "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
 		return
 	}
-	wo := store.WatchOptions{Namespace: q.args.Namespace, Label: ls, Field: fs}
+	wo := store.WatchOptions{Selection: sel}
 	switch rv := opts.ResourceVersion; {
 	case sendInitial, rv == "", rv == "0":
 		wo.SendInitialEvents = true

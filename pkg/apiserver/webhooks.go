@@ -57,7 +57,7 @@ func (s *Server) resolveService(namespace, name string, port int32) (string, err
 		return "", fmt.Errorf("service %s/%s has no port %d", namespace, name, port)
 	}
 	sel, _ := labels.Parse(discoveryv1.LabelServiceName + "=" + name)
-	slices, err := s.store.List(discoveryv1.SchemeGroupVersion.WithResource("endpointslices").GroupResource(), store.ListOptions{Namespace: namespace, Label: sel})
+	slices, err := s.store.List(discoveryv1.SchemeGroupVersion.WithResource("endpointslices").GroupResource(), store.ListOptions{Selection: store.Selection{Namespace: namespace, Label: sel}})
 	if err != nil {
 		return "", err
 	}

@@ -102,9 +102,9 @@ func BenchmarkList5000Pods(b *testing.B) {
 		want int
 	}{
 		{"all", ListOptions{}, 5000},
-		{"fieldSelector", ListOptions{Field: fields.OneTermEqualSelector("spec.nodeName", "")}, 2500},
-		{"labelSelector", ListOptions{Label: labels.SelectorFromSet(labels.Set{"app": "1"})}, 1250},
-		{"namespace", ListOptions{Namespace: "ns3"}, 500},
+		{"fieldSelector", ListOptions{Selection: Selection{Field: fields.OneTermEqualSelector("spec.nodeName", "")}}, 2500},
+		{"labelSelector", ListOptions{Selection: Selection{Label: labels.SelectorFromSet(labels.Set{"app": "1"})}}, 1250},
+		{"namespace", ListOptions{Selection: Selection{Namespace: "ns3"}}, 500},
 		{"page500", ListOptions{Limit: 500}, 500},
 	}
 	for _, tt := range tests {
@@ -146,7 +146,7 @@ func BenchmarkWatchFanOut100Watchers(b *testing.B) {
 	defer cancel()
 	progress := make(chan struct{}, watchers)
 	for range watchers {
-		w, err := s.Watch(ctx, pods, WatchOptions{Namespace: "ns"})
+		w, err := s.Watch(ctx, pods, WatchOptions{Selection: Selection{Namespace: "ns"}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,6 +6,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// Selection says which objects of a resource a List or a Watch is about.
+// Its zero value selects them all.
+type Selection struct {
+	Namespace string          // "": every namespace
+	Label     labels.Selector // nil or empty: no filter
+	Field     fields.Selector // nil or empty: no filter
+}
+
 // predicate selects objects by label and field selectors (the namespace is
 // handled by key ranges).
 type predicate struct {
@@ -15,13 +23,13 @@ type predicate struct {
 	fields FieldsFunc
 }
 
-func newPredicate(gr schema.GroupResource, label labels.Selector, field fields.Selector, fn FieldsFunc) predicate {
+func newPredicate(gr schema.GroupResource, sel Selection, fn FieldsFunc) predicate {
 	p := predicate{gr: gr, fields: fn}
-	if label != nil && !label.Empty() {
-		p.label = label
+	if sel.Label != nil && !sel.Label.Empty() {
+		p.label = sel.Label
 	}
-	if field != nil && !field.Empty() {
-		p.field = field
+	if sel.Field != nil && !sel.Field.Empty() {
+		p.field = sel.Field
 	}
 	return p
 }

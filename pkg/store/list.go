@@ -5,16 +5,12 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// ListOptions select the objects of a List.
+// ListOptions select the objects of a List and the page.
 type ListOptions struct {
-	Namespace string          // "" lists every namespace
-	Label     labels.Selector // nil or empty: no filter
-	Field     fields.Selector // nil or empty: no filter
+	Selection
 	// Limit caps the page size (0: no paging); Continue is the token of the
 	// previous page. All pages of one list show the first page's snapshot.
 	Limit    int64
@@ -50,7 +46,7 @@ const (
 // (an expired continue carries a token to resume at the current state),
 // Timeout for a resourceVersion the store has not reached.
 func (s *Store) List(gr schema.GroupResource, opts ListOptions) (ListResult, error) {
-	pred := newPredicate(gr, opts.Label, opts.Field, s.fields)
+	pred := newPredicate(gr, opts.Selection, s.fields)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	current := s.last

@@ -8,18 +8,14 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 )
 
-// WatchOptions select the events of a Watch.
+// WatchOptions select the objects of a Watch and where its events start.
 type WatchOptions struct {
-	Namespace string          // "" watches every namespace
-	Label     labels.Selector // nil or empty: no filter
-	Field     fields.Selector // nil or empty: no filter
+	Selection
 	// ResourceVersion: deliver the events after this RV (410 Gone if older
 	// than the resource's history; an RV in the future waits for it). 0
 	// without SendInitialEvents starts at the current RV.
@@ -106,7 +102,7 @@ func (s *Store) Watch(ctx context.Context, gr schema.GroupResource, opts WatchOp
 		gr:    gr,
 		hist:  s.historyOf(gr),
 		ns:    opts.Namespace,
-		pred:  newPredicate(gr, opts.Label, opts.Field, s.fields),
+		pred:  newPredicate(gr, opts.Selection, s.fields),
 		out:   make(chan Event, watchBuffer),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),

@@ -37,7 +37,7 @@ func TestWatchFromOldRVReplaysMissedEventsInOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("from %d in %q", tt.from, tt.ns), func(t *testing.T) {
-			w := mustWatch(t, s, pods, WatchOptions{ResourceVersion: tt.from, Namespace: tt.ns})
+			w := mustWatch(t, s, pods, WatchOptions{Selection: Selection{Namespace: tt.ns}, ResourceVersion: tt.from})
 			var got []string
 			for _, ev := range nextEvents(t, w, len(tt.want)) {
 				got = append(got, fmt.Sprintf("%s %s@%d", ev.Type, ev.Object.Object().GetName(), ev.RV))
@@ -201,8 +201,8 @@ func TestSelectorTransitionsBecomeAddedAndDeleted(t *testing.T) {
 		name string
 		opts WatchOptions
 	}{
-		{"field", WatchOptions{Field: mustParseFields(t, "spec.nodeName=n1")}},
-		{"label", WatchOptions{Label: mustParseLabels(t, "tier=front")}},
+		{"field", WatchOptions{Selection: Selection{Field: mustParseFields(t, "spec.nodeName=n1")}}},
+		{"label", WatchOptions{Selection: Selection{Label: mustParseLabels(t, "tier=front")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -387,7 +387,7 @@ func TestWatchEndsOnStopAndCancelWithoutLeaks(t *testing.T) {
 
 func TestWatchWithSelectorsSkipsOtherObjects(t *testing.T) {
 	s := newTestStore(t, 0)
-	w := mustWatch(t, s, pods, WatchOptions{Namespace: "ns", Field: mustParseFields(t, "status.phase!=Succeeded")})
+	w := mustWatch(t, s, pods, WatchOptions{Selection: Selection{Namespace: "ns", Field: mustParseFields(t, "status.phase!=Succeeded")}})
 	mustCreate(t, s, nodes, newPod("", "ns", nil, ""))
 	mustCreate(t, s, pods, newPod("other", "a", nil, ""))
 	done := newPod("ns", "done", nil, "")
@@ -587,7 +587,7 @@ func TestEndedWatchersDoNotGrowTheHistory(t *testing.T) {
 func TestProgressTellsWhenTheConsumerHasEveryWrite(t *testing.T) {
 	s := newTestStore(t, 100)
 	ctx := context.Background()
-	w, err := s.Watch(ctx, pods, WatchOptions{Label: labels.SelectorFromSet(labels.Set{"app": "a"})})
+	w, err := s.Watch(ctx, pods, WatchOptions{Selection: Selection{Label: labels.SelectorFromSet(labels.Set{"app": "a"})}})
 	if err != nil {
 		t.Fatal(err)
 	}
