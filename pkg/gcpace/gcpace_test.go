@@ -34,14 +34,8 @@ func TestPercentForKeepsTheHeadroom(t *testing.T) {
 // cleanup that calls it after each collection runs on the runtime's own
 // goroutine, at no instant a test could wait for.)
 func TestPacerFollowsTheLiveHeapAndRestores(t *testing.T) {
-	base := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(base)
 	const headroom = 16 << 20
-	runtime.GC()
-	p := Start(headroom)
-	if p == nil {
-		t.Fatal("Start returned no pacer with GOGC=100")
-	}
+	p := startFromGOGC100(t, headroom)
 	if got := p.Percent(); got <= 100 {
 		t.Errorf("GC percent %d with a test's small heap and 16 MiB of headroom, want more than 100", got)
 	}
@@ -102,11 +96,8 @@ func TestLimitBoundsAStalePercent(t *testing.T) {
 // pacer must not let the runtime's heap minimum (which scales with the GC
 // percent) put the next collection far past the headroom.
 func TestHeapGoalStaysNearTheHeadroom(t *testing.T) {
-	base := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(base)
 	const headroom = 64 << 20
-	runtime.GC()
-	p := Start(headroom)
+	p := startFromGOGC100(t, headroom)
 	defer p.Stop()
 	runtime.GC()
 	runtime.GC()
@@ -117,4 +108,18 @@ func TestHeapGoalStaysNearTheHeadroom(t *testing.T) {
 		t.Errorf("heap goal %d MiB with %d MiB live and %d MiB of headroom (GC percent %d), want at most %d MiB",
 			goal>>20, live>>20, headroom>>20, p.Percent(), limit>>20)
 	}
+}
+
+// startFromGOGC100 starts a pacer of headroom bytes after a collection at
+// GOGC=100, and gives the process its GC percent back when t ends.
+func startFromGOGC100(t *testing.T, headroom uint64) *Pacer {
+	t.Helper()
+	base := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(base) })
+	runtime.GC()
+	p := Start(headroom)
+	if p == nil {
+		t.Fatal("Start returned no pacer with GOGC=100")
+	}
+	return p
 }
