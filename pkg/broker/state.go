@@ -2,10 +2,10 @@ package broker
 
 import (
 	"cmp"
-	"k8s.io/apimachinery/pkg/types"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/batkube/batkube/pkg/batsim"
 )
