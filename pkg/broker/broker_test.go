@@ -57,9 +57,7 @@ func start(t *testing.T, opts broker.Options) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.client.Close() })
-	if h.cs, err = kubernetes.NewForConfig(ts.Config()); err != nil {
-		t.Fatal(err)
-	}
+	h.cs = ts.Clientset()
 	w, err := h.cs.CoreV1().Pods("").Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

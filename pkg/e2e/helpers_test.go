@@ -45,11 +45,7 @@ func startCluster(t testing.TB) *cluster {
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	content := launch.Kubeconfig(ts.URL)
 	writeFile(t, kubeconfig, []byte(content))
-	cs, err := kubernetes.NewForConfig(ts.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &cluster{Server: ts, kubeconfig: kubeconfig, client: cs, dir: dir}
+	return &cluster{Server: ts, kubeconfig: kubeconfig, client: ts.Clientset(), dir: dir}
 }
 
 // testContext returns a context that ends with the test or after d.

@@ -15,7 +15,6 @@ import (
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
@@ -38,7 +37,7 @@ func managers(m metav1.Object) map[string]metav1.ManagedFieldsOperationType {
 func TestServerSideApply(t *testing.T) {
 	ts := servertest.StartDefault(t)
 	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(ts.Config())
+	cs := ts.Clientset()
 	cms := cs.CoreV1().ConfigMaps("default")
 
 	cm, err := cms.Apply(ctx, corev1apply.ConfigMap("settings", "default").WithData(map[string]string{"x": "1", "y": "1"}),

@@ -27,8 +27,8 @@ func BenchmarkListPods5000(b *testing.B) {
 		}
 	}
 	for name, cfg := range map[string]func() *kubernetes.Clientset{
-		"json":     func() *kubernetes.Clientset { return kubernetes.NewForConfigOrDie(ts.Config()) },
-		"protobuf": func() *kubernetes.Clientset { return kubernetes.NewForConfigOrDie(ts.ProtobufConfig()) },
+		"json":     func() *kubernetes.Clientset { return ts.Clientset() },
+		"protobuf": func() *kubernetes.Clientset { return ts.ProtobufClientset() },
 	} {
 		cs := cfg()
 		b.Run(name, func(b *testing.B) {
@@ -47,7 +47,7 @@ func BenchmarkListPods5000(b *testing.B) {
 func BenchmarkWatchFanOut100(b *testing.B) {
 	const watchers = 100
 	ts := servertest.Start(b, server.Options{WatchHistory: 100000})
-	cs := kubernetes.NewForConfigOrDie(ts.ProtobufConfig())
+	cs := ts.ProtobufClientset()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	list, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
@@ -103,7 +103,7 @@ func BenchmarkWatchFanOut100(b *testing.B) {
 // (protobuf, as kube-scheduler speaks), from 8 goroutines.
 func BenchmarkCreateAndBind(b *testing.B) {
 	ts := servertest.StartDefault(b)
-	cs := kubernetes.NewForConfigOrDie(ts.ProtobufConfig())
+	cs := ts.ProtobufClientset()
 	ctx := context.Background()
 	var mu sync.Mutex
 	next := 0

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/batkube/batkube/pkg/apiserver"
@@ -26,7 +25,7 @@ func TestEventsExpireAnHourAfterTheirLastWrite(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := clocktesting.NewFakePassiveClock(t0)
 	ts := servertest.Start(t, server.Options{Clock: clock})
-	cs := kubernetes.NewForConfigOrDie(ts.ProtobufConfig())
+	cs := ts.ProtobufClientset()
 	events := cs.CoreV1().Events("default")
 	create := func(name string) {
 		t.Helper()

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
@@ -45,10 +44,7 @@ spec:
 	if want := []string{"priorityclasses/high", "namespaces/team-a", "configmaps/settings", "pods/p"}; !slices.Equal(created, want) {
 		t.Fatalf("created %v, want %v", created, want)
 	}
-	cs, err := kubernetes.NewForConfig(ts.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := ts.Clientset()
 	if cm, err := cs.CoreV1().ConfigMaps("team-a").Get(ctx, "settings", metav1.GetOptions{}); err != nil || cm.Data["k"] != "v" {
 		t.Errorf("configmap: %v %v", cm, err)
 	}

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/server"
@@ -58,7 +57,7 @@ func requestLabels(verb, resource, subresource, scope, code string) map[string]s
 // response code; and that every counted request was timed.
 func TestMetricsCountRequestsAsKubeAPIServer(t *testing.T) {
 	ts := servertest.StartDefault(t)
-	cs := kubernetes.NewForConfigOrDie(ts.Config())
+	cs := ts.Clientset()
 	ctx := ctxT(t)
 	pods := cs.CoreV1().Pods("default")
 	must := func(what string, err error) {
@@ -148,7 +147,7 @@ func TestMetricsCountRequestsAsKubeAPIServer(t *testing.T) {
 // request.
 func TestMetricsOpenWatches(t *testing.T) {
 	ts := servertest.StartDefault(t)
-	cs := kubernetes.NewForConfigOrDie(ts.ProtobufConfig())
+	cs := ts.ProtobufClientset()
 	ctx := ctxT(t)
 	cms := cs.CoreV1().ConfigMaps("default")
 	list, err := cms.List(ctx, metav1.ListOptions{})

@@ -9,7 +9,6 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
@@ -22,10 +21,7 @@ import (
 func TestPodGroupPriorityIsResolved(t *testing.T) {
 	ts := servertest.StartDefault(t)
 	ctx := context.Background()
-	cs, err := kubernetes.NewForConfig(ts.ProtobufConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := ts.ProtobufClientset()
 	groups := cs.SchedulingV1beta1().PodGroups("default")
 	group := func(name, class string, priority *int32) *schedulingv1beta1.PodGroup {
 		return &schedulingv1beta1.PodGroup{

@@ -80,10 +80,7 @@ func TestWatchFromOldRVReplaysMissedEventsInOrder(t *testing.T) {
 
 func TestWatchFromTooOldRVIsGone(t *testing.T) {
 	ts := servertest.Start(t, server.Options{WatchHistory: 10})
-	cs, err := kubernetes.NewForConfig(ts.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := ts.Clientset()
 	ctx := ctxT(t)
 	for i := range 30 {
 		if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: strconv.Itoa(i)}}, metav1.CreateOptions{}); err != nil {

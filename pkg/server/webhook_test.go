@@ -29,7 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/batkube/batkube/pkg/server/servertest"
@@ -106,7 +105,7 @@ func (w *webhookServer) clientConfig(path string) admissionregistrationv1.Webhoo
 func TestAdmissionWebhooks(t *testing.T) {
 	ts := servertest.StartDefault(t)
 	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(ts.Config())
+	cs := ts.Clientset()
 	suspend := newWebhook(t, func(req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		patch := []byte(`[{"op":"add","path":"/spec/suspend","value":true}]`)
 		return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: ptr.To(admissionv1.PatchTypeJSONPatch)}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/batkube/batkube/pkg/metrics"
@@ -87,6 +88,17 @@ func (s *Server) ProtobufConfig() *rest.Config {
 	c.ContentType = "application/vnd.kubernetes.protobuf"
 	c.AcceptContentTypes = "application/vnd.kubernetes.protobuf, */*"
 	return c
+}
+
+// Clientset returns a client-go clientset that speaks JSON to the server.
+func (s *Server) Clientset() *kubernetes.Clientset {
+	return kubernetes.NewForConfigOrDie(s.Config()) // fails only on a malformed configuration
+}
+
+// ProtobufClientset returns a client-go clientset that speaks protobuf to
+// the server, as kube-scheduler does.
+func (s *Server) ProtobufClientset() *kubernetes.Clientset {
+	return kubernetes.NewForConfigOrDie(s.ProtobufConfig())
 }
 
 // Connections returns how many client connections the server accepted.
