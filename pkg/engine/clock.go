@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/batkube/batkube/pkg/engine/internal/ld"
-	"github.com/batkube/batkube/pkg/engine/internal/timeq"
+	"github.com/batkube/batkube/pkg/simtime/timerq"
 )
 
 // The engine's clock is SimGrid's (the one Batsim runs on), a double that
@@ -55,7 +55,7 @@ const (
 
 // timer is a SimGrid action the engine waits for.
 type timer struct {
-	item  timeq.Item[*timer] // when lazy: due at item.At() in virtual time
+	item  timerq.Item[*timer] // when lazy: due at item.At() in virtual time
 	kind  timerKind
 	armed bool
 	born  uint64  // creation order: SimGrid handles the actions ended in one step in this order
@@ -146,7 +146,7 @@ func swapRemove(s []*timer, i int, index func(*timer) *int) []*timer {
 // nextStep returns the duration of SimGrid's next step: the least time
 // left over the pending timers; false if none is pending.
 func (e *Engine) nextStep() (float64, bool) {
-	var next timeq.Time
+	var next timerq.Time
 	ok := false
 	if it := e.timers.Peek(); it != nil {
 		next, ok = it.At(), true
@@ -282,7 +282,7 @@ func (e *Engine) fire(t *timer) {
 	case timerSubmit:
 		e.onSubmitter(e.submitters[t.index])
 	case timerEvents:
-		e.onEventSubmitter(e.eventSubmitters[t.index])
+		e.onSubmitter(e.eventSubmitters[t.index])
 	}
 }
 
@@ -305,36 +305,50 @@ func (e *Engine) advanceUntil(ts float64) {
 	}
 }
 
-// submitter is Batsim's job submitter of a static workload: it submits the
-// jobs in the order of their subtimes (then ids), sleeping from one to the
-// next.
+// submitter is one of Batsim's static submitters, of a workload's jobs
+// (newJobSubmitter) or of an events file's events (newEventSubmitter): it
+// submits its items in the order of their dates, sleeping from one date to
+// the next, then says goodbye.
 type submitter struct {
-	jobs  []int32   // by subtime, then id
-	subs  []float64 // their subtimes
-	next  int
-	slept bool // it sleeps until jobs[next]'s subtime
-	timer timer
-	batch *batchSender // when messages of the master host take time
+	dates  []float64   // the items', in order
+	handle func(i int) // the server handling item i
+	bye    func()      // the server handling the goodbye
+	next   int
+	slept  bool // it sleeps until dates[next]
+	timer  timer
+	batch  *batchSender // when messages of the master host take time
 }
 
-func newSubmitter(index int, jobs []*Job, first int32) *submitter {
-	s := &submitter{jobs: make([]int32, len(jobs))}
+// newJobSubmitter returns the submitter of a static workload, whose jobs
+// are the engine's from first on: it submits them in the order of their
+// subtimes, then ids.
+func (e *Engine) newJobSubmitter(index int, jobs []*Job, first int32) *submitter {
+	order := make([]int32, len(jobs))
 	for i := range jobs {
-		s.jobs[i] = first + int32(i)
+		order[i] = first + int32(i)
 	}
-	slices.SortStableFunc(s.jobs, func(a, b int32) int {
+	slices.SortStableFunc(order, func(a, b int32) int {
 		ja, jb := jobs[a-first], jobs[b-first]
 		if c := cmp.Compare(ja.Subtime, jb.Subtime); c != 0 {
 			return c
 		}
 		return strings.Compare(ja.ID, jb.ID)
 	})
-	s.subs = make([]float64, len(s.jobs))
-	for i, idx := range s.jobs {
-		s.subs[i] = jobs[idx-first].Subtime
+	s := &submitter{dates: make([]float64, len(order)), timer: timer{kind: timerSubmit, index: index},
+		handle: func(i int) { e.submit(order[i]) }, bye: e.submitterDone}
+	for i, idx := range order {
+		s.dates[i] = jobs[idx-first].Subtime
 	}
-	s.timer = timer{kind: timerSubmit, index: index}
 	return s
+}
+
+// startSubmitter starts s at 0, sending its items in batches when the
+// master host's messages take time.
+func (e *Engine) startSubmitter(s *submitter) {
+	if e.masterMsg.takesTime() {
+		s.batch = e.newBatches(s)
+	}
+	e.sleep(&s.timer, 0)
 }
 
 // sleepUntil is how long Batsim's submitters sleep from cur to date:
@@ -346,45 +360,46 @@ func sleepUntil(date, cur float64) float64 {
 	return ld.Diff(date, cur).Float64()
 }
 
-// submitDue reports whether the next item of a submitter woken up at cur, of date
-// date, is due; if it is not, the submitter sleeps until it on timer t. The
-// item it slept for is due whatever the clock reads (slept tells).
-func (e *Engine) submitDue(date, cur float64, slept *bool, t *timer) bool {
-	if date > cur && !*slept {
-		e.sleep(t, sleepUntil(date, cur))
-		*slept = true
+// submitDue reports whether the next item of s, woken up at cur, is due;
+// if it is not, s sleeps until its date. The item it slept for is due
+// whatever the clock reads.
+func (e *Engine) submitDue(s *submitter, cur float64) bool {
+	if date := s.dates[s.next]; date > cur && !s.slept {
+		e.sleep(&s.timer, sleepUntil(date, cur))
+		s.slept = true
 		return false
 	}
-	*slept = false
+	s.slept = false
 	return true
 }
 
-// onSubmitter wakes a submitter up. It submits the job it slept for (even
-// if the clock, rounded at each step, reads a little less than its
-// subtime), then the next ones while their subtime is not after the clock;
-// for the next one it sleeps (double)(subtime - clock), computed in long
-// double: the clock then reads that subtime, but for the rounding of the
-// steps in between. Once it has none left, it says goodbye;
-// no_more_static_job_to_submit follows the last submitter's.
+// onSubmitter wakes a submitter up. It submits the item it slept for (even
+// if the clock, rounded at each step, reads a little less than its date),
+// then the next ones while their date is not after the clock; for the next
+// one it sleeps (double)(date - clock), computed in long double: the clock
+// then reads that date, but for the rounding of the steps in between. Once
+// it has none left, it says goodbye; no_more_static_job_to_submit follows
+// the last job submitter's, no_more_external_event_to_occur the last
+// events submitter's.
 func (e *Engine) onSubmitter(s *submitter) {
 	if s.batch != nil {
 		e.onBatchSender(s.batch)
 		return
 	}
 	cur := e.now
-	for s.next < len(s.jobs) {
-		if !e.submitDue(s.subs[s.next], cur, &s.slept, &s.timer) {
+	for s.next < len(s.dates) {
+		if !e.submitDue(s, cur) {
 			return
 		}
-		idx := s.jobs[s.next]
+		i := s.next
 		s.next++
 		if e.busy() {
-			e.post(message{handle: func() { e.submit(idx) }})
+			e.post(message{handle: func() { s.handle(i) }})
 		} else {
-			e.submit(idx)
+			s.handle(i) // as posting it would: the server gets it at once
 		}
 	}
-	e.post(message{handle: e.submitterDone})
+	e.post(message{handle: s.bye})
 }
 
 // submitterDone is a submitter's goodbye reaching the server:
@@ -396,15 +411,15 @@ func (e *Engine) submitterDone() {
 	}
 }
 
-// newJobBatches makes a submitter send its jobs in batches.
-func (e *Engine) newJobBatches(s *submitter) *batchSender {
-	return &batchSender{dates: s.subs, timer: &s.timer,
+// newBatches makes a submitter send its items in batches.
+func (e *Engine) newBatches(s *submitter) *batchSender {
+	return &batchSender{dates: s.dates, timer: &s.timer,
 		deliver: func(from, to int) {
-			for _, idx := range s.jobs[from:to] {
-				e.submit(idx)
+			for i := from; i < to; i++ {
+				s.handle(i)
 			}
 		},
-		bye: e.submitterDone}
+		bye: s.bye}
 }
 
 // noMoreStaticJobs is no_more_static_job_to_submit, once the last

@@ -8,30 +8,17 @@ import (
 )
 
 // What each decision of the decision process does (Apply applies them in
-// turn, server.go says when).
+// turn, server.go says when): its applyTo, which the Decision interface
+// asks of every decision.
 
-// apply applies one decision at the current time.
-func (e *Engine) apply(d Decision) error {
-	switch d := d.(type) {
-	case ExecuteJob:
-		return e.execute(d)
-	case RejectJob:
-		return e.reject(d)
-	case KillJob:
-		return e.kill(d)
-	case CallMeLater:
-		return e.callMeLater(d)
-	case RegisterJob:
-		return e.registerJob(d)
-	case RegisterProfile:
-		return e.registerProfile(d)
-	case Notify:
-		return e.notify(d)
-	case SetJobMetadata:
-		return e.setMetadata(d)
-	}
-	return fmt.Errorf("unknown decision %T", d)
-}
+func (d ExecuteJob) applyTo(e *Engine) error      { return e.execute(d) }
+func (d RejectJob) applyTo(e *Engine) error       { return e.reject(d) }
+func (d KillJob) applyTo(e *Engine) error         { return e.kill(d) }
+func (d CallMeLater) applyTo(e *Engine) error     { return e.callMeLater(d) }
+func (d RegisterJob) applyTo(e *Engine) error     { return e.registerJob(d) }
+func (d RegisterProfile) applyTo(e *Engine) error { return e.registerProfile(d) }
+func (d Notify) applyTo(e *Engine) error          { return e.notify(d) }
+func (d SetJobMetadata) applyTo(e *Engine) error  { return e.setMetadata(d) }
 
 // lookup finds a job by id, named by field in the decision.
 func (e *Engine) lookup(field, id string) (int32, error) {

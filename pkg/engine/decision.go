@@ -11,7 +11,8 @@ type Decision interface {
 	Type() string
 	// Time is the decision's timestamp: when it takes effect.
 	Time() float64
-	isDecision()
+	// applyTo applies the decision to e at its current time (decide.go).
+	applyTo(e *Engine) error
 }
 
 // ExecuteJob starts a submitted job on resources: EXECUTE_JOB.
@@ -92,12 +93,3 @@ func (d RegisterJob) Time() float64     { return d.Timestamp }
 func (d RegisterProfile) Time() float64 { return d.Timestamp }
 func (d Notify) Time() float64          { return d.Timestamp }
 func (d SetJobMetadata) Time() float64  { return d.Timestamp }
-
-func (ExecuteJob) isDecision()      {}
-func (RejectJob) isDecision()       {}
-func (KillJob) isDecision()         {}
-func (CallMeLater) isDecision()     {}
-func (RegisterJob) isDecision()     {}
-func (RegisterProfile) isDecision() {}
-func (Notify) isDecision()          {}
-func (SetJobMetadata) isDecision()  {}

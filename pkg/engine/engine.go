@@ -7,7 +7,7 @@ import (
 	"math"
 
 	"github.com/batkube/batkube/pkg/engine/internal/ld"
-	"github.com/batkube/batkube/pkg/engine/internal/timeq"
+	"github.com/batkube/batkube/pkg/simtime/timerq"
 )
 
 // Options are the Batsim options the simulation mirrors.
@@ -166,19 +166,19 @@ type Engine struct {
 	submitters          []*submitter // one per static workload
 	submittersDone      int
 	noMoreStatic        bool
-	eventSubmitters     []*eventSubmitter // one per events list
+	eventSubmitters     []*submitter // one per events list
 	eventSubmittersDone int
 
 	// now is the simulated time in seconds, SimGrid's clock; vt is the
 	// virtual time the timers are due at (see clock.go).
 	now           float64
-	vt            timeq.Time
-	timers        timeq.Queue[*timer] // due at a virtual time
-	stepped       []*timer            // long sleeps, decremented at each step
-	few           []*timer            // the submitters' other sleeps
-	born          uint64              // timers created so far
-	due, notDue   []*timer            // scratch of step
-	target        timer               // Batsim's request-reply actor sleeping until a decision's date
+	vt            timerq.Time
+	timers        timerq.Queue[*timer] // due at a virtual time
+	stepped       []*timer             // long sleeps, decremented at each step
+	few           []*timer             // the submitters' other sleeps
+	born          uint64               // timers created so far
+	due, notDue   []*timer             // scratch of step
+	target        timer                // Batsim's request-reply actor sleeping until a decision's date
 	targetReached bool
 	calls         int // pending CALL_ME_LATERs
 	hosts         []host
@@ -278,23 +278,17 @@ func New(p *Platform, workloads []*Workload, opts Options) (*Engine, error) {
 			e.index[j.ID] = int32(len(e.jobs))
 			e.jobs = append(e.jobs, j)
 		}
-		s := newSubmitter(wi, e.jobs[first:], first)
+		s := e.newJobSubmitter(wi, e.jobs[first:], first)
 		e.submitters = append(e.submitters, s)
-		if e.masterMsg.takesTime() {
-			s.batch = e.newJobBatches(s)
-		}
-		e.sleep(&s.timer, 0) // it starts at 0
+		e.startSubmitter(s)
 	}
 	if err := e.checkEvents(opts.Events); err != nil {
 		return nil, err
 	}
 	for i, l := range opts.Events {
-		s := &eventSubmitter{list: l, timer: timer{kind: timerEvents, index: i}}
+		s := e.newEventSubmitter(i, l)
 		e.eventSubmitters = append(e.eventSubmitters, s)
-		if e.masterMsg.takesTime() {
-			s.batch = e.newEventBatches(s)
-		}
-		e.sleep(&s.timer, 0)
+		e.startSubmitter(s)
 	}
 	// Batsim notifies no_more_static_job_to_submit when the last of its
 	// workloads' submitters is done: never, when it has no workload.
@@ -427,7 +421,7 @@ func (e *Engine) Apply(now float64, decisions []Decision) error {
 				return e.err
 			}
 		} else {
-			err = e.apply(d)
+			err = d.applyTo(e)
 		}
 		if err != nil {
 			return e.fail(decisionError(e.now, i, d, err))

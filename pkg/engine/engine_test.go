@@ -629,7 +629,7 @@ func TestDynamicJobsWithoutAcknowledgement(t *testing.T) {
 				Notify{Timestamp: 1, Kind: RegistrationFinished},
 			}
 		case 2:
-			if err := e.apply(SetJobMetadata{JobID: "w!x", Metadata: "late"}); err == nil || !strings.Contains(err.Error(), "drops a job once the message after its end is sent") {
+			if err := (SetJobMetadata{JobID: "w!x", Metadata: "late"}).applyTo(e); err == nil || !strings.Contains(err.Error(), "drops a job once the message after its end is sent") {
 				t.Errorf("metadata of a job reported finished: got %v", err)
 			}
 		}
@@ -642,7 +642,7 @@ func TestDynamicJobsWithoutAcknowledgement(t *testing.T) {
 	if got := trace(msgs); got != want {
 		t.Errorf("got trace\n%s\nwant\n%s", got, want)
 	}
-	if err := e.apply(RegisterJob{JobID: "w!y"}); err == nil || !strings.Contains(err.Error(), "registration_finished was already received") {
+	if err := (RegisterJob{JobID: "w!y"}).applyTo(e); err == nil || !strings.Contains(err.Error(), "registration_finished was already received") {
 		t.Errorf("registration after registration_finished: got %v", err)
 	}
 }

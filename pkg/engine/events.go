@@ -186,15 +186,16 @@ func parseIDs(s string) ([]int, error) {
 	return slices.Compact(ids), nil
 }
 
-// eventSubmitter is Batsim's submitter of an events file: as a job
-// submitter, it sleeps from one timestamp to the next, and makes the events
-// occur (see onSubmitter).
-type eventSubmitter struct {
-	list  *EventList
-	next  int
-	slept bool
-	timer timer
-	batch *batchSender // when messages of the master host take time
+// newEventSubmitter returns the submitter of an events file (see
+// onSubmitter): as a job submitter, it sleeps from one timestamp to the
+// next, and makes the events occur.
+func (e *Engine) newEventSubmitter(index int, l *EventList) *submitter {
+	s := &submitter{dates: make([]float64, len(l.Events)), timer: timer{kind: timerEvents, index: index},
+		handle: func(i int) { e.occurOrFail(l, l.Events[i]) }, bye: e.eventSubmitterDone}
+	for i, ev := range l.Events {
+		s.dates[i] = ev.Timestamp
+	}
+	return s
 }
 
 // checkEvents checks the machines the events name exist (Batsim aborts on
@@ -223,27 +224,6 @@ func (e *Engine) checkEvents(lists []*EventList) error {
 	return nil
 }
 
-// onEventSubmitter wakes an events submitter up: the events of its date
-// occur, in order; it then sleeps until the next one's timestamp (as a job
-// submitter does). After the last one of the last list,
-// no_more_external_event_to_occur.
-func (e *Engine) onEventSubmitter(s *eventSubmitter) {
-	if s.batch != nil {
-		e.onBatchSender(s.batch)
-		return
-	}
-	cur := e.now
-	for s.next < len(s.list.Events) {
-		ev := s.list.Events[s.next]
-		if !e.submitDue(ev.Timestamp, cur, &s.slept, &s.timer) {
-			return
-		}
-		s.next++
-		e.post(message{handle: func() { e.occurOrFail(s.list, ev) }})
-	}
-	e.post(message{handle: e.eventSubmitterDone})
-}
-
 // eventSubmitterDone is an events submitter's goodbye reaching the server:
 // no_more_external_event_to_occur after the last one's.
 func (e *Engine) eventSubmitterDone() {
@@ -251,21 +231,6 @@ func (e *Engine) eventSubmitterDone() {
 	if e.eventSubmittersDone == len(e.eventSubmitters) {
 		e.noMoreEvents()
 	}
-}
-
-// newEventBatches makes an events submitter send its events in batches.
-func (e *Engine) newEventBatches(s *eventSubmitter) *batchSender {
-	dates := make([]float64, len(s.list.Events))
-	for i, ev := range s.list.Events {
-		dates[i] = ev.Timestamp
-	}
-	return &batchSender{dates: dates, timer: &s.timer,
-		deliver: func(from, to int) {
-			for _, ev := range s.list.Events[from:to] {
-				e.occurOrFail(s.list, ev)
-			}
-		},
-		bye: e.eventSubmitterDone}
 }
 
 func (e *Engine) occurOrFail(l *EventList, ev *ExternalEvent) {

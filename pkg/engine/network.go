@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/batkube/batkube/pkg/decimal"
 )
 
 // The network, as far as Batsim's own messages cross it.
@@ -773,7 +775,7 @@ func parseBandwidth(s string) (float64, error) {
 
 func parseQuantity(what, s string, units map[string]float64) (float64, error) {
 	num := strings.TrimSpace(s)
-	n := numberPrefix(num)
+	n := decimal.Prefix(num)
 	if n == 0 {
 		return 0, fmt.Errorf("%s %q: not a number", what, s)
 	}

@@ -117,7 +117,7 @@ func (e *Engine) handle(m message) {
 	case m.run != nil:
 		e.noticeEnd(m.run)
 	case m.decision != nil:
-		e.decisionErr = e.apply(m.decision)
+		e.decisionErr = m.decision.applyTo(e)
 	default:
 		m.handle()
 	}

@@ -3,7 +3,7 @@ package engine
 import (
 	"math"
 
-	"github.com/batkube/batkube/pkg/engine/internal/timeq"
+	"github.com/batkube/batkube/pkg/simtime/timerq"
 )
 
 // SharingModel says how much computing power a host offers to the jobs that
@@ -33,7 +33,7 @@ type activity struct {
 	bound     float64
 	remaining float64
 	rate      float64
-	updated   timeq.Time // virtual time
+	updated   timerq.Time // virtual time
 	// latency is the time the parallel task waits before it computes or
 	// sends anything (the longest of its routes' latencies), waiting
 	// says it is waiting it.
@@ -47,7 +47,7 @@ type activity struct {
 }
 
 // settle accounts for the work done since the last update.
-func (a *activity) settle(now timeq.Time) {
+func (a *activity) settle(now timerq.Time) {
 	if a.updated.Before(now) {
 		a.remaining -= a.rate * now.Minus(a.updated)
 		if a.remaining < 0 {
@@ -115,7 +115,7 @@ func (s *sharer) link(key int, bw float64) int {
 
 // add starts an activity at now and returns the activities whose rate
 // changed (the new one included); the slice is reused by the next call.
-func (s *sharer) add(a *activity, now timeq.Time) []*activity {
+func (s *sharer) add(a *activity, now timerq.Time) []*activity {
 	a.remaining, a.rate, a.updated = 1, 0, now
 	for _, h := range a.hosts {
 		s.acts[h] = append(s.acts[h], a)
@@ -125,7 +125,7 @@ func (s *sharer) add(a *activity, now timeq.Time) []*activity {
 
 // remove stops an activity at now and returns the activities whose rate
 // changed; the slice is reused by the next call.
-func (s *sharer) remove(a *activity, now timeq.Time) []*activity {
+func (s *sharer) remove(a *activity, now timerq.Time) []*activity {
 	for _, h := range a.hosts {
 		list := s.acts[h]
 		for i, other := range list {
@@ -143,7 +143,7 @@ func (s *sharer) remove(a *activity, now timeq.Time) []*activity {
 
 // update recomputes the rates of the activities connected to the seed hosts
 // (through hosts they share).
-func (s *sharer) update(seed []int, now timeq.Time) []*activity {
+func (s *sharer) update(seed []int, now timerq.Time) []*activity {
 	s.mark++
 	s.compHosts = s.compHosts[:0]
 	s.compActs = s.compActs[:0]

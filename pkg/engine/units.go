@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/batkube/batkube/pkg/decimal"
 )
 
 // speedUnits are SimGrid's speed units: f and flops with their decimal
@@ -43,7 +45,7 @@ func parseSpeeds(s string) ([]float64, error) {
 // means f).
 func parseSpeed(s string) (float64, error) {
 	num := strings.TrimLeft(s, " \t\n\v\f\r")
-	n := numberPrefix(num)
+	n := decimal.Prefix(num)
 	if n == 0 {
 		return 0, fmt.Errorf("speed %q: not a number", s)
 	}
@@ -61,43 +63,3 @@ func parseSpeed(s string) (float64, error) {
 	}
 	return v, nil
 }
-
-// numberPrefix returns the length of the longest prefix of s that is a
-// decimal floating-point number (sign, digits, fraction, exponent), like C's
-// strtod does for such numbers.
-func numberPrefix(s string) int {
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for i < len(s) && isDigit(s[i]) {
-		i++
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && isDigit(s[i]) {
-			i++
-			digits++
-		}
-	}
-	if digits == 0 {
-		return 0
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		j := i + 1
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if j < len(s) && isDigit(s[j]) {
-			for j < len(s) && isDigit(s[j]) {
-				j++
-			}
-			i = j
-		}
-	}
-	return i
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }

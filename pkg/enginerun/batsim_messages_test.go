@@ -1,7 +1,6 @@
 package enginerun_test
 
 import (
-	"bufio"
 	"os"
 	"slices"
 	"strings"
@@ -100,17 +99,11 @@ func TestMessagesAsRealBatsimSendsThem(t *testing.T) {
 		ExportPrefix:   prefix,
 		Timeout:        time.Minute,
 	})
-	f, err := os.Open("testdata/batsim-4.2.1/kill_messages.jsonl")
+	recorded, err := os.ReadFile("testdata/batsim-4.2.1/kill_messages.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var want []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		want = append(want, sc.Text())
-	}
+	want := strings.Split(strings.TrimSuffix(string(recorded), "\n"), "\n")
 	msgs := rec.messages()[1:] // after SIMULATION_BEGINS
 	for i := range max(len(msgs), len(want)) {
 		var got, exp string

@@ -3,6 +3,7 @@ package enginerun
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,23 +30,21 @@ const (
 	FileNames
 )
 
+// workloadNamings are the namings' names, as String writes them and
+// ParseWorkloadNaming reads them.
+var workloadNamings = [...]string{BatsimNames: "batsim", FileNames: "file"}
+
 func (n WorkloadNaming) String() string {
-	switch n {
-	case BatsimNames:
-		return "batsim"
-	case FileNames:
-		return "file"
+	if n >= 0 && int(n) < len(workloadNamings) {
+		return workloadNamings[n]
 	}
 	return fmt.Sprintf("WorkloadNaming(%d)", int(n))
 }
 
 // ParseWorkloadNaming reads "batsim" or "file".
 func ParseWorkloadNaming(s string) (WorkloadNaming, error) {
-	switch s {
-	case "batsim":
-		return BatsimNames, nil
-	case "file":
-		return FileNames, nil
+	if n := slices.Index(workloadNamings[:], s); n >= 0 {
+		return WorkloadNaming(n), nil
 	}
 	return 0, fmt.Errorf("enginerun: workload naming %q: want batsim or file", s)
 }

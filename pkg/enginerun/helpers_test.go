@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/enginerun"
@@ -19,6 +20,19 @@ const examples = "../../examples/"
 
 func platform(name string) string { return examples + "platforms/" + name }
 func workload(name string) string { return examples + "workloads/" + name }
+
+// delay10Config is a run of delay_10.json on platform_4.xml, answered by
+// the decision process at endpoint, its outputs under prefix, within a
+// minute.
+func delay10Config(endpoint, prefix string) enginerun.Config {
+	return enginerun.Config{
+		Platform:     platform("platform_4.xml"),
+		Workloads:    []string{workload("delay_10.json")},
+		Endpoint:     endpoint,
+		ExportPrefix: prefix,
+		Timeout:      time.Minute,
+	}
+}
 
 // decisionProcess is a decision process served in the background on a free
 // TCP port of the loopback.

@@ -298,13 +298,7 @@ func TestRunUnknownJobIsAnErrorNamingIt(t *testing.T) {
 		return reply, err
 	}))
 	prefix := prefixIn(t)
-	sum, err := enginerun.Run(context.Background(), enginerun.Config{
-		Platform:     platform("platform_4.xml"),
-		Workloads:    []string{workload("delay_10.json")},
-		Endpoint:     dp.endpoint,
-		ExportPrefix: prefix,
-		Timeout:      time.Minute,
-	})
+	sum, err := enginerun.Run(context.Background(), delay10Config(dp.endpoint, prefix))
 	if err == nil {
 		t.Fatal("Run: got no error, want one naming w0!nope")
 	}
@@ -388,13 +382,9 @@ func TestRunDecisionProcessGoneOrHanging(t *testing.T) {
 			t.Cleanup(func() { close(unblock) }) // before the decision process's cleanup
 			prefix := prefixIn(t)
 			began := time.Now()
-			_, err := enginerun.Run(context.Background(), enginerun.Config{
-				Platform:     platform("platform_4.xml"),
-				Workloads:    []string{workload("delay_10.json")},
-				Endpoint:     dp.endpoint,
-				ExportPrefix: prefix,
-				Timeout:      tt.timeout,
-			})
+			cfg := delay10Config(dp.endpoint, prefix)
+			cfg.Timeout = tt.timeout
+			_, err := enginerun.Run(context.Background(), cfg)
 			switch {
 			case tt.wantIs == nil && err != nil:
 				t.Fatalf("Run: %v", err)
@@ -584,13 +574,7 @@ func TestRunWaitsForALateDecisionProcess(t *testing.T) {
 	ran := make(chan result, 1)
 	prefix := prefixIn(t)
 	go func() {
-		sum, err := enginerun.Run(context.Background(), enginerun.Config{
-			Platform:     platform("platform_4.xml"),
-			Workloads:    []string{workload("delay_10.json")},
-			Endpoint:     endpoint,
-			ExportPrefix: prefix,
-			Timeout:      time.Minute,
-		})
+		sum, err := enginerun.Run(context.Background(), delay10Config(endpoint, prefix))
 		ran <- result{sum, err}
 	}()
 	conn, err := batsim.Listen(enginerun.NormalizeEndpoint(endpoint))

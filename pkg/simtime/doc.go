@@ -6,7 +6,8 @@
 //     time-virtualised schedulers. The broker moves it when Batsim's
 //     messages say time has passed; object timestamps and the API server's
 //     notion of now read it.
-//   - timerq (inside simclock): the timers' priority queue.
+//   - timerq (inside simclock and the embedded engine, pkg/engine): the
+//     timers' priority queue, on double-double dates.
 //   - timeservice (in kubernetes-server): the clock served over HTTP
 //     beside the Kubernetes API (/batkube/v1/clock): a scheduler reads now
 //     and waits for an instant, which becomes a CALL_ME_LATER to Batsim.

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/batkube/batkube/pkg/decimal"
 )
 
 // NumFields is the number of fields of an SWF job line.
@@ -216,7 +218,7 @@ func isKey(s string) bool {
 // parseNumber reads a decimal number (sign, digits, optional fraction and
 // exponent; no hexadecimal, infinity or NaN), whole when integer is set.
 func parseNumber(s string, integer bool) (float64, error) {
-	if !isDecimal(s) {
+	if !decimal.Valid(s) {
 		return 0, fmt.Errorf("%s is not a number", quote(s))
 	}
 	x, err := strconv.ParseFloat(s, 64)
@@ -227,41 +229,6 @@ func parseNumber(s string, integer bool) (float64, error) {
 		return 0, fmt.Errorf("%s is not a whole number", quote(s))
 	}
 	return x, nil
-}
-
-// isDecimal reports whether s is [+-]digits[.digits][(e|E)[+-]digits], with
-// at least one digit in the mantissa (".5" and "5." are accepted).
-func isDecimal(s string) bool {
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		digits++
-	}
-	if i < len(s) && s[i] == '.' {
-		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			digits++
-		}
-	}
-	if digits == 0 {
-		return false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		exp := 0
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			exp++
-		}
-		if exp == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // quote quotes s for a message, cut to a readable length.

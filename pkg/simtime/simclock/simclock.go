@@ -189,7 +189,7 @@ func (c *Clock) fireLocked() int {
 	fired := 0
 	for {
 		q := c.earliestLocked(Wake, Work, Passive, Pause)
-		if q == nil || q.Peek().At() > c.now {
+		if q == nil || q.Peek().Value.at > c.now {
 			return fired
 		}
 		t := q.Pop().Value
@@ -206,7 +206,7 @@ func (c *Clock) earliestLocked(kinds ...Kind) *timerq.Queue[*Timer] {
 	var best *timerq.Queue[*Timer]
 	for _, k := range kinds {
 		q := &c.timers[k]
-		if next := q.Peek(); next != nil && (best == nil || next.At() < best.Peek().At()) {
+		if next := q.Peek(); next != nil && (best == nil || next.Value.at < best.Peek().Value.at) {
 			best = q
 		}
 	}
@@ -233,7 +233,7 @@ func (c *Clock) NewTimerOf(kind Kind, at time.Time, onFire func()) *Timer {
 		t.fire(c.epoch.Add(c.now))
 		return t
 	}
-	c.timers[kind].Schedule(&t.item, t.at)
+	c.timers[kind].Schedule(&t.item, timerq.FromInt64(int64(t.at))) // in nanoseconds, exactly
 	if kind == Wake {
 		c.changedLocked()
 	}
@@ -265,7 +265,7 @@ func (c *Clock) NextTimer() (at time.Time, ok bool) {
 	if q == nil {
 		return time.Time{}, false
 	}
-	return c.epoch.Add(q.Peek().At()), true
+	return c.epoch.Add(q.Peek().Value.at), true
 }
 
 // NextTimerSeconds returns the earliest pending timer that asks for a call
@@ -286,7 +286,7 @@ func (c *Clock) nextSeconds(kinds ...Kind) (float64, bool) {
 	if q == nil {
 		return 0, false
 	}
-	return ToSeconds(q.Peek().At()), true
+	return ToSeconds(q.Peek().Value.at), true
 }
 
 // Pauses returns the number of pending Pause timers.
