@@ -19,19 +19,18 @@ func set(t testing.TB, s string) IntervalSet {
 
 func ptr[T any](v T) *T { return &v }
 
-// fixtures are the messages of testdata: one per event type and direction,
-// taken from Batsim's protocol documentation and corrected to what Batsim
-// 4.2.1 really sends.
-func fixtures(t testing.TB) []struct {
+// fixture is a message of testdata, sent in direction from.
+type fixture struct {
 	file string
 	from Direction
 	want Message
-} {
-	return []struct {
-		file string
-		from Direction
-		want Message
-	}{
+}
+
+// fixtures are the messages of testdata: one per event type and direction,
+// taken from Batsim's protocol documentation and corrected to what Batsim
+// 4.2.1 really sends.
+func fixtures(t testing.TB) []fixture {
+	return []fixture{
 		{"from_batsim/simulation_begins.json", FromBatsim, Message{Now: 0, Events: []Event{{Timestamp: 0, Data: SimulationBegins{
 			NbResources:         2,
 			NbComputeResources:  2,

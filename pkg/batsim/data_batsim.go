@@ -410,19 +410,14 @@ func validateJobIDs(ids []JobID) error {
 	return nil
 }
 
-// ResourceStateChanged acknowledges a SET_RESOURCE_STATE.
-type ResourceStateChanged struct {
-	Resources IntervalSet
-	State     string // the new power state, e.g. "42"
-}
+// ResourceStateChanged acknowledges a SET_RESOURCE_STATE, with its members:
+// the resources and their new power state.
+type ResourceStateChanged SetResourceState
 
 func (ResourceStateChanged) EventType() EventType { return TypeResourceStateChanged }
 
 func decodeResourceStateChanged(f *fields) EventData {
-	return ResourceStateChanged{
-		Resources: req(f, "resources", decodeIntervalSet),
-		State:     req(f, "state", decodeString),
-	}
+	return ResourceStateChanged(decodeSetResourceState(f))
 }
 
 func (d ResourceStateChanged) validate(Direction) error {
@@ -432,7 +427,4 @@ func (d ResourceStateChanged) validate(Direction) error {
 	return nil
 }
 
-func (d ResourceStateChanged) encodeMembers(w *writer) {
-	w.setField("resources", d.Resources)
-	w.stringField("state", d.State)
-}
+func (d ResourceStateChanged) encodeMembers(w *writer) { SetResourceState(d).encodeMembers(w) }

@@ -245,7 +245,9 @@ type SetResourceState struct {
 
 func (SetResourceState) EventType() EventType { return TypeSetResourceState }
 
-func decodeSetResourceState(f *fields) EventData {
+// decodeSetResourceState returns its concrete type, which
+// RESOURCE_STATE_CHANGED shares.
+func decodeSetResourceState(f *fields) SetResourceState {
 	return SetResourceState{
 		Resources: req(f, "resources", decodeIntervalSet),
 		State:     req(f, "state", decodeString),

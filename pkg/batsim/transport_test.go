@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/batkube/batkube/pkg/chantest"
 )
 
 // testTimeout bounds every wait of these tests, so that a bug fails a test
@@ -48,6 +50,20 @@ func eachTransport(t *testing.T, test func(t *testing.T, endpoint string)) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { test(t, tc.endpoint) })
 	}
+}
+
+// answer plays the decision process in a goroutine: it receives one message
+// on conn and hands it to reply. The channel receives the error of either.
+func answer(ctx context.Context, conn *Conn, reply func(m Message) error) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		m, err := conn.Recv(ctx)
+		if err == nil {
+			err = reply(m)
+		}
+		errc <- err
+	}()
+	return errc
 }
 
 // serve plays a decision process on conn: it answers each message with a
@@ -133,13 +149,8 @@ func TestRecvCancelledWhileBlocked(t *testing.T) {
 	}()
 	<-started
 	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("Recv after cancel: got %v, want context.Canceled", err)
-		}
-	case <-time.After(testTimeout):
-		t.Fatal("Recv did not return after its context was cancelled")
+	if err := chantest.Recv(t, errc, testTimeout, "Recv did not return after its context was cancelled"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Recv after cancel: got %v, want context.Canceled", err)
 	}
 	// The Conn is still usable.
 	client := dial(t, conn.Endpoint())
@@ -176,17 +187,13 @@ func TestRecvPeerDisconnected(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		errc := make(chan error, 1)
-		go func() {
-			m, err := conn.Recv(ctx)
-			if err == nil {
-				err = conn.Send(Message{Now: m.Now})
+		errc := answer(ctx, conn, func(m Message) error {
+			if err := conn.Send(Message{Now: m.Now}); err != nil {
+				return err
 			}
-			if err == nil {
-				_, err = conn.Recv(ctx) // Batsim dies while we wait
-			}
-			errc <- err
-		}()
+			_, err := conn.Recv(ctx) // Batsim dies while we wait
+			return err
+		})
 		if _, err := client.Request(ctx, Message{Now: 0, Events: []Event{{Timestamp: 0, Data: RequestedCall{}}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -212,13 +219,8 @@ func TestCloseInterruptsRecv(t *testing.T) {
 	if err := conn.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-errc:
-		if !errors.Is(err, ErrClosed) {
-			t.Errorf("Recv on a closed Conn: got %v, want ErrClosed", err)
-		}
-	case <-time.After(testTimeout):
-		t.Fatal("Recv did not return after Close")
+	if err := chantest.Recv(t, errc, testTimeout, "Recv did not return after Close"); !errors.Is(err, ErrClosed) {
+		t.Errorf("Recv on a closed Conn: got %v, want ErrClosed", err)
 	}
 	if err := conn.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
@@ -239,25 +241,18 @@ func TestRequestAbandoned(t *testing.T) {
 
 	first := make(chan Message, 1)
 	replyFirst := make(chan struct{})
-	serverErr := make(chan error, 1)
-	go func() {
-		m, err := conn.Recv(ctx)
-		if err != nil {
-			serverErr <- err
-			return
-		}
+	serverErr := answer(ctx, conn, func(m Message) error {
 		first <- m
 		<-replyFirst // the client has given up by now
 		if err := conn.Send(Message{Now: m.Now, Events: []Event{{Timestamp: m.Now, Data: CallMeLater{At: 100}}}}); err != nil {
-			serverErr <- err
-			return
+			return err
 		}
-		m, err = conn.Recv(ctx)
-		if err == nil {
-			err = conn.Send(Message{Now: m.Now, Events: []Event{{Timestamp: m.Now, Data: CallMeLater{At: 200}}}})
+		m, err := conn.Recv(ctx)
+		if err != nil {
+			return err
 		}
-		serverErr <- err
-	}()
+		return conn.Send(Message{Now: m.Now, Events: []Event{{Timestamp: m.Now, Data: CallMeLater{At: 200}}}})
+	})
 
 	reqCtx, reqCancel := context.WithCancel(ctx)
 	abandoned := make(chan error, 1)
@@ -295,20 +290,13 @@ func TestTransportValidates(t *testing.T) {
 	if !errors.As(err, &me) {
 		t.Fatalf("Request of a decision: got %v, want a *MessageError", err)
 	}
-	errc := make(chan error, 1)
-	go func() {
-		m, err := conn.Recv(ctx)
-		if err != nil {
-			errc <- err
-			return
-		}
+	errc := answer(ctx, conn, func(m Message) error {
 		// An invalid reply is refused and the reply is still due.
 		if err := conn.Send(Message{Now: m.Now, Events: []Event{{Timestamp: m.Now + 1, Data: RejectJob{JobID: "w!1"}}}}); !errors.As(err, &me) {
-			errc <- errors.New("invalid reply accepted")
-			return
+			return errors.New("invalid reply accepted")
 		}
-		errc <- conn.Send(Message{Now: m.Now})
-	}()
+		return conn.Send(Message{Now: m.Now})
+	})
 	if _, err := client.Request(ctx, Message{Now: 3}); err != nil {
 		t.Fatal(err)
 	}

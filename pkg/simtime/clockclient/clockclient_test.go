@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/batkube/batkube/pkg/chantest"
 	"github.com/batkube/batkube/pkg/simtime/simclock"
 	"github.com/batkube/batkube/pkg/simtime/timeservice"
 )
@@ -43,11 +44,7 @@ func (e *errs) add(err error) {
 // wait waits for the next error report.
 func (e *errs) wait(t *testing.T) {
 	t.Helper()
-	select {
-	case <-e.reported:
-	case <-time.After(failAfter):
-		t.Fatal("no error reported")
-	}
+	chantest.Recv(t, e.reported, failAfter, "no error reported")
 }
 
 func (e *errs) get() []error {
@@ -105,13 +102,7 @@ func waitNone(t *testing.T, sim *simclock.Clock) {
 
 func receive(t *testing.T, ch <-chan time.Time) time.Time {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(failAfter):
-		t.Fatal("nothing received")
-		return time.Time{}
-	}
+	return chantest.Recv(t, ch, failAfter, "nothing received")
 }
 
 func TestNowAndSinceReadTheSimulatedTime(t *testing.T) {
@@ -173,11 +164,7 @@ func TestAfterAndSleepWaitForSimulatedTime(t *testing.T) {
 	default:
 	}
 	sim.Set(120)
-	select {
-	case <-slept:
-	case <-time.After(failAfter):
-		t.Fatal("Sleep did not return")
-	}
+	chantest.Recv(t, slept, failAfter, "Sleep did not return")
 	c.Sleep(0) // returns at once, no request
 	c.Sleep(-time.Second)
 }
@@ -265,11 +252,7 @@ func TestAfterFuncRunsOnceUnlessStopped(t *testing.T) {
 	}
 	waitFor(t, sim, "one timer", func() bool { return sim.Pending() == 1 })
 	sim.Set(3)
-	select {
-	case <-called:
-	case <-time.After(failAfter):
-		t.Fatal("f was not called")
-	}
+	chantest.Recv(t, called, failAfter, "f was not called")
 	if tm.Stop() {
 		t.Error("Stop after f started returned true")
 	}
@@ -419,11 +402,7 @@ func TestCloseEndsEveryTimer(t *testing.T) {
 	waitFor(t, sim, "eleven timers", func() bool { return sim.Pending() == 11 })
 	done := make(chan struct{})
 	go func() { _ = c.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(failAfter):
-		t.Fatal("Close did not return")
-	}
+	chantest.Recv(t, done, failAfter, "Close did not return")
 	waitNone(t, sim)
 	c.Sleep(time.Hour) // returns at once on a closed clock
 	_ = c.NewTimer(time.Second)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/batkube/batkube/pkg/chantest"
 )
 
 // failAfter bounds a wait that should succeed; it is a test-failure timeout,
@@ -144,11 +146,7 @@ func TestWaitUntilReturnsWhenTimeReachesTheInstant(t *testing.T) {
 		now, err := c.WaitUntil(context.Background(), DefaultEpoch.Add(2*time.Second))
 		done <- result{now, err}
 	}()
-	select {
-	case <-changed:
-	case <-time.After(failAfter):
-		t.Fatal("WaitUntil never registered its timer")
-	}
+	chantest.Recv(t, changed, failAfter, "WaitUntil never registered its timer")
 	c.Set(1)
 	select {
 	case r := <-done:
@@ -156,13 +154,8 @@ func TestWaitUntilReturnsWhenTimeReachesTheInstant(t *testing.T) {
 	default:
 	}
 	c.Set(2.5)
-	select {
-	case r := <-done:
-		if r.err != nil || !r.now.Equal(DefaultEpoch.Add(2500*time.Millisecond)) {
-			t.Errorf("got %v, %v; want epoch+2.5s, nil", r.now, r.err)
-		}
-	case <-time.After(failAfter):
-		t.Fatal("WaitUntil did not return once the time was reached")
+	if r := chantest.Recv(t, done, failAfter, "WaitUntil did not return once the time was reached"); r.err != nil || !r.now.Equal(DefaultEpoch.Add(2500*time.Millisecond)) {
+		t.Errorf("got %v, %v; want epoch+2.5s, nil", r.now, r.err)
 	}
 }
 
@@ -182,24 +175,15 @@ func TestCancelledWaitsLeaveNoTimerBehind(t *testing.T) {
 		if count >= n {
 			break
 		}
-		select {
-		case <-changed:
-		case <-time.After(failAfter):
-			t.Fatalf("only %d of %d waits registered", count, n)
-		}
+		chantest.Recv(t, changed, failAfter, "only %d of %d waits registered", count, n)
 	}
 	if got := c.Pending(); got != n {
 		t.Fatalf("%d timers pending, want %d", got, n)
 	}
 	cancel()
 	for range n {
-		select {
-		case err := <-errs:
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("a cancelled wait returned %v, want context.Canceled", err)
-			}
-		case <-time.After(failAfter):
-			t.Fatal("a cancelled wait did not return")
+		if err := chantest.Recv(t, errs, failAfter, "a cancelled wait did not return"); !errors.Is(err, context.Canceled) {
+			t.Errorf("a cancelled wait returned %v, want context.Canceled", err)
 		}
 	}
 	if got := c.Pending(); got != 0 {

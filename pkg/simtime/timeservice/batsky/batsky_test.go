@@ -12,6 +12,7 @@ import (
 
 	zmq "github.com/pebbe/zmq4"
 
+	"github.com/batkube/batkube/pkg/chantest"
 	"github.com/batkube/batkube/pkg/simtime/simclock"
 )
 
@@ -118,11 +119,7 @@ func run(t *testing.T, srv *Server) (stop func() error) {
 		if !stopped {
 			stopped = true
 			cancel()
-			select {
-			case err = <-errc:
-			case <-time.After(failAfter):
-				t.Fatal("Run did not return after its context was cancelled")
-			}
+			err = chantest.Recv(t, errc, failAfter, "Run did not return after its context was cancelled")
 		}
 		return err
 	}
@@ -284,13 +281,8 @@ func TestAPeerThatIsNotBatskyGoIsAProtocolError(t *testing.T) {
 			if _, err := sched.sock.SendBytes([]byte(answer), 0); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case err := <-errc:
-				if !errors.Is(err, ErrProtocol) {
-					t.Errorf("Run returned %v, want ErrProtocol", err)
-				}
-			case <-time.After(failAfter):
-				t.Fatal("Run did not fail")
+			if err := chantest.Recv(t, errc, failAfter, "Run did not fail"); !errors.Is(err, ErrProtocol) {
+				t.Errorf("Run returned %v, want ErrProtocol", err)
 			}
 		})
 	}
