@@ -31,11 +31,11 @@ const maxBodyBytes = 6 << 20
 
 // Consumers returns the body decoders of every media type the spec declares.
 func (s *Server) Consumers() map[string]runtime.Consumer {
-	raw := runtime.ConsumerFunc(consumeRaw)
+	raw := consumeWith(keepRaw)
 	return map[string]runtime.Consumer{
-		mediaJSON:           runtime.ConsumerFunc(consumeJSON),
-		mediaYAML:           runtime.ConsumerFunc(consumeYAML),
-		mediaProtobuf:       runtime.ConsumerFunc(s.consumeProtobuf),
+		mediaJSON:           consumeWith(decodeJSONBody),
+		mediaYAML:           consumeWith(decodeYAMLBody),
+		mediaProtobuf:       consumeWith(s.decodeProtobuf),
 		mediaJSONPatch:      raw,
 		mediaMergePatch:     raw,
 		mediaStrategicPatch: raw,
@@ -59,12 +59,16 @@ func readBody(r io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-func consumeJSON(r io.Reader, target any) error {
-	data, err := readBody(r)
-	if err != nil {
-		return err
+// consumeWith is the consumer that reads a whole body (readBody) and
+// decodes it into its target with decode.
+func consumeWith(decode func(data []byte, target any) error) runtime.ConsumerFunc {
+	return func(r io.Reader, target any) error {
+		data, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		return decode(data, target)
 	}
-	return decodeJSONBody(data, target)
 }
 
 // decodeBody decodes a whole body of one of the media types the fast path
@@ -98,11 +102,8 @@ func decodeJSON(data []byte, target any) error {
 	return nil
 }
 
-func consumeYAML(r io.Reader, target any) error {
-	data, err := readBody(r)
-	if err != nil {
-		return err
-	}
+// decodeYAMLBody decodes a YAML body as the JSON it converts to.
+func decodeYAMLBody(data []byte, target any) error {
 	if pb, ok := target.(*endpoint.PatchBody); ok {
 		*pb = data
 		return nil
@@ -112,14 +113,6 @@ func consumeYAML(r io.Reader, target any) error {
 		return fmt.Errorf("decoding the YAML body: %w", err)
 	}
 	return decodeJSON(doc, target)
-}
-
-func (s *Server) consumeProtobuf(r io.Reader, target any) error {
-	data, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	return s.decodeProtobuf(data, target)
 }
 
 func (s *Server) decodeProtobuf(data []byte, target any) error {
@@ -133,15 +126,7 @@ func (s *Server) decodeProtobuf(data []byte, target any) error {
 	return nil
 }
 
-// consumeRaw keeps a patch body as it came.
-func consumeRaw(r io.Reader, target any) error {
-	data, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	return keepRaw(data, target)
-}
-
+// keepRaw keeps a patch body as it came.
 func keepRaw(data []byte, target any) error {
 	switch t := target.(type) {
 	case *endpoint.PatchBody:

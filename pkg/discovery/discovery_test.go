@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/batkube/batkube/pkg/handlertest"
 )
 
 var testVersion = version.Info{Major: "1", Minor: "37", GitVersion: "v1.37.2", Platform: "linux/amd64"}
@@ -32,17 +34,6 @@ func newTestDiscovery(t testing.TB) *Discovery {
 		t.Fatalf("New: %v", err)
 	}
 	return d
-}
-
-// get serves one request and returns the recorder.
-func get(d *Discovery, path string, header map[string]string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodGet, path, nil)
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	d.ServeHTTP(rec, req)
-	return rec
 }
 
 func TestResourceEntriesMatchTheAPIServer(t *testing.T) {
@@ -132,7 +123,7 @@ func TestLegacyDocuments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			rec := get(d, tt.path, nil)
+			rec := handlertest.Get(d, tt.path, nil)
 			if rec.Code != http.StatusOK {
 				t.Fatalf("status: got %d, want 200", rec.Code)
 			}
@@ -149,7 +140,7 @@ func TestLegacyDocuments(t *testing.T) {
 func TestGroupOrderAndPreferredVersions(t *testing.T) {
 	d := newTestDiscovery(t)
 	var list metav1.APIGroupList
-	if err := json.Unmarshal(get(d, "/apis", nil).Body.Bytes(), &list); err != nil {
+	if err := json.Unmarshal(handlertest.Get(d, "/apis", nil).Body.Bytes(), &list); err != nil {
 		t.Fatalf("decoding /apis: %v", err)
 	}
 	var names, preferred []string
@@ -179,7 +170,7 @@ func TestGroupOrderAndPreferredVersions(t *testing.T) {
 func TestAggregatedDocuments(t *testing.T) {
 	d := newTestDiscovery(t)
 	accept := map[string]string{"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"}
-	rec := get(d, "/apis", accept)
+	rec := handlertest.Get(d, "/apis", accept)
 	if ct, want := rec.Header().Get("Content-Type"), "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"; ct != want {
 		t.Fatalf("Content-Type: got %q, want %q", ct, want)
 	}
@@ -213,7 +204,7 @@ func TestAggregatedDocuments(t *testing.T) {
 		t.Errorf("freshness: got %q, want Current", f)
 	}
 
-	rec = get(d, "/api", accept)
+	rec = handlertest.Get(d, "/api", accept)
 	var core apidiscoveryv2.APIGroupDiscoveryList
 	if err := json.Unmarshal(rec.Body.Bytes(), &core); err != nil {
 		t.Fatalf("decoding /api: %v", err)
@@ -249,7 +240,7 @@ func TestProtobufDecodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+" "+tt.accept, func(t *testing.T) {
-			rec := get(d, tt.path, map[string]string{"Accept": tt.accept})
+			rec := handlertest.Get(d, tt.path, map[string]string{"Accept": tt.accept})
 			obj, _, err := decoder.Decode(rec.Body.Bytes(), nil, tt.into)
 			if err != nil {
 				t.Fatalf("decoding: %v", err)
@@ -263,36 +254,21 @@ func TestProtobufDecodes(t *testing.T) {
 
 func TestNegotiation(t *testing.T) {
 	d := newTestDiscovery(t)
-	tests := []struct {
-		name, path, accept string
-		wantCode           int
-		wantType           string
-	}{
-		{"no accept", "/apis", "", http.StatusOK, "application/json"},
-		{"any", "/apis", "*/*", http.StatusOK, "application/json"},
-		{"kube-scheduler", "/apis/apps/v1", "application/vnd.kubernetes.protobuf, */*", http.StatusOK, "application/vnd.kubernetes.protobuf"},
-		{"yaml", "/apis/apps", "application/yaml", http.StatusOK, "application/yaml"},
-		{"quality", "/apis", "application/json;q=0.5, application/vnd.kubernetes.protobuf", http.StatusOK, "application/vnd.kubernetes.protobuf"},
-		{"aggregated json", "/api", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", http.StatusOK, "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
-		{"aggregated protobuf", "/apis", "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", http.StatusOK, "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
-		{"aggregated nopeer", "/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=nopeer,application/json", http.StatusOK, "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
-		{"removed v2beta1 falls back", "/apis", "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json", http.StatusOK, "application/json"},
-		{"aggregated only where served", "/apis/apps", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", http.StatusOK, "application/json"},
-		{"table not served", "/api/v1", "application/json;as=Table;v=v1;g=meta.k8s.io", http.StatusNotAcceptable, "application/json"},
-		{"unknown media", "/apis", "text/html", http.StatusNotAcceptable, "application/json"},
-		{"watch stream", "/apis", "application/json;stream=watch", http.StatusNotAcceptable, "application/json"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rec := get(d, tt.path, map[string]string{"Accept": tt.accept})
-			if rec.Code != tt.wantCode {
-				t.Errorf("status: got %d, want %d", rec.Code, tt.wantCode)
-			}
-			if ct := rec.Header().Get("Content-Type"); ct != tt.wantType {
-				t.Errorf("Content-Type: got %q, want %q", ct, tt.wantType)
-			}
-		})
-	}
+	handlertest.CheckNegotiation(t, d, []handlertest.Negotiation{
+		{Name: "no accept", Path: "/apis", WantCode: http.StatusOK, WantType: "application/json"},
+		{Name: "any", Path: "/apis", Accept: "*/*", WantCode: http.StatusOK, WantType: "application/json"},
+		{Name: "kube-scheduler", Path: "/apis/apps/v1", Accept: "application/vnd.kubernetes.protobuf, */*", WantCode: http.StatusOK, WantType: "application/vnd.kubernetes.protobuf"},
+		{Name: "yaml", Path: "/apis/apps", Accept: "application/yaml", WantCode: http.StatusOK, WantType: "application/yaml"},
+		{Name: "quality", Path: "/apis", Accept: "application/json;q=0.5, application/vnd.kubernetes.protobuf", WantCode: http.StatusOK, WantType: "application/vnd.kubernetes.protobuf"},
+		{Name: "aggregated json", Path: "/api", Accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", WantCode: http.StatusOK, WantType: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
+		{Name: "aggregated protobuf", Path: "/apis", Accept: "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", WantCode: http.StatusOK, WantType: "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
+		{Name: "aggregated nopeer", Path: "/apis", Accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;profile=nopeer,application/json", WantCode: http.StatusOK, WantType: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"},
+		{Name: "removed v2beta1 falls back", Path: "/apis", Accept: "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json", WantCode: http.StatusOK, WantType: "application/json"},
+		{Name: "aggregated only where served", Path: "/apis/apps", Accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", WantCode: http.StatusOK, WantType: "application/json"},
+		{Name: "table not served", Path: "/api/v1", Accept: "application/json;as=Table;v=v1;g=meta.k8s.io", WantCode: http.StatusNotAcceptable, WantType: "application/json"},
+		{Name: "unknown media", Path: "/apis", Accept: "text/html", WantCode: http.StatusNotAcceptable, WantType: "application/json"},
+		{Name: "watch stream", Path: "/apis", Accept: "application/json;stream=watch", WantCode: http.StatusNotAcceptable, WantType: "application/json"},
+	})
 }
 
 func TestConditionalRequests(t *testing.T) {
@@ -309,47 +285,25 @@ func TestConditionalRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path+" "+tt.accept, func(t *testing.T) {
-			first := get(d, tt.path, map[string]string{"Accept": tt.accept})
-			etag := first.Header().Get("ETag")
-			if first.Code != http.StatusOK || etag == "" {
-				t.Fatalf("first request: got %d with ETag %q, want 200 with an ETag", first.Code, etag)
-			}
-			again := get(d, tt.path, map[string]string{"Accept": tt.accept, "If-None-Match": etag})
-			if again.Code != http.StatusNotModified || again.Body.Len() != 0 {
-				t.Errorf("conditional request: got %d with %d bytes, want 304 and no body", again.Code, again.Body.Len())
-			}
-			stale := get(d, tt.path, map[string]string{"Accept": tt.accept, "If-None-Match": `"stale"`})
-			if stale.Code != http.StatusOK {
-				t.Errorf("stale ETag: got %d, want 200", stale.Code)
-			}
+			handlertest.CheckRevalidation(t, d, tt.path, map[string]string{"Accept": tt.accept})
 		})
 	}
-	json1 := get(d, "/apis/apps/v1", map[string]string{"Accept": "application/json"}).Header().Get("ETag")
-	proto := get(d, "/apis/apps/v1", map[string]string{"Accept": "application/vnd.kubernetes.protobuf"}).Header().Get("ETag")
+	json1 := handlertest.Get(d, "/apis/apps/v1", map[string]string{"Accept": "application/json"}).Header().Get("ETag")
+	proto := handlertest.Get(d, "/apis/apps/v1", map[string]string{"Accept": "application/vnd.kubernetes.protobuf"}).Header().Get("ETag")
 	if json1 == proto {
 		t.Errorf("JSON and protobuf share the ETag %s, want one per representation", json1)
 	}
 }
 
 func TestHandles(t *testing.T) {
-	d := newTestDiscovery(t)
-	tests := []struct {
-		path string
-		want bool
-	}{
-		{"/api", true}, {"/api/", true}, {"/api/v1", true}, {"/api/v1/", true},
-		{"/apis", true}, {"/apis/", true}, {"/apis/apps", true}, {"/apis/apps/v1", true}, {"/apis/apps/v1/", true},
-		{"/version", true}, {"/version/", true},
-		{"/api/v2", false}, {"/apis/widgets.example.com", false}, {"/apis/apps/v1beta1", false},
-		{"/api/v1/pods", false}, {"/apis/apps/v1/deployments", false}, {"/healthz", false}, {"/", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.path, func(t *testing.T) {
-			if got := d.Handles(tt.path); got != tt.want {
-				t.Errorf("Handles(%q): got %v, want %v", tt.path, got, tt.want)
-			}
-		})
-	}
+	handlertest.CheckHandles(t, newTestDiscovery(t).Handles, []string{
+		"/api", "/api/", "/api/v1", "/api/v1/",
+		"/apis", "/apis/", "/apis/apps", "/apis/apps/v1", "/apis/apps/v1/",
+		"/version", "/version/",
+	}, []string{
+		"/api/v2", "/apis/widgets.example.com", "/apis/apps/v1beta1",
+		"/api/v1/pods", "/apis/apps/v1/deployments", "/healthz", "/",
+	})
 }
 
 func TestMethodsAndUnknownPaths(t *testing.T) {
@@ -359,7 +313,7 @@ func TestMethodsAndUnknownPaths(t *testing.T) {
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST /apis: got %d, want 405", rec.Code)
 	}
-	if rec := get(d, "/apis/widgets.example.com", nil); rec.Code != http.StatusNotFound {
+	if rec := handlertest.Get(d, "/apis/widgets.example.com", nil); rec.Code != http.StatusNotFound {
 		t.Errorf("unknown group: got %d, want 404", rec.Code)
 	}
 	rec = httptest.NewRecorder()
@@ -539,7 +493,7 @@ func TestClientGoServerVersion(t *testing.T) {
 }
 
 func TestVersionIsIndentedJSON(t *testing.T) {
-	rec := get(newTestDiscovery(t), "/version", nil)
+	rec := handlertest.Get(newTestDiscovery(t), "/version", nil)
 	body, _ := io.ReadAll(rec.Body)
 	if !strings.HasPrefix(string(body), "{\n  \"major\": \"1\",\n  \"minor\": \"37\",") {
 		t.Errorf("got %q, want indented JSON", body)

@@ -20,6 +20,23 @@ func (b *opsBuilder) prefix(group, version string) string {
 	return "/apis/" + group + "/" + version
 }
 
+// verbRoutes is where the spec serves each verb of a resource: the method,
+// on the item or on the collection, under the deprecated /watch/ or not.
+var verbRoutes = map[endpoint.Verb]struct {
+	method        string
+	onItem, watch bool
+}{
+	endpoint.Get:              {http.MethodGet, true, false},
+	endpoint.List:             {http.MethodGet, false, false},
+	endpoint.Create:           {http.MethodPost, false, false},
+	endpoint.Update:           {http.MethodPut, true, false},
+	endpoint.Patch:            {http.MethodPatch, true, false},
+	endpoint.Delete:           {http.MethodDelete, true, false},
+	endpoint.DeleteCollection: {http.MethodDelete, false, false},
+	endpoint.Watch:            {http.MethodGet, true, true},
+	endpoint.WatchList:        {http.MethodGet, false, true},
+}
+
 // resource adds the operations of a resource for the given verbs.
 func (b *opsBuilder) resource(group, version, kind, resource string, namespaced bool, verbs ...endpoint.Verb) {
 	base := b.prefix(group, version)
@@ -33,25 +50,13 @@ func (b *opsBuilder) resource(group, version, kind, resource string, namespaced 
 			ID: string(v) + kind, Verb: v, Group: group, Version: version, Kind: kind,
 			Resource: resource, Namespaced: namespaced,
 		}
-		switch v {
-		case endpoint.Get:
-			op.Method, op.Path = http.MethodGet, item
-		case endpoint.List:
-			op.Method, op.Path = http.MethodGet, collection
-		case endpoint.Create:
-			op.Method, op.Path = http.MethodPost, collection
-		case endpoint.Update:
-			op.Method, op.Path = http.MethodPut, item
-		case endpoint.Patch:
-			op.Method, op.Path = http.MethodPatch, item
-		case endpoint.Delete:
-			op.Method, op.Path = http.MethodDelete, item
-		case endpoint.DeleteCollection:
-			op.Method, op.Path = http.MethodDelete, collection
-		case endpoint.Watch:
-			op.Method, op.Path = http.MethodGet, strings.Replace(item, "/"+version+"/", "/"+version+"/watch/", 1)
-		case endpoint.WatchList:
-			op.Method, op.Path = http.MethodGet, strings.Replace(collection, "/"+version+"/", "/"+version+"/watch/", 1)
+		route := verbRoutes[v]
+		op.Method, op.Path = route.method, collection
+		if route.onItem {
+			op.Path = item
+		}
+		if route.watch {
+			op.Path = strings.Replace(op.Path, "/"+version+"/", "/"+version+"/watch/", 1)
 		}
 		b.ops = append(b.ops, op)
 		if namespaced && (v == endpoint.List || v == endpoint.WatchList) {
@@ -87,11 +92,7 @@ func (b *opsBuilder) sub(group, version, kind, resource, subresource string, nam
 		})
 	}
 	for _, v := range verbs {
-		method := map[endpoint.Verb]string{
-			endpoint.Get: http.MethodGet, endpoint.Create: http.MethodPost,
-			endpoint.Update: http.MethodPut, endpoint.Patch: http.MethodPatch,
-		}[v]
-		add(v, method)
+		add(v, verbRoutes[v].method)
 	}
 	for _, m := range methods {
 		add(endpoint.Connect, m)

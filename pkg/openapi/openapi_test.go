@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/openapi"
 	"k8s.io/client-go/openapi3"
 	"k8s.io/client-go/rest"
+
+	"github.com/batkube/batkube/pkg/handlertest"
 )
 
 // testV2 is a small swagger document shaped like the Kubernetes root spec.
@@ -33,16 +35,6 @@ func newTestOpenAPI(t testing.TB) *OpenAPI {
 		t.Fatalf("New: %v", err)
 	}
 	return o
-}
-
-func serve(o *OpenAPI, target string, header map[string]string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodGet, target, nil)
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	o.ServeHTTP(rec, req)
-	return rec
 }
 
 func newDiscoveryClient(t *testing.T, o *OpenAPI) *discovery.DiscoveryClient {
@@ -61,7 +53,7 @@ func TestInvalidV2IsAnErrorWhenServed(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	rec := serve(o, "/openapi/v2", nil)
+	rec := handlertest.Get(o, "/openapi/v2", nil)
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "not valid JSON") {
 		t.Errorf("got %d %q, want 500 saying the spec is not valid JSON", rec.Code, rec.Body.String())
 	}
@@ -92,7 +84,7 @@ func TestGroupVersionKey(t *testing.T) {
 
 func TestV3IndexListsEveryGroupVersion(t *testing.T) {
 	o := newTestOpenAPI(t)
-	rec := serve(o, "/openapi/v3", nil)
+	rec := handlertest.Get(o, "/openapi/v3", nil)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status: got %d, want 200", rec.Code)
 	}
@@ -182,40 +174,25 @@ func TestClientGoOpenAPIV2Protobuf(t *testing.T) {
 
 func TestNegotiation(t *testing.T) {
 	o := newTestOpenAPI(t)
-	tests := []struct {
-		name, path, accept string
-		wantCode           int
-		wantType           string
-	}{
-		{"v2 no accept", "/openapi/v2", "", http.StatusOK, "application/json"},
-		{"v2 json", "/openapi/v2", "application/json", http.StatusOK, "application/json"},
-		{"v2 client-go protobuf", "/openapi/v2", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", http.StatusOK, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"},
-		{"v2 protobuf", "/openapi/v2", "application/com.github.proto-openapi.spec.v2.v1.0+protobuf, application/json", http.StatusOK, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"},
-		{"v2 kubernetes protobuf", "/openapi/v2", "application/vnd.kubernetes.protobuf", http.StatusNotAcceptable, ""},
-		{"v2 kube-scheduler", "/openapi/v2", "application/vnd.kubernetes.protobuf, */*", http.StatusOK, "application/json"},
-		{"v3 json", "/openapi/v3/api/v1", "application/json", http.StatusOK, "application/json"},
-		{"v3 protobuf", "/openapi/v3/version", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf", http.StatusOK, "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"},
-		{"v3 html", "/openapi/v3/api/v1", "text/html", http.StatusNotAcceptable, ""},
-		{"v3 unknown", "/openapi/v3/apis/widgets.example.com/v1", "", http.StatusNotFound, "text/plain; charset=utf-8"},
-		{"index", "/openapi/v3", "", http.StatusOK, "application/json"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rec := serve(o, tt.path, map[string]string{"Accept": tt.accept})
-			if rec.Code != tt.wantCode {
-				t.Errorf("status: got %d, want %d", rec.Code, tt.wantCode)
-			}
-			if ct := rec.Header().Get("Content-Type"); ct != tt.wantType {
-				t.Errorf("Content-Type: got %q, want %q", ct, tt.wantType)
-			}
-		})
-	}
+	handlertest.CheckNegotiation(t, o, []handlertest.Negotiation{
+		{Name: "v2 no accept", Path: "/openapi/v2", WantCode: http.StatusOK, WantType: "application/json"},
+		{Name: "v2 json", Path: "/openapi/v2", Accept: "application/json", WantCode: http.StatusOK, WantType: "application/json"},
+		{Name: "v2 client-go protobuf", Path: "/openapi/v2", Accept: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", WantCode: http.StatusOK, WantType: "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"},
+		{Name: "v2 protobuf", Path: "/openapi/v2", Accept: "application/com.github.proto-openapi.spec.v2.v1.0+protobuf, application/json", WantCode: http.StatusOK, WantType: "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"},
+		{Name: "v2 kubernetes protobuf", Path: "/openapi/v2", Accept: "application/vnd.kubernetes.protobuf", WantCode: http.StatusNotAcceptable, WantType: ""},
+		{Name: "v2 kube-scheduler", Path: "/openapi/v2", Accept: "application/vnd.kubernetes.protobuf, */*", WantCode: http.StatusOK, WantType: "application/json"},
+		{Name: "v3 json", Path: "/openapi/v3/api/v1", Accept: "application/json", WantCode: http.StatusOK, WantType: "application/json"},
+		{Name: "v3 protobuf", Path: "/openapi/v3/version", Accept: "application/com.github.proto-openapi.spec.v3@v1.0+protobuf", WantCode: http.StatusOK, WantType: "application/com.github.proto-openapi.spec.v3.v1.0+protobuf"},
+		{Name: "v3 html", Path: "/openapi/v3/api/v1", Accept: "text/html", WantCode: http.StatusNotAcceptable, WantType: ""},
+		{Name: "v3 unknown", Path: "/openapi/v3/apis/widgets.example.com/v1", WantCode: http.StatusNotFound, WantType: "text/plain; charset=utf-8"},
+		{Name: "index", Path: "/openapi/v3", WantCode: http.StatusOK, WantType: "application/json"},
+	})
 }
 
 func TestHashQuery(t *testing.T) {
 	o := newTestOpenAPI(t)
 	current := coreV1(t, o).hash
-	rec := serve(o, "/openapi/v3/api/v1?hash="+current, nil)
+	rec := handlertest.Get(o, "/openapi/v3/api/v1?hash="+current, nil)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("current hash: got %d, want 200", rec.Code)
 	}
@@ -225,14 +202,14 @@ func TestHashQuery(t *testing.T) {
 	if _, err := http.ParseTime(rec.Header().Get("Expires")); err != nil {
 		t.Errorf("Expires: got %q, want an HTTP date: %v", rec.Header().Get("Expires"), err)
 	}
-	rec = serve(o, "/openapi/v3/api/v1?hash=OLD", nil)
+	rec = handlertest.Get(o, "/openapi/v3/api/v1?hash=OLD", nil)
 	if rec.Code != http.StatusMovedPermanently {
 		t.Fatalf("stale hash: got %d, want 301", rec.Code)
 	}
 	if loc, want := rec.Header().Get("Location"), "/openapi/v3/api/v1?hash="+current; loc != want {
 		t.Errorf("Location: got %q, want %q", loc, want)
 	}
-	rec = serve(o, "/openapi/v3/api/v1", nil)
+	rec = handlertest.Get(o, "/openapi/v3/api/v1", nil)
 	if cc := rec.Header().Get("Cache-Control"); cc != "" {
 		t.Errorf("no hash: got Cache-Control %q, want none", cc)
 	}
@@ -242,36 +219,17 @@ func TestConditionalRequests(t *testing.T) {
 	o := newTestOpenAPI(t)
 	for _, path := range []string{"/openapi/v2", "/openapi/v3", "/openapi/v3/apis/apps/v1"} {
 		t.Run(path, func(t *testing.T) {
-			first := serve(o, path, nil)
-			etag := first.Header().Get("ETag")
-			if etag == "" {
-				t.Fatalf("no ETag")
-			}
-			again := serve(o, path, map[string]string{"If-None-Match": etag})
-			if again.Code != http.StatusNotModified {
-				t.Errorf("If-None-Match: got %d, want 304", again.Code)
-			}
+			handlertest.CheckRevalidation(t, o, path, nil)
 		})
 	}
 }
 
 func TestHandles(t *testing.T) {
-	o := newTestOpenAPI(t)
-	tests := []struct {
-		path string
-		want bool
-	}{
-		{"/openapi/v2", true}, {"/openapi/v3", true}, {"/openapi/v3/api/v1", true},
-		{"/openapi/v3/apis/apps/v1", true}, {"/openapi/v3/apis/widgets.example.com/v1", false},
-		{"/openapi/v3/", false}, {"/openapi", false}, {"/swagger.json", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.path, func(t *testing.T) {
-			if got := o.Handles(tt.path); got != tt.want {
-				t.Errorf("Handles(%q): got %v, want %v", tt.path, got, tt.want)
-			}
-		})
-	}
+	handlertest.CheckHandles(t, newTestOpenAPI(t).Handles, []string{
+		"/openapi/v2", "/openapi/v3", "/openapi/v3/api/v1", "/openapi/v3/apis/apps/v1",
+	}, []string{
+		"/openapi/v3/apis/widgets.example.com/v1", "/openapi/v3/", "/openapi", "/swagger.json",
+	})
 }
 
 func TestMethodNotAllowed(t *testing.T) {
@@ -307,7 +265,7 @@ func TestConcurrentProtobufRequests(t *testing.T) {
 	bodies := make(chan string, clients)
 	for range clients {
 		go func() {
-			rec := serve(o, "/openapi/v2", map[string]string{"Accept": mediaV2ProtobufLegacy})
+			rec := handlertest.Get(o, "/openapi/v2", map[string]string{"Accept": mediaV2ProtobufLegacy})
 			bodies <- rec.Body.String()
 		}()
 	}
@@ -325,7 +283,7 @@ func FuzzAccept(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, accept string) {
-		rec := serve(o, "/openapi/v3/version", map[string]string{"Accept": accept})
+		rec := handlertest.Get(o, "/openapi/v3/version", map[string]string{"Accept": accept})
 		if rec.Code != http.StatusOK && rec.Code != http.StatusNotAcceptable {
 			t.Errorf("Accept %q: got %d, want 200 or 406", accept, rec.Code)
 		}
@@ -368,7 +326,7 @@ func TestFirstRequestsGetTheEagerAnswers(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for _, p := range paths {
-				rec := serve(o, p, nil)
+				rec := handlertest.Get(o, p, nil)
 				if got, w := (answer{rec.Body.String(), rec.Header().Get("ETag")}), want[p]; rec.Code != http.StatusOK || got != w {
 					t.Errorf("%s: got %d with %d bytes and ETag %s, want 200 with the %d bytes (ETag %s) read at start",
 						p, rec.Code, len(got.body), got.etag, len(w.body), w.etag)

@@ -204,20 +204,21 @@ func itemNames(items []*Stored) []string {
 	return out
 }
 
-func mustParseLabels(t testing.TB, s string) labels.Selector {
+// selection is the Selection of a label and a field selector, parsed as a
+// client's query is; "" leaves a selector nil (no filter).
+func selection(t testing.TB, label, field string) Selection {
 	t.Helper()
-	sel, err := labels.Parse(s)
-	if err != nil {
-		t.Fatalf("parsing label selector %q: %v", s, err)
+	var sel Selection
+	var err error
+	if label != "" {
+		if sel.Label, err = labels.Parse(label); err != nil {
+			t.Fatalf("parsing label selector %q: %v", label, err)
+		}
 	}
-	return sel
-}
-
-func mustParseFields(t testing.TB, s string) fields.Selector {
-	t.Helper()
-	sel, err := fields.ParseSelector(s)
-	if err != nil {
-		t.Fatalf("parsing field selector %q: %v", s, err)
+	if field != "" {
+		if sel.Field, err = fields.ParseSelector(field); err != nil {
+			t.Fatalf("parsing field selector %q: %v", field, err)
+		}
 	}
 	return sel
 }

@@ -34,12 +34,12 @@ func TestListFiltersAndOrdersByNamespaceThenName(t *testing.T) {
 		{"one namespace", ListOptions{Selection: Selection{Namespace: "ns1"}}, []string{"ns1/a", "ns1/b", "ns1/c"}},
 		{"missing namespace", ListOptions{Selection: Selection{Namespace: "none"}}, []string{}},
 		{"label equals", ListOptions{Selection: Selection{Label: labels.SelectorFromSet(labels.Set{"app": "web"})}}, []string{"ns1/a", "ns2/a"}},
-		{"label not equal", ListOptions{Selection: Selection{Label: mustParseLabels(t, "app!=web")}}, []string{"ns1/b", "ns1/c"}},
-		{"label exists", ListOptions{Selection: Selection{Label: mustParseLabels(t, "app")}}, []string{"ns1/a", "ns1/c", "ns2/a"}},
-		{"field ==", ListOptions{Selection: Selection{Field: mustParseFields(t, "spec.nodeName==n1")}}, []string{"ns1/a"}},
-		{"field != list", ListOptions{Selection: Selection{Field: mustParseFields(t, "spec.nodeName!=n1,spec.nodeName!=n2")}}, []string{"ns1/b", "ns1/c"}},
-		{"metadata field", ListOptions{Selection: Selection{Field: mustParseFields(t, "metadata.name=a")}}, []string{"ns1/a", "ns2/a"}},
-		{"label and field", ListOptions{Selection: Selection{Label: mustParseLabels(t, "app=web"), Field: mustParseFields(t, "metadata.namespace=ns2")}}, []string{"ns2/a"}},
+		{"label not equal", ListOptions{Selection: selection(t, "app!=web", "")}, []string{"ns1/b", "ns1/c"}},
+		{"label exists", ListOptions{Selection: selection(t, "app", "")}, []string{"ns1/a", "ns1/c", "ns2/a"}},
+		{"field ==", ListOptions{Selection: selection(t, "", "spec.nodeName==n1")}, []string{"ns1/a"}},
+		{"field != list", ListOptions{Selection: selection(t, "", "spec.nodeName!=n1,spec.nodeName!=n2")}, []string{"ns1/b", "ns1/c"}},
+		{"metadata field", ListOptions{Selection: selection(t, "", "metadata.name=a")}, []string{"ns1/a", "ns2/a"}},
+		{"label and field", ListOptions{Selection: selection(t, "app=web", "metadata.namespace=ns2")}, []string{"ns2/a"}},
 		{"empty selectors", ListOptions{Selection: Selection{Label: labels.Everything(), Field: fields.Everything()}}, []string{"ns1/a", "ns1/b", "ns1/c", "ns2/a"}},
 	}
 	for _, tt := range tests {
@@ -98,8 +98,8 @@ func TestRemainingItemCountOnlyWithoutSelectors(t *testing.T) {
 		wantContinue  bool
 	}{
 		{"no selector", ListOptions{Limit: 2}, ptr(int64(3)), true},
-		{"label selector", ListOptions{Selection: Selection{Label: mustParseLabels(t, "app=x")}, Limit: 2}, nil, true},
-		{"field selector", ListOptions{Selection: Selection{Field: mustParseFields(t, "metadata.namespace=ns")}, Limit: 2}, nil, true},
+		{"label selector", ListOptions{Selection: selection(t, "app=x", ""), Limit: 2}, nil, true},
+		{"field selector", ListOptions{Selection: selection(t, "", "metadata.namespace=ns"), Limit: 2}, nil, true},
 		{"last page", ListOptions{Limit: 5}, nil, false},
 	}
 	for _, tt := range tests {

@@ -247,31 +247,50 @@ func (s *Store) ChangeSharing(ctx context.Context, gr schema.GroupResource, name
 func (s *Store) update(ctx context.Context, gr schema.GroupResource, namespace, name string,
 	copyOf func(*Stored) Object, mutate func(cur Object) (Object, error), checkNoop bool) (*Stored, error) {
 	k := key{namespace: namespace, name: name}
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("store: updating %s %q: %w", gr, name, err)
-		}
-		cur, err := s.Get(gr, namespace, name)
-		if err != nil {
-			return nil, err
-		}
+	return s.retry(ctx, gr, k, "updating", func(cur *Stored) (*Stored, bool, error) {
 		next, err := mutate(copyOf(cur))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if next == nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("store: update of %s %q produced no object", gr, name))
+			return nil, false, apierrors.NewInternalError(fmt.Errorf("store: update of %s %q produced no object", gr, name))
 		}
 		if got := keyOf(next); got != k {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("store: update of %s %s cannot move it to %s", gr, k, got))
+			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("store: update of %s %s cannot move it to %s", gr, k, got))
 		}
 		curRV := cur.obj.GetResourceVersion()
 		if rv := next.GetResourceVersion(); rv != "" && rv != curRV {
-			return nil, apierrors.NewConflict(gr, name, errObjectModified)
+			return nil, false, apierrors.NewConflict(gr, name, errObjectModified)
 		}
 		next.SetResourceVersion(curRV)
 		noop := checkNoop && apiequality.Semantic.DeepEqual(cur.obj, next)
-		if st, ok := s.commitUpdate(gr, k, cur, next, noop); ok {
+		st, ok := s.commitUpdate(gr, k, cur, next, noop)
+		return st, ok, nil
+	})
+}
+
+// retry is the loop of an optimistic write of the object at k: it reads
+// the current state and hands it to attempt, which checks it, prepares the
+// write and commits it if that state is still the current one. attempt
+// returns ok false when another write came first; retry then reads the new
+// state and tries again. It returns the committed state or the first
+// error: attempt's, NotFound, or ctx's, wrapped with verb ("updating",
+// "deleting") and the object's resource and name.
+func (s *Store) retry(ctx context.Context, gr schema.GroupResource, k key, verb string,
+	attempt func(cur *Stored) (st *Stored, ok bool, err error)) (*Stored, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("store: %s %s %q: %w", verb, gr, k.name, err)
+		}
+		cur, err := s.Get(gr, k.namespace, k.name)
+		if err != nil {
+			return nil, err
+		}
+		st, ok, err := attempt(cur)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			return st, nil
 		}
 	}
@@ -316,23 +335,15 @@ func (s *Store) DeleteSharing(ctx context.Context, gr schema.GroupResource, name
 func (s *Store) delete(ctx context.Context, gr schema.GroupResource, namespace, name string,
 	precondition func(cur Object) error, copyOf func(*Stored) Object) (*Stored, error) {
 	k := key{namespace: namespace, name: name}
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("store: deleting %s %q: %w", gr, name, err)
-		}
-		cur, err := s.Get(gr, namespace, name)
-		if err != nil {
-			return nil, err
-		}
+	return s.retry(ctx, gr, k, "deleting", func(cur *Stored) (*Stored, bool, error) {
 		if precondition != nil {
 			if err := precondition(cur.obj); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
-		if st, ok := s.commitDelete(gr, k, cur, copyOf(cur)); ok {
-			return st, nil
-		}
-	}
+		st, ok := s.commitDelete(gr, k, cur, copyOf(cur))
+		return st, ok, nil
+	})
 }
 
 func (s *Store) commitDelete(gr schema.GroupResource, k key, cur *Stored, gone Object) (st *Stored, ok bool) {

@@ -201,8 +201,8 @@ func TestSelectorTransitionsBecomeAddedAndDeleted(t *testing.T) {
 		name string
 		opts WatchOptions
 	}{
-		{"field", WatchOptions{Selection: Selection{Field: mustParseFields(t, "spec.nodeName=n1")}}},
-		{"label", WatchOptions{Selection: Selection{Label: mustParseLabels(t, "tier=front")}}},
+		{"field", WatchOptions{Selection: selection(t, "", "spec.nodeName=n1")}},
+		{"label", WatchOptions{Selection: selection(t, "tier=front", "")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -387,7 +387,9 @@ func TestWatchEndsOnStopAndCancelWithoutLeaks(t *testing.T) {
 
 func TestWatchWithSelectorsSkipsOtherObjects(t *testing.T) {
 	s := newTestStore(t, 0)
-	w := mustWatch(t, s, pods, WatchOptions{Selection: Selection{Namespace: "ns", Field: mustParseFields(t, "status.phase!=Succeeded")}})
+	sel := selection(t, "", "status.phase!=Succeeded")
+	sel.Namespace = "ns"
+	w := mustWatch(t, s, pods, WatchOptions{Selection: sel})
 	mustCreate(t, s, nodes, newPod("", "ns", nil, ""))
 	mustCreate(t, s, pods, newPod("other", "a", nil, ""))
 	done := newPod("ns", "done", nil, "")
