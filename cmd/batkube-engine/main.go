@@ -53,18 +53,16 @@ type options struct {
 func main() { cli.Main(run) }
 
 // run runs the command and returns its exit code.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var opts options
-	cmd := command()
-	if code, ok := cli.ParseNoArgs(cmd, &opts, args, stdout, stderr); !ok {
-		return code
-	}
+var run = cli.FlagsOnly(command(), simulate)
+
+// simulate runs the engine as opts say and returns the exit code.
+func simulate(ctx context.Context, opts options, stdout, stderr io.Writer) int {
 	naming, err := enginerun.ParseWorkloadNaming(opts.WorkloadNames)
 	if err != nil {
-		return cmd.UsageError(stderr, "%v", err)
+		return command().UsageError(stderr, "%v", err)
 	}
 	if opts.Timeout < 0 {
-		return cmd.UsageError(stderr, "--timeout must not be negative")
+		return command().UsageError(stderr, "--timeout must not be negative")
 	}
 
 	cfg := enginerun.Config{

@@ -65,12 +65,11 @@ type options struct {
 
 func main() { cli.Main(run) }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var opts options
-	cmd := command()
-	if code, ok := cli.ParseNoArgs(cmd, &opts, args, stdout, stderr); !ok {
-		return code
-	}
+// run runs the command and returns its exit code.
+var run = cli.FlagsOnly(command(), simulate)
+
+// simulate runs the simulations opts ask for and returns the exit code.
+func simulate(ctx context.Context, opts options, stdout, stderr io.Writer) int {
 	show := newProgressPrinter(stderr)
 	cfg := launch.Config{
 		Platform:                   opts.Platform,

@@ -25,15 +25,12 @@ type options struct {
 	Date   string `long:"date" value-name:"YYYY-MM-DD" description:"the date the table names (default: today)"`
 }
 
-func main() { cli.Main(run) }
+func main() {
+	cli.Main(cli.FlagsOnly(cli.Command{Name: "benchfigures", Usage: "[OPTIONS]",
+		Description: "Rewrites the generated section of the figures page (between its make bench markers) with a table of the benchmarks' results read from --in."}, run))
+}
 
-func run(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	var opts options
-	cmd := cli.Command{Name: "benchfigures", Usage: "[OPTIONS]",
-		Description: "Rewrites the generated section of the figures page (between its make bench markers) with a table of the benchmarks' results read from --in."}
-	if code, ok := cli.ParseNoArgs(cmd, &opts, args, stdout, stderr); !ok {
-		return code
-	}
+func run(_ context.Context, opts options, _, stderr io.Writer) int {
 	if opts.Date == "" {
 		opts.Date = time.Now().Format(time.DateOnly)
 	}

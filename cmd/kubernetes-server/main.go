@@ -244,27 +244,27 @@ func listen(addr string, logger *slog.Logger) (net.Listener, error) {
 	return l, nil
 }
 
+// parseFlag parses the value of a flag. The first error of a sequence of
+// calls is kept in *firstErr, wrapped with its flag's name; the calls after
+// it parse too, but leave *firstErr alone.
+func parseFlag[T any](firstErr *error, flag, value string, parse func(string) (T, error)) T {
+	v, err := parse(value)
+	if err != nil && *firstErr == nil {
+		*firstErr = fmt.Errorf("%s: %w", flag, err)
+	}
+	return v
+}
+
 // config turns the simulation flags into a simulation.Config.
 func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger) (simulation.Config, error) {
-	epoch, err := time.Parse(time.RFC3339, sim.Epoch)
-	if err != nil {
-		return simulation.Config{}, fmt.Errorf("--epoch: %w", err)
-	}
-	cpu, err := resource.ParseQuantity(sim.DefaultCPU)
-	if err != nil {
-		return simulation.Config{}, fmt.Errorf("--node-default-cpu: %w", err)
-	}
-	mem, err := resource.ParseQuantity(sim.DefaultMemory)
-	if err != nil {
-		return simulation.Config{}, fmt.Errorf("--node-default-memory: %w", err)
-	}
-	preempted, err := broker.ParsePreemptedPolicy(sim.Preempted)
-	if err != nil {
-		return simulation.Config{}, fmt.Errorf("--preempted: %w", err)
-	}
-	gangs, err := translate.ParseGangs(sim.Gangs)
-	if err != nil {
-		return simulation.Config{}, fmt.Errorf("--gangs: %w", err)
+	var flagErr error
+	epoch := parseFlag(&flagErr, "--epoch", sim.Epoch, func(s string) (time.Time, error) { return time.Parse(time.RFC3339, s) })
+	cpu := parseFlag(&flagErr, "--node-default-cpu", sim.DefaultCPU, resource.ParseQuantity)
+	mem := parseFlag(&flagErr, "--node-default-memory", sim.DefaultMemory, resource.ParseQuantity)
+	preempted := parseFlag(&flagErr, "--preempted", sim.Preempted, broker.ParsePreemptedPolicy)
+	gangs := parseFlag(&flagErr, "--gangs", sim.Gangs, translate.ParseGangs)
+	if flagErr != nil {
+		return simulation.Config{}, flagErr
 	}
 	var controllerProcesses []controllers.Process
 	if sim.ControllerMgrPID != "" {

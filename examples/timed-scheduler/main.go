@@ -26,9 +26,8 @@ import (
 )
 
 type options struct {
-	Kubeconfig    string        `long:"kubeconfig" env:"KUBECONFIG" required:"true" description:"kubeconfig of the Batkube server"`
-	Period        time.Duration `long:"period" default:"10s" description:"simulated time between two scheduling rounds"`
-	SchedulerName string        `long:"scheduler-name" default:"default-scheduler" description:"schedule the pods that name this scheduler"`
+	exmain.Options
+	Period time.Duration `long:"period" default:"10s" description:"simulated time between two scheduling rounds"`
 }
 
 func main() { exmain.Main("timed-scheduler", run) }

@@ -66,6 +66,15 @@ func start(t *testing.T, opts broker.Options) *harness {
 	return h
 }
 
+// startOnNode0 starts a harness and begins its simulation on one host,
+// node0 (where bindAll binds).
+func startOnNode0(t *testing.T, opts broker.Options) *harness {
+	t.Helper()
+	h := start(t, opts)
+	h.send(0, begins("node0"))
+	return h
+}
+
 // stuckLabel marks the pods bindAll leaves pending.
 const stuckLabel = "batkube.test/stuck"
 
@@ -174,8 +183,7 @@ func TestJobLifecycleBecomesPodPhases(t *testing.T) {
 }
 
 func TestDeletingPodsBecomesKillAndReject(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 50 * time.Millisecond})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Quiet: 50 * time.Millisecond})
 	r := h.send(1, submitted("w!1"))
 	if len(r.Events) != 1 {
 		t.Fatalf("got %+v, want EXECUTE_JOB", r.Events)
@@ -199,8 +207,7 @@ func TestDeletingPodsBecomesKillAndReject(t *testing.T) {
 }
 
 func TestPodsFromClientsAreRefusedWithoutDynamicJobs(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 50 * time.Millisecond})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Quiet: 50 * time.Millisecond})
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
 	_, err := h.cs.CoreV1().Pods("default").Create(h.ctx, pod, metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "--enable-dynamic-jobs") {
@@ -213,8 +220,7 @@ func TestPodsFromClientsAreRefusedWithoutDynamicJobs(t *testing.T) {
 // scheduler's timer makes the broker ask Batsim for a call at its instant,
 // and fires at that step once the step's events are applied.
 func TestTimersBecomeCallsAndFireAfterTheStepsEvents(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Quiet: 20 * time.Millisecond})
 	tm := h.clock.NewTimer(h.clock.Epoch().Add(7500 * time.Millisecond))
 	reply := h.send(1, submitted("w!1"))
 	var calls []float64
@@ -281,8 +287,7 @@ func stuckJob(id string) batsim.JobSubmitted {
 // pending the broker asks for wake-ups 1, 2, 4... s later; with nothing left
 // to run, it rejects the job after PendingTimeout.
 func TestPendingPodsGetBackedOffWakeUpsThenRejection(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 20 * time.Millisecond, PendingTimeout: 30 * time.Second})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Quiet: 20 * time.Millisecond, PendingTimeout: 30 * time.Second})
 	h.send(0, submitted("w!ok")) // the scheduler shows itself
 	now := 1.0
 	r := h.send(now, stuckJob("w!stuck"), batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
@@ -328,8 +333,7 @@ func TestPendingPodsGetBackedOffWakeUpsThenRejection(t *testing.T) {
 // unless ChargeDecisionTime adds the scheduler's wall time (scaled).
 func TestDecisionTimeIsChargedOnlyWhenAsked(t *testing.T) {
 	for _, charge := range []bool{false, true} {
-		h := start(t, broker.Options{Quiet: 20 * time.Millisecond, ChargeDecisionTime: charge, DecisionTimeScale: 1000})
-		h.send(0, begins("node0"))
+		h := startOnNode0(t, broker.Options{Quiet: 20 * time.Millisecond, ChargeDecisionTime: charge, DecisionTimeScale: 1000})
 		r := h.send(5, submitted("w!1"))
 		switch {
 		case !charge && r.Now != 5:
@@ -358,8 +362,7 @@ func TestDecisionTimeIsChargedOnlyWhenAsked(t *testing.T) {
 // TestNoSchedulerIsReported: pending pods that no scheduler ever examines
 // end the run with an error that says so, within StartTimeout.
 func TestNoSchedulerIsReported(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 20 * time.Millisecond, StartTimeout: 500 * time.Millisecond})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Quiet: 20 * time.Millisecond, StartTimeout: 500 * time.Millisecond})
 	reqCtx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
 	answered := make(chan error, 1)
@@ -456,8 +459,7 @@ func (idlePolicy) Check(context.Context, settle.State) (settle.Verdict, error) {
 // running and the scheduler known idle, nothing can change before Batsim's
 // next event: the broker asks for no call.
 func TestNoWakeUpsWhileTheSchedulerIsKnownIdle(t *testing.T) {
-	h := start(t, broker.Options{Settle: idlePolicy{}})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Settle: idlePolicy{}})
 	if at, _ := calls(h.send(1, submitted("w!ok"), stuckJob("w!stuck"))); len(at) != 0 {
 		t.Fatalf("a job runs, the scheduler is idle: CALL_ME_LATER %v, want none", at)
 	}
@@ -469,8 +471,7 @@ func TestNoWakeUpsWhileTheSchedulerIsKnownIdle(t *testing.T) {
 // job is rejected when it has waited PendingTimeout, not all at the first
 // deadline.
 func TestPendingTimeoutAppliesPerJob(t *testing.T) {
-	h := start(t, broker.Options{Settle: idlePolicy{}, PendingTimeout: 30 * time.Second})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Settle: idlePolicy{}, PendingTimeout: 30 * time.Second})
 	h.send(0, stuckJob("w!a"))
 	r := h.send(10, stuckJob("w!b"), batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
 	rejected := map[string]float64{}
@@ -501,8 +502,7 @@ func TestPendingTimeoutAppliesPerJob(t *testing.T) {
 // (the quiet policy), the back-off of the wake-ups starts again from
 // BackoffMin when a job ends, not only when a pod gets bound.
 func TestBackoffStartsAgainWhenRoomIsFreed(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 20 * time.Millisecond})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Quiet: 20 * time.Millisecond})
 	h.send(0, submitted("w!ok"))
 	now := 1.0
 	r := h.send(now, stuckJob("w!stuck"))

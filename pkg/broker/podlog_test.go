@@ -15,8 +15,7 @@ import (
 // the run ends before is written too, pending.
 func TestPodsLog(t *testing.T) {
 	var out bytes.Buffer
-	h := start(t, broker.Options{Quiet: 50 * time.Millisecond, PodsCSV: &out})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Quiet: 50 * time.Millisecond, PodsCSV: &out})
 	r := h.send(1, submitted("w!1"), stuckJob("w!stuck"))
 	exec := r.Events[0].Data.(batsim.ExecuteJob)
 	h.send(11, batsim.JobCompleted{JobID: "w!1", JobState: batsim.JobStateCompletedSuccessfully, Alloc: exec.Alloc})

@@ -45,8 +45,7 @@ func decisionsOf(m batsim.Message) (kills []batsim.JobID, registered []batsim.Re
 }
 
 func TestPreemptedJobIsKilled(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 50 * time.Millisecond})
-	h.send(0, begins("node0"))
+	h := startOnNode0(t, broker.Options{Quiet: 50 * time.Millisecond})
 	h.send(1, submitted("w!1"))
 	h.preempt("w-1")
 	kills, registered := decisionsOf(h.send(2, batsim.RequestedCall{}))

@@ -63,6 +63,20 @@ func ParseNoArgs(c Command, opts any, args []string, stdout, stderr io.Writer) (
 	return code, ok
 }
 
+// FlagsOnly returns the run, for Main, of a command that takes flags only:
+// it parses the arguments into a new options struct of type O (a go-flags
+// options struct) and hands it to run, or returns the code of --help or of
+// a usage error (ParseNoArgs), without calling run.
+func FlagsOnly[O any](c Command, run func(ctx context.Context, opts O, stdout, stderr io.Writer) int) func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+		var opts O
+		if code, ok := ParseNoArgs(c, &opts, args, stdout, stderr); !ok {
+			return code
+		}
+		return run(ctx, opts, stdout, stderr)
+	}
+}
+
 // UsageError prints "NAME: message" and the hint to run --help on stderr,
 // and returns the exit code of a usage error, 2.
 func (c Command) UsageError(stderr io.Writer, format string, args ...any) int {

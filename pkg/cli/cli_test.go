@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -41,5 +44,27 @@ func TestParseNoArgsRefusesArguments(t *testing.T) {
 	if code, ok := ParseNoArgs(c, &opts, []string{"--count", "2", "extra"}, &out, &errs); ok || code != 2 ||
 		errs.String() != "tool: unexpected argument \"extra\"\nRun 'tool --help' for usage.\n" {
 		t.Errorf("an argument: code %d ok %t, stderr %q", code, ok, errs.String())
+	}
+}
+
+func TestFlagsOnlyHandsTheOptionsToRun(t *testing.T) {
+	var got *options
+	run := FlagsOnly(Command{Name: "tool"}, func(_ context.Context, opts options, stdout, _ io.Writer) int {
+		got = &opts
+		fmt.Fprint(stdout, "ran")
+		return 3
+	})
+	var out, errs bytes.Buffer
+	if code := run(context.Background(), []string{"--count", "2"}, &out, &errs); code != 3 || got == nil || got.Count != 2 || got.Out != "x" || out.String() != "ran" {
+		t.Errorf("flags: code %d, options %+v, stdout %q", code, got, out.String())
+	}
+	got = nil
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{{[]string{"--help"}, 0}, {[]string{"--nope"}, 2}, {[]string{"extra"}, 2}} {
+		if code := run(context.Background(), tc.args, &out, &errs); code != tc.code || got != nil {
+			t.Errorf("%q: code %d (want %d), run called: %t", tc.args, code, tc.code, got != nil)
+		}
 	}
 }

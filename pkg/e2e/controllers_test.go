@@ -87,8 +87,7 @@ Job,default,flaky,20.000000,20.000000,30.000000,2,0,2,0,Failed,BackoffLimitExcee
 			s.cfg.Objects = []string{abs(repoRoot(), "pkg/e2e/testdata/controllers.yaml")}
 			jobs := &jobStatuses{}
 			s.onReady = jobs.watch
-			sum := s.mustRun(5 * time.Minute)
-			wantEveryStepExact(t, sum)
+			s.mustRunExact(5 * time.Minute)
 			starts := map[string][]string{}
 			for id, j := range s.jobs() {
 				owner, _, ok := strings.Cut(strings.TrimPrefix(id, "dyn!default."), "-")
@@ -187,8 +186,7 @@ func TestKubernetesObjectsFromTheWorkload(t *testing.T) {
 	s := newSimulation(t, "examples/platforms/platform_4.xml", "examples/workloads/kube_jobs.json")
 	jobs := &jobStatuses{}
 	s.onReady = jobs.watch
-	sum := s.mustRun(5 * time.Minute)
-	wantEveryStepExact(t, sum)
+	s.mustRunExact(5 * time.Minute)
 	got := map[string][]string{}
 	for id, j := range s.jobs() {
 		owner := id
@@ -257,13 +255,10 @@ func TestJobPodsLostWithTheirMachine(t *testing.T) {
 		"profiles": map[string]any{"p": map[string]any{"type": "delay", "delay": 30, "cpu": 8, "memory": "1Gi",
 			"kube_job": map[string]any{"completions": 4, "parallelism": 4}}}})
 	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
-	s.addEvents(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
-{"timestamp": 100, "type": "machine_available", "resources": "0-1"}
-`)
+	s.addMachineOutage("0-1", 10, 100)
 	jobs := &jobStatuses{}
 	s.onReady = jobs.watch
-	sum := s.mustRun(5 * time.Minute)
-	wantEveryStepExact(t, sum)
+	s.mustRunExact(5 * time.Minute)
 	var got []string
 	for id, j := range s.jobs() {
 		if !strings.HasPrefix(id, "dyn!default.w0-j-") {

@@ -66,8 +66,7 @@ func testKueueAdmitsWithinQuotas(t *testing.T, strategy string) {
 	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
 	s.cfg.Kueue = true
 	s.cfg.Objects = []string{objects}
-	sum := s.mustRun(5 * time.Minute)
-	wantEveryStepExact(t, sum)
+	sum := s.mustRunExact(5 * time.Minute)
 	t.Logf("settling: %d steps, %+v", sum.Settle.Steps(), sum.Settle)
 	// Ten Jobs: their creations, starts, ends and batched syncs make some
 	// tens of steps; a step per pause of Kueue's scheduler, thousands.

@@ -37,13 +37,10 @@ func TestMachineFailuresAsLostNodes(t *testing.T) {
 		"d5":   map[string]any{"type": "delay", "delay": 5},
 	}})
 	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
-	s.addEvents(`{"timestamp": 10, "type": "machine_unavailable", "resources": "0-1"}
-{"timestamp": 50, "type": "machine_available", "resources": "0-1"}
-`)
+	s.addMachineOutage("0-1", 10, 50)
 	seen := &nodeStates{}
 	s.onReady = seen.watch
-	sum := s.mustRun(5 * time.Minute)
-	wantEveryStepExact(t, sum)
+	s.mustRunExact(5 * time.Minute)
 	killed := 0
 	for id, j := range s.jobs() {
 		lost := slices.ContainsFunc(j.alloc, func(h int) bool { return h <= 1 })

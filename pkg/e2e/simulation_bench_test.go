@@ -187,6 +187,9 @@ func (f *firstFit) run(ctx context.Context, b testing.TB) {
 	defer quiet.Stop()
 	signalled := uint64(0)
 	for nodes != nil || pods != nil {
+		var ev watch.Event
+		var open bool
+		var handle func(context.Context, watch.Event)
 		select {
 		case <-quiet.C:
 			if f.idle != nil && f.seenRV != signalled {
@@ -196,43 +199,53 @@ func (f *firstFit) run(ctx context.Context, b testing.TB) {
 				}
 			}
 			continue
-		case ev, ok := <-nodes:
-			if !ok {
+		case ev, open = <-nodes:
+			if !open {
 				nodes = nil
 				continue
 			}
-			f.saw(ev.Object)
-			quiet.Reset(2 * time.Millisecond)
-			if n, isNode := ev.Object.(*corev1.Node); isNode && ev.Type == watch.Added {
-				f.nodes = append(f.nodes, n.Name)
-				f.free[n.Name] = &room{n.Status.Allocatable.Cpu().MilliValue(), n.Status.Allocatable.Memory().Value()}
-				f.blocked = false
-				f.retry(ctx)
-			}
-		case ev, ok := <-pods:
-			if !ok {
+			handle = f.nodeEvent
+		case ev, open = <-pods:
+			if !open {
 				pods = nil
 				continue
 			}
-			f.saw(ev.Object)
-			quiet.Reset(2 * time.Millisecond)
-			p, isPod := ev.Object.(*corev1.Pod)
-			if !isPod {
-				continue
-			}
-			switch {
-			case ev.Type == watch.Added && p.Spec.NodeName == "":
-				f.waiting = append(f.waiting, p)
-				f.retry(ctx)
-			case ev.Type == watch.Deleted || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
-				if pl, ok := f.placed[p.Name]; ok {
-					delete(f.placed, p.Name)
-					r := f.free[pl.node]
-					r.cpu, r.mem = r.cpu+pl.take.cpu, r.mem+pl.take.mem
-					f.blocked = false
-					f.retry(ctx)
-				}
-			}
+			handle = f.podEvent
+		}
+		f.saw(ev.Object)
+		quiet.Reset(2 * time.Millisecond)
+		handle(ctx, ev)
+	}
+}
+
+// nodeEvent takes a node added as room to place the waiting pods on.
+func (f *firstFit) nodeEvent(ctx context.Context, ev watch.Event) {
+	if n, isNode := ev.Object.(*corev1.Node); isNode && ev.Type == watch.Added {
+		f.nodes = append(f.nodes, n.Name)
+		f.free[n.Name] = &room{n.Status.Allocatable.Cpu().MilliValue(), n.Status.Allocatable.Memory().Value()}
+		f.blocked = false
+		f.retry(ctx)
+	}
+}
+
+// podEvent queues a pod created pending, and frees the room of a placed
+// pod that has ended or been deleted.
+func (f *firstFit) podEvent(ctx context.Context, ev watch.Event) {
+	p, isPod := ev.Object.(*corev1.Pod)
+	if !isPod {
+		return
+	}
+	switch {
+	case ev.Type == watch.Added && p.Spec.NodeName == "":
+		f.waiting = append(f.waiting, p)
+		f.retry(ctx)
+	case ev.Type == watch.Deleted || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+		if pl, ok := f.placed[p.Name]; ok {
+			delete(f.placed, p.Name)
+			r := f.free[pl.node]
+			r.cpu, r.mem = r.cpu+pl.take.cpu, r.mem+pl.take.mem
+			f.blocked = false
+			f.retry(ctx)
 		}
 	}
 }

@@ -252,6 +252,23 @@ func (s *simulation) mustRun(timeout time.Duration) launch.Summary {
 	return sum
 }
 
+// mustRunExact is mustRun, then wantEveryStepExact.
+func (s *simulation) mustRunExact(timeout time.Duration) launch.Summary {
+	s.t.Helper()
+	sum := s.mustRun(timeout)
+	wantEveryStepExact(s.t, sum)
+	return sum
+}
+
+// addMachineOutage makes the hosts of a Batsim interval set ("0-1")
+// unavailable from the simulated second down to the second up (Batsim
+// external events machine_unavailable and machine_available).
+func (s *simulation) addMachineOutage(hosts string, down, up float64) {
+	s.addEvents(fmt.Sprintf(`{"timestamp": %g, "type": "machine_unavailable", "resources": %q}
+{"timestamp": %g, "type": "machine_available", "resources": %q}
+`, down, hosts, up, hosts))
+}
+
 // addEvents writes Batsim external events (one JSON object a line, e.g.
 // machine_unavailable) to a file of the run's.
 func (s *simulation) addEvents(events string) {

@@ -19,7 +19,16 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/batkube/batkube/pkg/cli"
+	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
+
+// Options are the flags every example scheduler takes: a scheduler's
+// options struct embeds them (go-flags reads an embedded struct's flags as
+// its own).
+type Options struct {
+	Kubeconfig    string `long:"kubeconfig" env:"KUBECONFIG" required:"true" description:"kubeconfig of the Batkube server"`
+	SchedulerName string `long:"scheduler-name" default:"default-scheduler" description:"schedule the pods that name this scheduler"`
+}
 
 // Clients reads a kubeconfig and returns its configuration, without a
 // client-side rate limit (the server is in memory), and a clientset on it.
@@ -34,6 +43,21 @@ func Clients(kubeconfig string) (*rest.Config, *kubernetes.Clientset, error) {
 		return nil, nil, err
 	}
 	return cfg, cs, nil
+}
+
+// ClientsWithIdleSignal is Clients with, in place of the configuration, a
+// client of Batkube's idle signal that signals in the name of the
+// scheduler name.
+func ClientsWithIdleSignal(kubeconfig, name string) (*kubernetes.Clientset, *signalclient.Client, error) {
+	cfg, cs, err := Clients(kubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	idle, err := signalclient.New(cfg, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, idle, nil
 }
 
 // Main parses the command line into options of type O (a go-flags options

@@ -27,23 +27,17 @@ import (
 
 	"github.com/batkube/batkube/examples/internal/exmain"
 	"github.com/batkube/batkube/examples/internal/room"
-	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
 
 type options struct {
-	Kubeconfig     string `long:"kubeconfig" env:"KUBECONFIG" required:"true" description:"kubeconfig of the Batkube server"`
-	SchedulerName  string `long:"scheduler-name" default:"default-scheduler" description:"schedule the pods that name this scheduler"`
-	IgnoreCapacity bool   `long:"ignore-capacity" description:"bind every pod to the first node, room or not (a deliberately bad scheduler)"`
+	exmain.Options
+	IgnoreCapacity bool `long:"ignore-capacity" description:"bind every pod to the first node, room or not (a deliberately bad scheduler)"`
 }
 
 func main() { exmain.Main("fifo", run) }
 
 func run(ctx context.Context, opts options) error {
-	cfg, cs, err := exmain.Clients(opts.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	idle, err := signalclient.New(cfg, "fifo")
+	cs, idle, err := exmain.ClientsWithIdleSignal(opts.Kubeconfig, "fifo")
 	if err != nil {
 		return err
 	}

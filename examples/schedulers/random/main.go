@@ -29,13 +29,11 @@ import (
 
 	"github.com/batkube/batkube/examples/internal/exmain"
 	"github.com/batkube/batkube/examples/internal/room"
-	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
 
 type options struct {
-	Kubeconfig    string `long:"kubeconfig" env:"KUBECONFIG" required:"true" description:"kubeconfig of the Batkube server"`
-	SchedulerName string `long:"scheduler-name" default:"default-scheduler" description:"schedule the pods that name this scheduler"`
-	Seed          uint64 `long:"seed" default:"1" description:"seed of the random choices: the same seed gives the same placements"`
+	exmain.Options
+	Seed uint64 `long:"seed" default:"1" description:"seed of the random choices: the same seed gives the same placements"`
 }
 
 func main() { exmain.Main("random", run) }
@@ -54,11 +52,7 @@ type scheduler struct {
 }
 
 func run(ctx context.Context, opts options) error {
-	cfg, cs, err := exmain.Clients(opts.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	idle, err := signalclient.New(cfg, "random")
+	cs, idle, err := exmain.ClientsWithIdleSignal(opts.Kubeconfig, "random")
 	if err != nil {
 		return err
 	}

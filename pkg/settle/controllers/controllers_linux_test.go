@@ -46,18 +46,38 @@ func (f *fakeAPI) options(t *testing.T, unread func() (int, error), pidFiles ...
 		StoreRV:   func() uint64 { return f.rv }}
 }
 
-// TestBarrier: on a real sleeping process and a real listening socket,
-// the barrier is idle only when the API is quiet from its first reading to
-// its last, every watch event is delivered and no byte waits unread.
-func TestBarrier(t *testing.T) {
-	cmd := exec.Command("sleep", "600")
+// startWithPIDFile starts cmd, to be killed at the end of the test, and
+// writes its pid to a file, whose path it returns; the error is Start's.
+func startWithPIDFile(t *testing.T, cmd *exec.Cmd) (string, error) {
+	t.Helper()
 	if err := cmd.Start(); err != nil {
-		t.Skipf("no sleep command: %v", err)
+		return "", err
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	return pidFile, nil
+}
+
+// rawConn returns the raw connection of a socket, to read its queues.
+func rawConn(t *testing.T, c syscall.Conn) syscall.RawConn {
+	t.Helper()
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// TestBarrier: on a real sleeping process and a real listening socket,
+// the barrier is idle only when the API is quiet from its first reading to
+// its last, every watch event is delivered and no byte waits unread.
+func TestBarrier(t *testing.T) {
+	pidFile, err := startWithPIDFile(t, exec.Command("sleep", "600"))
+	if err != nil {
+		t.Skipf("no sleep command: %v", err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -66,10 +86,7 @@ func TestBarrier(t *testing.T) {
 	defer l.Close()
 	// The server's sockets as server.Unread reads them: the listener's
 	// accept queue and the accepted connections' unread bytes.
-	lraw, err := l.(syscall.Conn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lraw := rawConn(t, l.(syscall.Conn))
 	var accepted []syscall.RawConn
 	unread := func() (int, error) {
 		total, err := procquiet.AcceptQueue(lraw)
@@ -94,6 +111,20 @@ func TestBarrier(t *testing.T) {
 		}
 		return v.Idle, v.Waiting
 	}
+	// waitUnreadBytes checks until the barrier waits for bytes not yet
+	// read, and fails if it is idle meanwhile (what names what is unread).
+	waitUnreadBytes := func(what string) {
+		t.Helper()
+		for {
+			idle, waiting := check(&fakeAPI{delivered: true})
+			if idle {
+				t.Fatalf("%s: idle", what)
+			}
+			if strings.Contains(waiting, "not yet read") {
+				return
+			}
+		}
+	}
 	// A sleeping process whose threads may still be settling after its
 	// start: the quiescence look is repeated until it holds (it must).
 	for {
@@ -105,12 +136,8 @@ func TestBarrier(t *testing.T) {
 	}
 	// A second process that never stops running: never idle, named.
 	busy := exec.Command("sh", "-c", "while :; do :; done")
-	if err := busy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = busy.Process.Kill(); _ = busy.Wait() })
-	busyFile := filepath.Join(t.TempDir(), "busy.pid")
-	if err := os.WriteFile(busyFile, []byte(strconv.Itoa(busy.Process.Pid)+"\n"), 0o644); err != nil {
+	busyFile, err := startWithPIDFile(t, busy)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if idle, waiting := check(&fakeAPI{delivered: true}, pidFile, busyFile); idle || waiting != "process 1 is running" {
@@ -134,26 +161,14 @@ func TestBarrier(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	for {
-		idle, waiting := check(&fakeAPI{delivered: true})
-		if idle {
-			t.Fatal("a connection not accepted: idle")
-		}
-		if strings.Contains(waiting, "not yet read") {
-			break
-		}
-	}
+	waitUnreadBytes("a connection not accepted")
 	// Bytes a client sent that the server has not read.
 	s, err := l.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sraw, err := s.(syscall.Conn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted = append(accepted, sraw)
+	accepted = append(accepted, rawConn(t, s.(syscall.Conn)))
 	for {
 		if idle, _ := check(&fakeAPI{delivered: true}); idle {
 			break // accepted, nothing sent: idle again (once the process looks quiet)
@@ -162,13 +177,5 @@ func TestBarrier(t *testing.T) {
 	if _, err := c.Write([]byte("POST /api/v1/namespaces/default/pods HTTP/1.1\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		idle, waiting := check(&fakeAPI{delivered: true})
-		if idle {
-			t.Fatal("a request unread in the server's socket: idle")
-		}
-		if strings.Contains(waiting, "not yet read") {
-			break
-		}
-	}
+	waitUnreadBytes("a request unread in the server's socket")
 }
