@@ -16,6 +16,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/chantest"
 	"github.com/batkube/batkube/pkg/server"
 	"github.com/batkube/batkube/pkg/server/servertest"
 	"github.com/batkube/batkube/pkg/settle"
@@ -250,16 +251,12 @@ func TestTimersBecomeCallsAndFireAfterTheStepsEvents(t *testing.T) {
 		fired <- firing{at, err}
 	}()
 	h.send(7.5, batsim.RequestedCall{}, submitted("w!2"))
-	select {
-	case f := <-fired:
-		if want := h.clock.Epoch().Add(7500 * time.Millisecond); !f.at.Equal(want) {
-			t.Fatalf("the timer fired at %v, want %v", f.at, want)
-		}
-		if f.podErr != nil {
-			t.Fatalf("when the timer fired, the pod of the job submitted at the same instant: %v", f.podErr)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the timer did not fire at its instant")
+	f := chantest.Recv(t, fired, 10*time.Second, "the timer did not fire at its instant")
+	if want := h.clock.Epoch().Add(7500 * time.Millisecond); !f.at.Equal(want) {
+		t.Fatalf("the timer fired at %v, want %v", f.at, want)
+	}
+	if f.podErr != nil {
+		t.Fatalf("when the timer fired, the pod of the job submitted at the same instant: %v", f.podErr)
 	}
 	h.send(100, batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
 	h.end(101)
