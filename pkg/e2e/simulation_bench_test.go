@@ -194,8 +194,10 @@ func (f *firstFit) run(ctx context.Context, b testing.TB) {
 		case <-quiet.C:
 			if f.idle != nil && f.seenRV != signalled {
 				signalled = f.seenRV
-				if _, err := f.idle.Idle(ctx, strconv.FormatUint(f.seenRV, 10)); err != nil && ctx.Err() == nil && !utilnet.IsConnectionRefused(err) {
-					b.Logf("first-fit: idle signal: %v", err) // (refused: the run is over)
+				_, err := f.idle.Idle(ctx, strconv.FormatUint(f.seenRV, 10))
+				runOver := utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) // the server has closed
+				if err != nil && ctx.Err() == nil && !runOver {
+					b.Logf("first-fit: idle signal: %v", err)
 				}
 			}
 			continue
