@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -20,11 +19,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
 
 // The QoS-driven family (examples/schedulers/qos): kube-scheduler 1.37
@@ -381,7 +381,7 @@ func (r *qosTableReader) start(s *simulation) {
 		for {
 			resp, err := gate.IdleAndWait(ctx, rv)
 			if err != nil {
-				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) {
+				if signalclient.ServerGone(err) {
 					return // the server is gone: the run is over (if it failed, the run says so)
 				}
 				r.fail(fmt.Errorf("idle signal: %w", err))

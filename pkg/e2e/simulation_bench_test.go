@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
@@ -195,8 +194,7 @@ func (f *firstFit) run(ctx context.Context, b testing.TB) {
 			if f.idle != nil && f.seenRV != signalled {
 				signalled = f.seenRV
 				_, err := f.idle.Idle(ctx, strconv.FormatUint(f.seenRV, 10))
-				runOver := utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) // the server has closed
-				if err != nil && ctx.Err() == nil && !runOver {
+				if err != nil && ctx.Err() == nil && !signalclient.ServerGone(err) { // gone: the run is over
 					b.Logf("first-fit: idle signal: %v", err)
 				}
 			}

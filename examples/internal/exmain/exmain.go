@@ -13,7 +13,6 @@ import (
 	"io"
 
 	"github.com/jessevdk/go-flags"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -85,7 +84,7 @@ func Exit(stderr io.Writer, name string, err error) int {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
 		return 0
-	case utilnet.IsProbableEOF(err) || utilnet.IsConnectionRefused(err):
+	case signalclient.ServerGone(err):
 		fmt.Fprintf(stderr, "%s: the API server is gone: %v\n", name, err)
 		return 0
 	default:

@@ -21,6 +21,7 @@ func TestExit(t *testing.T) {
 		{fmt.Errorf("watching: %w", context.Canceled), 0, ""},
 		{&url.Error{Op: "Get", URL: "http://127.0.0.1:1/api/v1/pods", Err: io.EOF}, 0, "sched: the API server is gone: Get \"http://127.0.0.1:1/api/v1/pods\": EOF\n"},
 		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), 0, "sched: the API server is gone: dial: connection refused\n"},
+		{fmt.Errorf("read: %w", syscall.ECONNRESET), 0, "sched: the API server is gone: read: connection reset by peer\n"},
 		{errors.New("binding w0-1: forbidden"), 1, "sched: binding w0-1: forbidden\n"},
 	} {
 		var b bytes.Buffer

@@ -17,11 +17,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
 
 	"github.com/batkube/batkube/pkg/settle"
@@ -82,4 +85,15 @@ func (c *Client) post(ctx context.Context, body settle.IdleRequest) (settle.Idle
 		return out, fmt.Errorf("signalclient: the answer: %w", err)
 	}
 	return out, nil
+}
+
+// ServerGone reports whether err, of a request to the Batkube server (the
+// idle signal's or any other client's), says that the server has gone
+// away: the connection refused, reset or broken, or closed before the
+// whole answer came. Batkube's server closes when the simulation ends, so a scheduler
+// that gets such an error after the run's end has nothing left to do.
+func ServerGone(err error) bool {
+	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		utilnet.IsProbableEOF(err)) // client-go's errors that say so in words only
 }
