@@ -13,12 +13,14 @@ import (
 	"testing"
 )
 
-// Get serves h a GET of target with the request headers of header and
-// returns h's answer.
+// Get serves h a GET of target with the request headers of header (one
+// whose value is "" is not sent) and returns h's answer.
 func Get(h http.Handler, target string, header map[string]string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodGet, target, nil)
 	for k, v := range header {
-		req.Header.Set(k, v)
+		if v != "" {
+			req.Header.Set(k, v)
+		}
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -26,8 +28,8 @@ func Get(h http.Handler, target string, header map[string]string) *httptest.Resp
 }
 
 // Negotiation is a case of content negotiation: a GET of Path with the
-// Accept header Accept ("": none) should be answered with the status
-// WantCode and the Content-Type WantType.
+// Accept header Accept ("": no Accept header) should be answered with the
+// status WantCode and the Content-Type WantType.
 type Negotiation struct {
 	Name, Path, Accept string
 	WantCode           int

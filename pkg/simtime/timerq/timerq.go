@@ -149,8 +149,6 @@ func (q *Queue[T]) remove(i int) {
 	}
 }
 
-func (q *Queue[T]) less(i, j int) bool { return before(q.h[i], q.h[j]) }
-
 // before orders items by date, then scheduling order.
 func before[T any](a, b *Item[T]) bool {
 	if a.at.Hi != b.at.Hi {
