@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/jessevdk/go-flags"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -63,15 +62,15 @@ func ClientsWithIdleSignal(kubeconfig, name string) (*kubernetes.Clientset, *sig
 // struct), then calls run with them, and exits (with the context and the
 // exit of cli.Main).
 func Main[O any](name string, run func(ctx context.Context, opts O) error) {
-	cli.Main(func(ctx context.Context, args []string, _, stderr io.Writer) int {
-		var opts O
-		if _, err := flags.ParseArgs(&opts, args); err != nil {
-			var ferr *flags.Error
-			if errors.As(err, &ferr) && ferr.Type == flags.ErrHelp {
-				return 0
-			}
-			return 2 // go-flags has printed the error
-		}
+	cli.Main(command(name, run))
+}
+
+// command is the run, for cli.Main, of the example scheduler name: the
+// opening of a command that takes flags only (cli.FlagsOnly: --help, a
+// usage error, an argument left over refused), then run, whose error
+// becomes the exit (Exit).
+func command[O any](name string, run func(ctx context.Context, opts O) error) func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return cli.FlagsOnly(cli.Command{Name: name, Usage: "[OPTIONS]"}, func(ctx context.Context, opts O, _, stderr io.Writer) int {
 		return Exit(stderr, name, run(ctx, opts))
 	})
 }
