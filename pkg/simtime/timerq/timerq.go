@@ -68,12 +68,14 @@ type Item[T any] struct {
 // At returns the date the item was last scheduled at.
 func (it *Item[T]) At() Time { return it.at }
 
-// SetAt sets the date of an item that is not queued (one kept outside of
-// a queue).
+// SetAt sets the date of an item kept outside of any queue; a queued
+// item is moved by Schedule, and SetAt on one panics (it would break its
+// queue's order).
 func (it *Item[T]) SetAt(at Time) {
-	if it.pos == 0 {
-		it.at = at
+	if it.pos > 0 {
+		panic("timerq: SetAt on a queued item (use Schedule)")
 	}
+	it.at = at
 }
 
 // Queued reports whether the item waits in a queue.

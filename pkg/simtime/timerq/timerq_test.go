@@ -175,3 +175,22 @@ func TestFromInt64IsExactAndKeepsTheOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestSetAtDatesAnItemOutsideAQueueOnly(t *testing.T) {
+	var it Item[int]
+	it.SetAt(at(2))
+	if it.At() != at(2) || it.Queued() {
+		t.Fatalf("SetAt outside a queue: %v, queued %t", it.At(), it.Queued())
+	}
+	var q Queue[int]
+	q.Schedule(&it, at(1))
+	defer func() {
+		if recover() == nil {
+			t.Error("SetAt on a queued item did not panic")
+		}
+		if it.At() != at(1) {
+			t.Errorf("the queued item's date became %v", it.At())
+		}
+	}()
+	it.SetAt(at(3))
+}
