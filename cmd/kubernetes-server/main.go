@@ -64,6 +64,7 @@ type simulationOptions struct {
 	KubeSchedulerVer   string        `long:"kube-scheduler-version" value-name:"VERSION" description:"that kube-scheduler's version, e.g. v1.37.1 (default: read from the User-Agent of its requests)"`
 	ControllerMgrPID   string        `long:"controller-manager-pid-file" value-name:"FILE" description:"file holding the PID of a kube-controller-manager on this machine, written by whoever starts it (batkube-run --controller-manager does): every step then waits until its process is idle (it has handled every change and sent every request that followed), pods pending or not"`
 	ControllerPIDs     []string      `long:"controller-pid-file" value-name:"NAME=FILE" description:"another controller process on this machine (Kueue's manager: batkube-run --kueue), named NAME, with its PID in FILE: every step also waits until it is idle (repeatable)"`
+	AwaitKueue         bool          `long:"await-kueue" description:"Kueue's manager is one of the --controller-pid-file processes: before simulated time starts, wait until its controllers and scheduler have answered probes (a ClusterQueue, a LocalQueue, a ResourceFlavor and two Jobs in the namespace batkube-system, deleted before time 0), so that the Jobs of the first instants get their Workloads at once (batkube-run --kueue sets it)"`
 	KubeSchedulerPID   string        `long:"kube-scheduler-pid-file" value-name:"FILE" description:"file holding that kube-scheduler's PID, written by whoever starts it (batkube-run does): its process is watched for quiescence without scanning /proc for the process listening on the metrics address"`
 	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"last resort, for schedulers that neither expose their state nor signal: the scheduler is deemed done when the API is quiet this long while pods are pending"`
 	ReleaseAllGroups   bool          `long:"release-all-groups" description:"with kube-scheduler 1.37 and pod groups: once room is freed, create again every waiting pod group (so that kube-scheduler attempts it at once rather than on its real-time back-off), not only those whose pods may fit by their requests on the nodes' free room (the bound NodeResourcesFit checks; use this flag with a profile that disables that plugin)"`
@@ -308,6 +309,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 			FinishedPodTTL:     sim.FinishedPodTTL,
 			DynamicJobDelay:    sim.DynamicJobDelay,
 			Preempted:          preempted,
+			AwaitKueue:         sim.AwaitKueue,
 		},
 	}, nil
 }

@@ -399,3 +399,12 @@ func (s *Server) actedAsScheduler(agent string) {
 	defer s.watchMu.Unlock()
 	s.schedulers[agent] = true
 }
+
+// stamp is the metadata timestamp d after now, in whole seconds, as
+// kube-apiserver's objects hold them: metav1.Time is stored and served
+// (JSON and protobuf alike) to the second, so an object that a client read
+// and sends back would otherwise differ from the stored one in its
+// creationTimestamp, which validation holds immutable.
+func (s *Server) stamp(d time.Duration) metav1.Time {
+	return metav1.NewTime(s.clock.Now().Add(d).Truncate(time.Second))
+}

@@ -288,7 +288,7 @@ func (s *Server) cleanUpDefinition(ctx context.Context, def *apiextensionsv1.Cus
 			left++
 			if o.GetDeletionTimestamp() == nil {
 				if _, err := s.store.Update(ctx, gr, o.GetNamespace(), o.GetName(), func(cur store.Object) (store.Object, error) {
-					ts := metav1.NewTime(s.clock.Now())
+					ts := s.stamp(0)
 					cur.SetDeletionTimestamp(&ts)
 					return cur, nil
 				}); err != nil && !apierrors.IsNotFound(err) {

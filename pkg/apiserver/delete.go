@@ -205,7 +205,7 @@ func (s *Server) terminatePod(ctx context.Context, r *resource, pod *corev1.Pod,
 func (s *Server) markDeleting(ctx context.Context, r *resource, ns, name string, grace int64) (*store.Stored, error) {
 	st, err := s.store.Update(ctx, r.storage, ns, name, func(cur store.Object) (store.Object, error) {
 		if cur.GetDeletionTimestamp() == nil {
-			ts := metav1.NewTime(s.clock.Now().Add(time.Duration(grace) * time.Second))
+			ts := s.stamp(time.Duration(grace) * time.Second)
 			cur.SetDeletionTimestamp(&ts)
 			cur.SetDeletionGracePeriodSeconds(&grace)
 		}

@@ -354,7 +354,7 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 			return nil, apierrors.NewNotFound(namespacesResource.GroupResource(), obj.GetNamespace())
 		}
 	}
-	now := metav1.NewTime(s.clock.Now())
+	now := s.stamp(0)
 	obj.SetUID(types.UID(uuid.NewUUID()))
 	obj.SetCreationTimestamp(now)
 	obj.SetResourceVersion("")

@@ -88,7 +88,7 @@ func (q *request) selfSubjectReview(store.Object) (k8sruntime.Object, error) {
 		return nil, err
 	}
 	return &authenticationv1.SelfSubjectReview{
-		ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(q.server.clock.Now())},
+		ObjectMeta: metav1.ObjectMeta{CreationTimestamp: q.server.stamp(0)},
 		Status:     authenticationv1.SelfSubjectReviewStatus{UserInfo: u},
 	}, nil
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// are then timers of the simulated clock, which the broker wakes for,
 	// rather than waits in wall time that every step sits out.
 	ControllersOnSimulatedTime func() bool
+	// AwaitKueue: Kueue's manager is among the controllers, and simulated
+	// time starts only once its controllers and scheduler have answered
+	// their probes (warmup.go).
+	AwaitKueue bool
 	// Objects are created at their instants once the simulation has begun
 	// (SplitTimedObjects); objects whose controllers create pods need
 	// Batsim's dynamic jobs.

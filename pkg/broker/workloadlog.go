@@ -67,7 +67,7 @@ func (l *workloadLog) changed(c *store.Change, now float64) {
 		return
 	}
 	u, ok := c.Object.Object().(*unstructured.Unstructured)
-	if !ok {
+	if !ok || u.GetNamespace() == probeNamespace {
 		return
 	}
 	r := l.records[u.GetUID()]

@@ -317,7 +317,7 @@ func (r *run) startServer(ctx context.Context) error {
 		}
 	}
 	if r.cfg.Kueue {
-		args = append(args, "--controller-pid-file", KueueProcess+"="+r.kueuePIDFile(),
+		args = append(args, "--controller-pid-file", KueueProcess+"="+r.kueuePIDFile(), "--await-kueue",
 			"--workloads-file", filepath.Join(r.cfg.OutDir, "_workloads.csv"))
 	}
 	args = append(args, r.cfg.ServerArgs...)

@@ -28,6 +28,13 @@ func ApplyDefaults(obj runtime.Object) {
 		if len(o.Spec.Finalizers) == 0 {
 			o.Spec.Finalizers = []corev1.FinalizerName{corev1.FinalizerKubernetes}
 		}
+		// kube-apiserver labels every namespace with its own name (on
+		// create and update), which namespace selectors match on, e.g. a
+		// Kueue ClusterQueue's.
+		if o.Labels == nil {
+			o.Labels = map[string]string{}
+		}
+		o.Labels[corev1.LabelMetadataName] = o.Name
 	case *corev1.Node:
 		if o.Status.Capacity != nil && o.Status.Allocatable == nil {
 			o.Status.Allocatable = o.Status.Capacity.DeepCopy()
