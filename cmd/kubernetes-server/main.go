@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	httppprof "net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
@@ -42,6 +44,7 @@ type options struct {
 	Verbosity        int               `short:"v" long:"verbosity" default:"0" description:"log verbosity: 2 logs every request"`
 	CPUProfile       string            `long:"cpu-profile" value-name:"FILE" description:"write a CPU profile of the whole run to FILE (go tool pprof)"`
 	HeapProfile      string            `long:"heap-profile" value-name:"FILE" description:"write a heap profile to FILE when the run ends, after a garbage collection (go tool pprof: what is still held, and with -sample_index=alloc_space what was allocated)"`
+	DebugAddress     string            `long:"debug-address" value-name:"HOST:PORT" description:"serve Go's profiles (net/http/pprof: /debug/pprof/heap, /debug/pprof/profile...) on this address, e.g. 127.0.0.1:6060, to look at a run while it runs"`
 	GCHeadroom       string            `long:"gc-headroom" value-name:"QUANTITY" default:"64Mi" description:"keep the next garbage collection at least this far above the live heap (and never closer than GOGC): a server holding little collects less often; 0 leaves Go's pacing (GOGC) alone"`
 	GoMaxProcs       int               `long:"gomaxprocs" value-name:"N" default:"1" description:"at most N threads run the server's Go code at once (GOMAXPROCS): beside a scheduler that keeps the cores busy, one thread costs the server less CPU than one per core (fewer wake-ups and handovers between threads) for the same throughput; 0 leaves Go's default (the GOMAXPROCS variable, or one per core)"`
 	Objects          []string          `long:"objects" value-name:"FILE" description:"create the objects of this YAML or JSON manifest at start, e.g. PriorityClasses, namespaces (repeatable); in a simulation, objects annotated batkube.io/create-at (simulated seconds) are created at that instant, and Jobs, Deployments and other pod-creating objects at 0 unless annotated"`
@@ -137,6 +140,11 @@ func run(opts options) error {
 				fmt.Fprintln(os.Stderr, "kubernetes-server: --heap-profile:", err)
 			}
 		}()
+	}
+	if opts.DebugAddress != "" {
+		if err := serveProfiles(opts.DebugAddress); err != nil {
+			return fmt.Errorf("--debug-address: %w", err)
+		}
 	}
 	level := slog.LevelInfo
 	if opts.Verbosity >= 4 {
@@ -321,6 +329,23 @@ func eventTTL(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// serveProfiles serves net/http/pprof's handlers on addr until the process
+// exits.
+func serveProfiles(addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+	go http.Serve(l, mux) //nolint:errcheck // ends with the process
+	return nil
 }
 
 // writeHeapProfile writes the heap profile, after a collection so that it

@@ -59,7 +59,7 @@ func TestWebhookMatches(t *testing.T) {
 		w, err := Compile(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "c"},
 			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "w", Rules: []admissionregistrationv1.RuleWithOperations{tc.rule},
 				NamespaceSelector: tc.ns, ObjectSelector: tc.obj, MatchPolicy: &mp,
-				ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/")}}}}}, nil)
+				ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/")}}}}}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,11 +84,10 @@ func TestCompileLeavesOutBrokenWebhooks(t *testing.T) {
 	bad.Name = "bad"
 	bad.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Sometimes"}}}
 	w, err := Compile(nil, []*admissionregistrationv1.ValidatingWebhookConfiguration{{ObjectMeta: metav1.ObjectMeta{Name: "c"},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{bad, good}}}, nil)
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{bad, good}}}, nil, nil)
 	if err == nil || len(w.validating) != 1 || w.validating[0].name != "good" {
 		t.Errorf("compiled %d webhooks, err %v; want only good, and an error naming bad", len(w.validating), err)
 	}
-	w.Close()
 }
 
 func TestEmptyWebhooksCallNothing(t *testing.T) {

@@ -163,6 +163,9 @@ type Server struct {
 	// and its compilation stored together).
 	webhooks   atomic.Pointer[admission.Webhooks]
 	webhooksMu sync.Mutex
+	// webhookClients are their HTTP clients, whose connections outlive a
+	// recompilation.
+	webhookClients admission.Clients
 	// apply keeps managed fields and merges applied configurations.
 	apply *apply.Manager
 }

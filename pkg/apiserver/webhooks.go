@@ -107,11 +107,12 @@ func (s *Server) webhookConfigsChanged() error {
 			}
 		}
 	}
-	w, err := admission.Compile(mutating, validating, s.resolveService)
+	w, err := admission.Compile(mutating, validating, s.resolveService, &s.webhookClients)
 	if err != nil {
 		s.log.Warn("admission webhooks left out", "err", err)
 	}
-	s.webhooks.Swap(w).Close()
+	s.webhooks.Store(w)
+	s.webhookClients.Retain(w)
 	return nil
 }
 

@@ -22,6 +22,19 @@ const (
 	DeleteAtAnnotation = translate.DeleteAtAnnotation
 )
 
+// RepeatAnnotation, on a timed object, makes it stand for that many
+// copies, named NAME-0, NAME-1..., the i-th created (and deleted)
+// i × RepeatEveryAnnotation seconds after the instants its annotations
+// give: an arrival process in one document (a Job every 100 ms, 350
+// times).
+const (
+	RepeatAnnotation      = "batkube.io/repeat"
+	RepeatEveryAnnotation = "batkube.io/repeat-every"
+)
+
+// maxRepeat bounds RepeatAnnotation (each copy is held until created).
+const maxRepeat = 10_000_000
+
 // TimedObject is an object of a manifest that the broker creates at a
 // simulated instant, once the simulation has begun.
 type TimedObject struct {
@@ -64,13 +77,32 @@ func SplitTimedObjects(docs []json.RawMessage) (timed []TimedObject, rest []json
 				return nil, nil, fmt.Errorf("%s: annotation %s: %w", name, CreateAtAnnotation, err)
 			}
 		}
-		timed = append(timed, TimedObject{At: at, Manifest: doc, Name: name})
+		end := -1.0
 		if v, ok := head.Metadata.Annotations[DeleteAtAnnotation]; ok {
-			end, err := parseInstant(v)
-			if err != nil || end < at {
+			if end, err = parseInstant(v); err != nil || end < at {
 				return nil, nil, fmt.Errorf("%s: annotation %s=%q: want a number of seconds >= its creation, %g", name, DeleteAtAnnotation, v, at)
 			}
-			timed = append(timed, TimedObject{At: end, Manifest: doc, Name: name, Delete: true})
+		}
+		copies, every, err := repetition(head.Metadata.Annotations)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if copies == 0 {
+			timed = appendTimed(timed, doc, name, at, end)
+			continue
+		}
+		for i := range copies {
+			copyName := head.Metadata.Name + "-" + strconv.Itoa(i)
+			manifest, err := renamed(doc, copyName)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			shift := float64(i) * every
+			copyEnd := end
+			if end >= 0 {
+				copyEnd = end + shift
+			}
+			timed = appendTimed(timed, manifest, head.Kind+"/"+head.Metadata.Namespace+"/"+copyName, at+shift, copyEnd)
 		}
 	}
 	slices.SortStableFunc(timed, func(a, b TimedObject) int {
@@ -83,6 +115,57 @@ func SplitTimedObjects(docs []json.RawMessage) (timed []TimedObject, rest []json
 		return 0
 	})
 	return timed, rest, nil
+}
+
+// appendTimed appends the creation of an object at at and, if end >= 0,
+// its deletion at end.
+func appendTimed(timed []TimedObject, doc json.RawMessage, name string, at, end float64) []TimedObject {
+	timed = append(timed, TimedObject{At: at, Manifest: doc, Name: name})
+	if end >= 0 {
+		timed = append(timed, TimedObject{At: end, Manifest: doc, Name: name, Delete: true})
+	}
+	return timed
+}
+
+// repetition reads RepeatAnnotation and RepeatEveryAnnotation (copies 0:
+// not repeated).
+func repetition(annotations map[string]string) (copies int, every float64, err error) {
+	n, repeated := annotations[RepeatAnnotation]
+	e, spaced := annotations[RepeatEveryAnnotation]
+	if !repeated {
+		if spaced {
+			return 0, 0, fmt.Errorf("annotation %s without %s", RepeatEveryAnnotation, RepeatAnnotation)
+		}
+		return 0, 0, nil
+	}
+	if copies, err = strconv.Atoi(n); err != nil || copies < 1 || copies > maxRepeat {
+		return 0, 0, fmt.Errorf("annotation %s=%q: want a count from 1 to %d", RepeatAnnotation, n, maxRepeat)
+	}
+	if spaced {
+		if every, err = parseInstant(e); err != nil {
+			return 0, 0, fmt.Errorf("annotation %s: %w", RepeatEveryAnnotation, err)
+		}
+	}
+	return copies, every, nil
+}
+
+// renamed is the manifest doc with metadata.name set to name and the
+// repetition's annotations removed.
+func renamed(doc json.RawMessage, name string) (json.RawMessage, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(doc, &obj); err != nil {
+		return nil, err
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		return nil, fmt.Errorf("no metadata")
+	}
+	meta["name"] = name
+	if annotations, ok := meta["annotations"].(map[string]any); ok {
+		delete(annotations, RepeatAnnotation)
+		delete(annotations, RepeatEveryAnnotation)
+	}
+	return json.Marshal(obj)
 }
 
 // parseInstant parses an instant of an annotation.

@@ -37,11 +37,50 @@ func TestSplitTimedObjects(t *testing.T) {
 	if strings.Join(got, ",") != want {
 		t.Errorf("timed objects: %s\nwant %s", strings.Join(got, ","), want)
 	}
-	for _, bad := range []string{`"batkube.io/create-at":"-1"`, `"batkube.io/create-at":"soon"`, `"batkube.io/create-at":"10","batkube.io/delete-at":"5"`} {
+	for _, bad := range []string{`"batkube.io/create-at":"-1"`, `"batkube.io/create-at":"soon"`, `"batkube.io/create-at":"10","batkube.io/delete-at":"5"`,
+		`"batkube.io/repeat":"0"`, `"batkube.io/repeat":"many"`, `"batkube.io/repeat-every":"1"`, `"batkube.io/repeat":"2","batkube.io/repeat-every":"-1"`} {
 		doc := json.RawMessage(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","annotations":{` + bad + `}}}`)
 		if _, _, err := SplitTimedObjects([]json.RawMessage{doc}); err == nil {
 			t.Errorf("annotations {%s}: no error", bad)
 		}
+	}
+}
+
+// A repeated object is its copies, named NAME-i, each created (and
+// deleted) i × repeat-every later, in order of their instants among the
+// other objects; the copies carry no repetition annotation.
+func TestSplitTimedObjectsRepeated(t *testing.T) {
+	docs := []json.RawMessage{
+		json.RawMessage(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"small","namespace":"a","annotations":{"batkube.io/create-at":"0.1","batkube.io/repeat":"3","batkube.io/repeat-every":"0.5","batkube.io/delete-at":"10"}}}`),
+		json.RawMessage(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"once","namespace":"a","annotations":{"batkube.io/create-at":"0.7"}}}`),
+		json.RawMessage(`{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"burst","namespace":"a","annotations":{"batkube.io/repeat":"2"}}}`),
+	}
+	timed, _, err := SplitTimedObjects(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range timed {
+		verb := "create"
+		if o.Delete {
+			verb = "delete"
+		}
+		got = append(got, verb+" "+o.Name+" @"+strconv.FormatFloat(o.At, 'g', 6, 64))
+		var obj metav1.PartialObjectMetadata
+		if err := json.Unmarshal(o.Manifest, &obj); err != nil {
+			t.Fatal(err)
+		}
+		if want := o.Name[strings.LastIndex(o.Name, "/")+1:]; obj.Name != want {
+			t.Errorf("%s: manifest named %q", o.Name, obj.Name)
+		}
+		if _, ok := obj.Annotations[RepeatAnnotation]; ok {
+			t.Errorf("%s: the copy keeps %s", o.Name, RepeatAnnotation)
+		}
+	}
+	want := "create Job/a/burst-0 @0,create Job/a/burst-1 @0,create Job/a/small-0 @0.1,create Job/a/small-1 @0.6,create Job/a/once @0.7," +
+		"create Job/a/small-2 @1.1,delete Job/a/small-0 @10,delete Job/a/small-1 @10.5,delete Job/a/small-2 @11"
+	if strings.Join(got, ",") != want {
+		t.Errorf("timed objects:\n%s\nwant\n%s", strings.Join(got, ","), want)
 	}
 }
 

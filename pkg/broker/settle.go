@@ -30,17 +30,23 @@ type settler struct {
 
 // releasePauses ends the controllers' scheduling-loop pauses (Kueue's 1 to
 // 10 ms between two cycles that admitted nothing, simclock.Pause) before
-// their instant, once the barrier proved every process idle at rv, if the
-// store or the clock moved since the last release. It reports whether it
-// released any: the processes then have a cycle to run.
+// their instant, once the barrier proved every process idle, if a watched
+// resource (rv: store.LatestWatchedRV) or the clock moved since the last
+// release. It reports whether it released any: the processes then have a
+// cycle to run.
 //
 // Exact: at a release each process had handled every event up to rv, so a
 // loop's next cycle sees all there is to see at this instant; a cycle run
-// again with nothing written and no time passed since would decide as the
-// last one did (the loop's state changes only through the API's events and
-// its timers, which fire only as time passes). Without the release, a loop
-// whose head waits for room (Kueue's StrictFIFO) would cost a step every
-// 10 simulated ms; with pauses that take no time, it would spin.
+// again with nothing written that a process watches and no time passed
+// since would decide as the last one did (the loop's state changes only
+// through the API's events and its timers, which fire only as time
+// passes). Without the release, a loop whose head waits for room (Kueue's
+// StrictFIFO) would cost a step every 10 simulated ms; with pauses that
+// take no time, it would spin. Writes no one watches do not count: the
+// Events a cycle records (Kueue's "couldn't assign flavors" on each
+// Workload it could not admit) would otherwise release the next cycle,
+// which records them again, until client-go's event spam filter drops
+// them (25 per object): a loop of cycles that decide nothing new.
 func (s *settler) releasePauses(clock *simclock.Clock, rv uint64) bool {
 	at := clock.Elapsed()
 	if clock.Pauses() == 0 || (s.released.rv == rv && s.released.at == at) {
@@ -145,7 +151,7 @@ func (s *settler) wait(ctx context.Context, r *run, now float64, woken bool) err
 				continue
 			}
 			barrierBackoff, proven, barrierRV, unproven = 0, true, bv.RV, bv.Unproven
-			if s.releasePauses(r.opts.Clock, bv.RV) {
+			if s.releasePauses(r.opts.Clock, r.store.LatestWatchedRV()) {
 				proven = false // the loops' next cycles are to be waited for
 			}
 			continue // take in what the controllers did before the proof

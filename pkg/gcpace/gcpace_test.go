@@ -110,6 +110,35 @@ func TestHeapGoalStaysNearTheHeadroom(t *testing.T) {
 	}
 }
 
+// tinyKept holds pointer-free objects of a few bytes, as a server holds
+// many: they share the tiny allocator's blocks.
+var tinyKept []*int32
+
+// TestPacerTunesAfterEveryCollection: the pacer tunes itself again after
+// collections while small pointer-free objects stay live (a cleanup armed
+// on such an object never ran: the pacer stopped after its first
+// collections).
+func TestPacerTunesAfterEveryCollection(t *testing.T) {
+	p := startFromGOGC100(t, 16<<20)
+	defer p.Stop()
+	tunes := func() int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.tunes
+	}
+	for i := 0; i < 1000 && tunes() < 5; i++ {
+		for range 1000 {
+			tinyKept = append(tinyKept, new(int32))
+		}
+		runtime.GC()
+		runtime.Gosched() // the cleanups run on a goroutine of their own
+	}
+	if n := tunes(); n < 5 {
+		t.Errorf("%d tunings after up to 1,000 collections with tiny objects live, want at least 5", n)
+	}
+	tinyKept = nil
+}
+
 // startFromGOGC100 starts a pacer of headroom bytes after a collection at
 // GOGC=100, and gives the process its GC percent back when t ends.
 func startFromGOGC100(t *testing.T, headroom uint64) *Pacer {

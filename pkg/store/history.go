@@ -167,6 +167,13 @@ func (h *history) unreadLocked(seq uint64) bool {
 	return low <= seq
 }
 
+// followed reports whether a live watcher follows the resource.
+func (h *history) followed() bool {
+	h.followMu.Lock()
+	defer h.followMu.Unlock()
+	return len(h.followers) > 0
+}
+
 // follow registers f, which reads from record next on. The caller holds mu
 // (for reading at least), so no record from next on is dropped before f is
 // registered.

@@ -162,6 +162,23 @@ func (s *Store) LatestRV(gr schema.GroupResource) uint64 {
 	return h.at(h.next - 1).rv
 }
 
+// LatestWatchedRV returns the resourceVersion of the latest write to a
+// resource that a live watch follows (0 if none): writes after it changed
+// nothing any watching client can see (Events that no one watches, a
+// Lease), so no client's informers moved since.
+func (s *Store) LatestWatchedRV() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var latest uint64
+	for _, h := range s.histories {
+		if h.kept() == 0 || !h.followed() {
+			continue
+		}
+		latest = max(latest, h.at(h.next-1).rv)
+	}
+	return latest
+}
+
 // Get returns the current object of gr at namespace/name, or NotFound.
 func (s *Store) Get(gr schema.GroupResource, namespace, name string) (*Stored, error) {
 	s.mu.RLock()
