@@ -4,11 +4,14 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/batkube/batkube/pkg/apiserver"
 )
@@ -232,4 +235,203 @@ func generatedFrom(name string) string {
 		return name[:i]
 	}
 	return name
+}
+
+// kueueJob is a Job of a manifest: its instant of creation, the CPUs its
+// one pod asks for.
+type kueueJob struct {
+	created, cpu float64
+}
+
+// kueueJobs reads the Jobs of a manifest: namespace/name → its creation
+// instant (batkube.io/create-at) and its pod's cpu request.
+func kueueJobs(t *testing.T, path string) map[string]kueueJob {
+	t.Helper()
+	docs, err := apiserver.ManifestDocuments(readFile(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]kueueJob{}
+	for _, doc := range docs {
+		var job batchv1.Job
+		if err := json.Unmarshal(doc, &job); err != nil {
+			t.Fatal(err)
+		}
+		if job.Kind != "Job" {
+			continue
+		}
+		var j kueueJob
+		if _, err := fmt.Sscan(job.Annotations["batkube.io/create-at"], &j.created); err != nil {
+			t.Fatalf("Job %s: create-at: %v", job.Name, err)
+		}
+		j.cpu = job.Spec.Template.Spec.Containers[0].Resources.Requests.Cpu().AsApproximateFloat64()
+		out[job.Namespace+"/"+job.Name] = j
+	}
+	return out
+}
+
+// TestKueueStrictFIFOFromTheJobsCreation runs Kueue from the first instant
+// on pkg/e2e/testdata/kueue-strict-fifo.yaml: three StrictFIFO
+// ClusterQueues of 4 CPUs (two in a cohort, one alone), created at 2 s,
+// and Jobs created before them (0-1.7 s, their Workloads waiting for a
+// queue), at the first admissions (2 s) and after, at instants that are
+// not whole seconds. Exactness is measured from what the user did, each
+// Job's creation:
+//
+//   - every Job's Workload is created at the Job's own instant (Kueue
+//     runs before simulated time starts: its controllers answered their
+//     probes, so no Workload waits for a later event);
+//   - each ClusterQueue admits in the order of its Jobs' creation
+//     (StrictFIFO; Jobs created within one second may tie, as creation
+//     timestamps have a resolution of one second);
+//   - whenever a ClusterQueue's head fits in its own quota and in what its
+//     cohort leaves unused, a Workload of the cohort gets quota within
+//     Kueue's requeue batch period (1 s), and each pod starts within the
+//     Job controller's 1 s of its Workload's admission;
+//   - the pods running (from _pods.csv) never exceed a queue's quota: 4
+//     CPUs for team-c, 8 for the cohort;
+//   - every step is exact.
+func TestKueueStrictFIFOFromTheJobsCreation(t *testing.T) {
+	manifest := abs(repoRoot(), "pkg/e2e/testdata/kueue-strict-fifo.yaml")
+	jobs := kueueJobs(t, manifest)
+	workload := filepath.Join(t.TempDir(), "none.json")
+	writeJSON(t, workload, map[string]any{"nb_res": 4, "jobs": []any{}, "profiles": map[string]any{}})
+	s := newSimulation(t, "examples/platforms/platform_4.xml", workload)
+	s.cfg.Kueue = true
+	s.cfg.Objects = []string{manifest}
+	sum := s.mustRunExact(5 * time.Minute)
+	t.Logf("settling: %d steps, %+v", sum.Settle.Steps(), sum.Settle)
+
+	const quota, batch, queuesAt = 4.0, 1.0, 2.0
+
+	// The Workloads: one per Job, created at the Job's instant.
+	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_workloads.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type wl struct {
+		job, queue              string
+		kueueJob                kueueJob
+		reserved, admitted, end float64
+	}
+	var wls []wl
+	for _, r := range rows {
+		job := r["namespace"] + "/" + generatedFrom(strings.TrimPrefix(r["name"], "job-"))
+		kj, ok := jobs[job]
+		if !ok {
+			t.Errorf("Workload %s/%s: not a Job of the manifest", r["namespace"], r["name"])
+			continue
+		}
+		if created := num(t, r["created"]); created != kj.created {
+			t.Errorf("the Workload of %s created at %g, want its Job's creation, %g", job, created, kj.created)
+		}
+		if r["final_state"] != "Finished" || r["cluster_queue"] != r["namespace"] {
+			t.Errorf("Workload of %s: %v, want Finished in ClusterQueue %s", job, r, r["namespace"])
+		}
+		wls = append(wls, wl{job: job, queue: r["namespace"], kueueJob: kj,
+			reserved: num(t, r["quota_reserved"]), admitted: num(t, r["admitted"]), end: num(t, r["finished"])})
+	}
+	if len(wls) != len(jobs) {
+		t.Fatalf("%d Workloads, want one for each of the %d Jobs", len(wls), len(jobs))
+	}
+
+	// The pods, from _pods.csv: one per Job, started within 1 s of its
+	// Workload's admission.
+	pods, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type run struct{ start, finish float64 }
+	ran := map[string]run{}
+	for _, p := range pods {
+		job := p["namespace"] + "/" + generatedFrom(p["pod"])
+		if _, ok := jobs[job]; !ok || p["phase"] != "Succeeded" {
+			t.Errorf("pod %s/%s: %s, want a Succeeded pod of a manifest's Job", p["namespace"], p["pod"], p["phase"])
+			continue
+		}
+		ran[job] = run{num(t, p["started"]), num(t, p["finished"])}
+	}
+	for _, w := range wls {
+		if p, ok := ran[w.job]; !ok || p.start < w.admitted || p.start > w.admitted+batch || p.finish > w.end {
+			t.Errorf("%s's pod ran %+v (found %v), want from its Workload's admission (%g) within 1 s, ended by its end (%g)", w.job, p, ok, w.admitted, w.end)
+		}
+	}
+
+	// StrictFIFO, from the Jobs' creation: a Job created a second or more
+	// before another of its queue is admitted no later.
+	for _, a := range wls {
+		for _, b := range wls {
+			if a.queue == b.queue && math.Floor(a.kueueJob.created) < math.Floor(b.kueueJob.created) && a.admitted > b.admitted {
+				t.Errorf("%s (created %g) admitted at %g, after %s (created %g, admitted %g)", a.job, a.kueueJob.created, a.admitted, b.job, b.kueueJob.created, b.admitted)
+			}
+		}
+	}
+
+	// Quotas, and no head left waiting while it fits.
+	var instants []float64
+	for _, w := range wls {
+		instants = append(instants, w.kueueJob.created, w.reserved, w.end)
+	}
+	for _, p := range ran {
+		instants = append(instants, p.start, p.finish)
+	}
+	slices.Sort(instants)
+	instants = slices.Compact(instants)
+	for _, at := range instants {
+		holding, running := map[string]float64{}, map[string]float64{}
+		for _, w := range wls {
+			if w.reserved <= at && at < w.end {
+				holding[w.queue] += w.kueueJob.cpu
+			}
+			if p := ran[w.job]; p.start <= at && at < p.finish {
+				running[w.queue] += w.kueueJob.cpu
+			}
+		}
+		for _, use := range []map[string]float64{holding, running} {
+			if c := use["team-c"]; c > quota {
+				t.Errorf("t=%g: team-c uses %g CPUs, above its %g", at, c, quota)
+			}
+			if ab := use["team-a"] + use["team-b"]; ab > 2*quota {
+				t.Errorf("t=%g: the cohort uses %g CPUs, above its %g", at, ab, 2*quota)
+			}
+		}
+		if at < queuesAt {
+			continue // no ClusterQueue yet
+		}
+		// Per quota domain (the cohort, team-c): if some queue's head fits
+		// in its own quota and in what the domain leaves free (the largest
+		// of the Jobs created in the head's second, which may tie), some
+		// pending Workload of the domain gets quota within the batch
+		// period. (A head that would borrow may wait: Kueue keeps the
+		// cohort's room for a head that fits its own quota first.)
+		for _, domain := range [][]string{{"team-a", "team-b"}, {"team-c"}} {
+			free := quota * float64(len(domain))
+			for _, q := range domain {
+				free -= holding[q]
+			}
+			fits, soon := "", false
+			for _, q := range domain {
+				first, largest := math.Inf(1), 0.0
+				for _, w := range wls {
+					if w.queue == q && w.kueueJob.created <= at && at < w.reserved {
+						first = min(first, math.Floor(w.kueueJob.created))
+					}
+				}
+				for _, w := range wls {
+					if w.queue == q && w.kueueJob.created <= at && at < w.reserved {
+						soon = soon || w.reserved <= at+batch
+						if math.Floor(w.kueueJob.created) == first {
+							largest = max(largest, w.kueueJob.cpu)
+						}
+					}
+				}
+				if !math.IsInf(first, 1) && largest <= free && holding[q]+largest <= quota {
+					fits = q
+				}
+			}
+			if fits != "" && !soon {
+				t.Errorf("t=%g: %s's head fits in the %g CPUs %v leave free, but no Workload of %v got quota within %g s", at, fits, free, domain, domain, batch)
+			}
+		}
+	}
 }
