@@ -74,6 +74,7 @@ type simulationOptions struct {
 	MaxSettle          time.Duration `long:"settle-max" default:"0s" description:"wall time the scheduler gets at most per simulation step (0: 2s with the quiet window alone, 1m otherwise)"`
 	ClockFile          string        `long:"clock-file" value-name:"FILE" description:"write the run's clock page to FILE: processes started with BATKUBE_CLOCK=FILE and BATKUBE_CLOCK_SERVER=this server's URL (the kube-controller-manager of make upstream; batkube-run --controller-manager does it) read simulated time from it and wait for simulated instants on this server, so that their delays (a Job's batched sync, its back-off after a failed pod) are simulated time; removed at the end of the run"`
 	WorkloadsFile      string        `long:"workloads-file" value-name:"FILE" description:"write the log of Kueue's Workloads to FILE (CSV, the runner's _workloads.csv): per Workload, its LocalQueue, the ClusterQueue and flavors that admitted it, when it was created, got its quota, was admitted and finished (simulated), its evictions and preemptions, its final state"`
+	ClusterQueuesFile  string        `long:"cluster-queues-file" value-name:"FILE" description:"write the log of Kueue's ClusterQueues to FILE (CSV, the runner's _clusterqueues.csv): at each simulated instant a ClusterQueue's status changed, the quota its admitted Workloads use and how many Workloads hold quota, are admitted and are pending"`
 	ControllersFile    string        `long:"controllers-file" value-name:"FILE" description:"write the controllers' log to FILE (CSV, the runner's _controllers.csv): per controller object that owned pods (Job, ReplicaSet...), when it was first seen, its first pod's start and its last pod's end (simulated), its pods and how they ended, its final state (a Job's Complete or Failed, with the reason)"`
 	PodsFile           string        `long:"pods-file" value-name:"FILE" description:"write the pods' log to FILE (CSV, the runner's _pods.csv): per pod its job, node, simulated times (created, first scheduling attempt, bound, started, finished), final phase and reason, FailedScheduling events, preempted or not"`
 	StatsFile          string        `long:"stats-file" value-name:"FILE" description:"write the run's final progress and settle statistics to FILE (JSON) when the simulation ends"`
@@ -297,6 +298,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		PodsFile:                 sim.PodsFile,
 		ControllersFile:          sim.ControllersFile,
 		WorkloadsFile:            sim.WorkloadsFile,
+		ClusterQueuesFile:        sim.ClusterQueuesFile,
 		ClockFile:                sim.ClockFile,
 		Logger:                   logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,

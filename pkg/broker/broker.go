@@ -107,6 +107,9 @@ type Options struct {
 	// WorkloadsCSV, if set, receives the log of Kueue's Workloads
 	// (workloadlog.go), written at the end of the run.
 	WorkloadsCSV io.Writer
+	// ClusterQueuesCSV, if set, receives the log of Kueue's ClusterQueues'
+	// quota use (clusterqueuelog.go), row by row.
+	ClusterQueuesCSV io.Writer
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
 	// Exchanged, if set, is called after every step with the message
@@ -231,6 +234,9 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 	}
 	if werr := r.workloads.close(); err == nil && werr != nil {
 		err = werr
+	}
+	if qerr := r.clusterQueues.close(); err == nil && qerr != nil {
+		err = fmt.Errorf("broker: the ClusterQueues' log: %w", qerr)
 	}
 	if cerr := r.owners.close(); err == nil && cerr != nil {
 		err = fmt.Errorf("broker: the controllers' log: %w", cerr)

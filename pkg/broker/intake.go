@@ -34,6 +34,10 @@ func (r *run) takeIn(ctx context.Context) (int, error) {
 			r.workloads.changed(c, r.opts.Clock.Seconds())
 			continue
 		}
+		if c.GR == clusterQueuesGR {
+			r.clusterQueues.changed(c, r.opts.Clock.Seconds())
+			continue
+		}
 		r.settle.observe(c)
 		if c.GR == podsGVR.GroupResource() {
 			if err := r.podChanged(ctx, c); err != nil {

@@ -65,6 +65,8 @@ type run struct {
 	controlled controlled
 	owners     *ownerLog
 	workloads  *workloadLog
+	// clusterQueues is the ClusterQueues' log (nil when off).
+	clusterQueues *clusterQueueLog
 	// controllersOnSimulatedTime: the controllers' clock is the simulated
 	// clock (Options.ControllersOnSimulatedTime), known once they run.
 	controllersOnSimulatedTime bool
@@ -91,22 +93,26 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 	if b.opts.WorkloadsCSV != nil {
 		followed = append(followed, workloadsGR) // only for their log
 	}
+	if b.opts.ClusterQueuesCSV != nil {
+		followed = append(followed, clusterQueuesGR) // only for their log
+	}
 	r := &run{
-		Broker:       b,
-		api:          api,
-		store:        st,
-		intake:       st.Subscribe(followed...),
-		controlled:   newControlled(),
-		owners:       newOwnerLog(b.opts.ControllersCSV),
-		workloads:    newWorkloadLog(b.opts.WorkloadsCSV),
-		jobs:         newJobs(),
-		nodes:        newNodes(),
-		profilesSent: map[string]bool{},
-		profileCache: translate.NewProfiles(),
-		awaiting:     map[batsim.JobID]resubmission{},
-		gangs:        map[settle.GroupRef]*schedulingv1beta1.PodGroup{},
-		pods:         newPodLog(b.opts.PodsCSV, st),
-		objects:      slices.Clone(b.opts.Objects),
+		Broker:        b,
+		api:           api,
+		store:         st,
+		intake:        st.Subscribe(followed...),
+		controlled:    newControlled(),
+		owners:        newOwnerLog(b.opts.ControllersCSV),
+		workloads:     newWorkloadLog(b.opts.WorkloadsCSV),
+		clusterQueues: newClusterQueueLog(b.opts.ClusterQueuesCSV),
+		jobs:          newJobs(),
+		nodes:         newNodes(),
+		profilesSent:  map[string]bool{},
+		profileCache:  translate.NewProfiles(),
+		awaiting:      map[batsim.JobID]resubmission{},
+		gangs:         map[settle.GroupRef]*schedulingv1beta1.PodGroup{},
+		pods:          newPodLog(b.opts.PodsCSV, st),
+		objects:       slices.Clone(b.opts.Objects),
 	}
 	r.settle = settler{policy: b.opts.Settle, stats: settle.Stats{Policy: b.opts.Settle.Name()}}
 	return r

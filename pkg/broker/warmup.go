@@ -191,7 +191,6 @@ var (
 	deploymentsResource = schema.GroupResource{Group: "apps", Resource: "deployments"}
 	configMapsResource  = schema.GroupResource{Resource: "configmaps"}
 
-	clusterQueuesGR   = schema.GroupResource{Group: kueueGroup, Resource: "clusterqueues"}
 	localQueuesGR     = schema.GroupResource{Group: kueueGroup, Resource: "localqueues"}
 	resourceFlavorsGR = schema.GroupResource{Group: kueueGroup, Resource: "resourceflavors"}
 )

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -19,15 +21,17 @@ import (
 var workloadsGR = schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workloads"}
 
 // The workloads' log (_workloads.csv): one row per Kueue Workload seen
-// during the run, written at the end: its LocalQueue and the ClusterQueue
-// and flavors that admitted it, the simulated instants at which it was
+// during the run, written at the end: the object that owns it (its Job),
+// its LocalQueue and the ClusterQueue and flavors that admitted it, the
+// quota its admission uses (Kueue's resourceUsage, summed over its pod
+// sets), the simulated instants at which it was
 // created, got its quota reserved, was admitted and finished (as the
 // broker saw each condition turn true: exact instants, where a condition's
 // lastTransitionTime has whole seconds), how many times it was evicted and
 // preempted, and its final state. An empty cell is an instant that did not
 // happen.
 
-var workloadsCSVHeader = []string{"namespace", "name", "queue", "cluster_queue", "flavors", "priority",
+var workloadsCSVHeader = []string{"namespace", "name", "owner", "queue", "cluster_queue", "flavors", "usage", "priority",
 	"created", "quota_reserved", "admitted", "finished", "evictions", "preemptions", "final_state", "reason"}
 
 // Kueue's Workload conditions the log follows.
@@ -41,10 +45,10 @@ const (
 
 // workloadRecord is what the log gathers of one Workload.
 type workloadRecord struct {
-	namespace, name, queue, clusterQueue, flavors string
-	priority                                      int64
-	created, quotaReserved, admitted, finished    float64 // -1: not yet
-	evictions, preemptions                        int
+	namespace, name, owner, queue, clusterQueue, flavors, usage string
+	priority                                                    int64
+	created, quotaReserved, admitted, finished                  float64 // -1: not yet
+	evictions, preemptions                                      int
 	// conditions are the conditions true when last seen.
 	conditions    map[string]bool
 	state, reason string
@@ -78,9 +82,13 @@ func (l *workloadLog) changed(c *store.Change, now float64) {
 	}
 	r.queue, _ = field[string](u.Object, "spec", "queueName")
 	r.priority, _ = field[int64](u.Object, "spec", "priority")
+	if ref := metav1.GetControllerOfNoCopy(u); ref != nil {
+		r.owner = ref.Kind + "/" + ref.Name
+	}
 	if admission, ok := field[map[string]any](u.Object, "status", "admission"); ok {
 		r.clusterQueue, _ = field[string](admission, "clusterQueue")
 		r.flavors = admittedFlavors(admission)
+		r.usage = admittedUsage(admission)
 	}
 	conditions, _ := field[[]any](u.Object, "status", "conditions")
 	trueNow := map[string]bool{}
@@ -149,6 +157,28 @@ func admittedFlavors(admission map[string]any) string {
 	return strings.Join(parts, ";")
 }
 
+// admittedUsage is the quota a Workload's admission uses, each resource's
+// total over its pod sets ("cpu=4;memory=4Gi").
+func admittedUsage(admission map[string]any) string {
+	sets, _ := field[[]any](admission, "podSetAssignments")
+	total := map[string]resource.Quantity{}
+	for _, s := range sets {
+		sm, _ := s.(map[string]any)
+		usage, _ := field[map[string]any](sm, "resourceUsage")
+		for name, v := range usage {
+			str, _ := v.(string)
+			q, err := resource.ParseQuantity(str)
+			if err != nil {
+				continue
+			}
+			sum := total[name]
+			sum.Add(q)
+			total[name] = sum
+		}
+	}
+	return formatQuantities(total)
+}
+
 // close writes the log.
 func (l *workloadLog) close() error {
 	if l == nil {
@@ -157,7 +187,7 @@ func (l *workloadLog) close() error {
 	return writeRecords(l.w, workloadsCSVHeader, l.records, func(a, b *workloadRecord) int {
 		return cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 	}, func(r *workloadRecord) []string {
-		return []string{r.namespace, r.name, r.queue, r.clusterQueue, r.flavors, strconv.FormatInt(r.priority, 10),
+		return []string{r.namespace, r.name, r.owner, r.queue, r.clusterQueue, r.flavors, r.usage, strconv.FormatInt(r.priority, 10),
 			seconds(r.created), seconds(r.quotaReserved), seconds(r.admitted), seconds(r.finished),
 			strconv.Itoa(r.evictions), strconv.Itoa(r.preemptions), r.state, r.reason}
 	})

@@ -18,8 +18,9 @@ func TestWorkloadLog(t *testing.T) {
 	wl := func(conditions ...map[string]any) *store.Change {
 		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-			"metadata": map[string]any{"name": "job-a-1", "namespace": "team-a", "uid": "u1"},
-			"spec":     map[string]any{"queueName": "queue", "priority": int64(3)},
+			"metadata": map[string]any{"name": "job-a-1", "namespace": "team-a", "uid": "u1",
+				"ownerReferences": []any{map[string]any{"apiVersion": "batch/v1", "kind": "Job", "name": "a", "uid": "j1", "controller": true}}},
+			"spec": map[string]any{"queueName": "queue", "priority": int64(3)},
 		}}
 		var cs []any
 		for _, c := range conditions {
@@ -29,7 +30,8 @@ func TestWorkloadLog(t *testing.T) {
 		for _, c := range conditions {
 			if c["type"] == "QuotaReserved" && c["status"] == "True" {
 				status["admission"] = map[string]any{"clusterQueue": "cq-a", "podSetAssignments": []any{
-					map[string]any{"name": "main", "flavors": map[string]any{"memory": "big", "cpu": "fast"}}}}
+					map[string]any{"name": "main", "flavors": map[string]any{"memory": "big", "cpu": "fast"}, "resourceUsage": map[string]any{"cpu": "1500m", "memory": "1Gi"}},
+					map[string]any{"name": "aux", "flavors": map[string]any{"cpu": "fast"}, "resourceUsage": map[string]any{"cpu": "500m"}}}}
 			}
 		}
 		u.Object["status"] = status
@@ -49,8 +51,8 @@ func TestWorkloadLog(t *testing.T) {
 	if err := l.close(); err != nil {
 		t.Fatal(err)
 	}
-	want := "namespace,name,queue,cluster_queue,flavors,priority,created,quota_reserved,admitted,finished,evictions,preemptions,final_state,reason\n" +
-		"team-a,job-a-1,queue,cq-a,cpu=fast;memory=big,3,5.000000,7.000000,7.500000,20.000000,2,1,Finished,Succeeded\n"
+	want := "namespace,name,owner,queue,cluster_queue,flavors,usage,priority,created,quota_reserved,admitted,finished,evictions,preemptions,final_state,reason\n" +
+		"team-a,job-a-1,Job/a,queue,cq-a,cpu=fast;memory=big;cpu=fast,cpu=2;memory=1Gi,3,5.000000,7.000000,7.500000,20.000000,2,1,Finished,Succeeded\n"
 	if got := out.String(); got != want {
 		t.Errorf("log:\n%s\nwant\n%s", got, want)
 	}

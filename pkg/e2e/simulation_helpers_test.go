@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/outputs"
 	"github.com/batkube/batkube/pkg/settle/signalclient"
 	"github.com/batkube/batkube/pkg/simtime/simclock"
 	"github.com/batkube/batkube/pkg/translate"
@@ -648,26 +648,7 @@ func wireTime(s float64) time.Time {
 }
 
 // readCSVFile reads a CSV file with a header into one map per row.
-func readCSVFile(path string) ([]map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	records, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(records) == 0 {
-		return nil, fmt.Errorf("%s: %v (%d records)", path, err, len(records))
-	}
-	var rows []map[string]string
-	for _, rec := range records[1:] {
-		row := map[string]string{}
-		for i, h := range records[0] {
-			row[h] = rec[i]
-		}
-		rows = append(rows, row)
-	}
-	return rows, nil
-}
+func readCSVFile(path string) ([]map[string]string, error) { return outputs.ReadCSV(path) }
 
 // freePort returns a loopback TCP port nobody listens on right now.
 func freePort(tb testing.TB) int {

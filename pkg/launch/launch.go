@@ -63,6 +63,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := sum.readStats(r.statsFile()); err != nil && runErr == nil {
 		runErr = err
 	}
+	if err := sum.readQueues(r.cfg.OutDir); err != nil && runErr == nil {
+		runErr = err
+	}
 	if r.kube != nil {
 		if err := sum.readKubeSchedulerMetrics(filepath.Join(r.cfg.OutDir, KubeSchedulerMetricsFile)); err != nil && runErr == nil {
 			runErr = err
@@ -318,7 +321,8 @@ func (r *run) startServer(ctx context.Context) error {
 	}
 	if r.cfg.Kueue {
 		args = append(args, "--controller-pid-file", KueueProcess+"="+r.kueuePIDFile(), "--await-kueue",
-			"--workloads-file", filepath.Join(r.cfg.OutDir, "_workloads.csv"))
+			"--workloads-file", filepath.Join(r.cfg.OutDir, "_workloads.csv"),
+			"--cluster-queues-file", filepath.Join(r.cfg.OutDir, "_clusterqueues.csv"))
 	}
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {

@@ -1,19 +1,20 @@
 package launch
 
 import (
-	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/metrics"
+	"github.com/batkube/batkube/pkg/outputs"
 	"github.com/batkube/batkube/pkg/settle"
 )
 
@@ -69,6 +70,10 @@ type Summary struct {
 	// KubeScheduler is what the run's kube-scheduler's own metrics say
 	// (kube-scheduler-metrics.txt); absent for other schedulers.
 	KubeScheduler *metrics.SchedulerSummary `json:"kubeScheduler,omitempty"`
+	// Queues are the waits of the run's batch/v1 Jobs, from each Job's
+	// creation, in all and in Kueue's queues (_controllers.csv,
+	// _workloads.csv); absent without Jobs.
+	Queues *outputs.Queues `json:"queues,omitempty"`
 }
 
 // Values of Summary.Status.
@@ -108,7 +113,12 @@ func (s Summary) Write(w io.Writer) {
 	fmt.Fprintf(w, "jobs:          %d (%d succeeded, %d failed, %d reached their walltime, %d killed, %d rejected)\n",
 		s.Jobs, s.Succeeded, s.Failed, s.WalltimeReached, s.Killed, s.Rejected)
 	fmt.Fprintf(w, "makespan:      %.3f s simulated (%s)\n", s.Makespan, humanSeconds(s.Makespan))
-	fmt.Fprintf(w, "mean waiting:  %.3f s simulated\n", s.MeanWaitingTime)
+	if s.Queues != nil {
+		writeQueues(w, s.Queues)
+		fmt.Fprintf(w, "pod waiting:   mean %.3f s simulated (Batsim's waiting time, from each pod's creation)\n", s.MeanWaitingTime)
+	} else {
+		fmt.Fprintf(w, "mean waiting:  %.3f s simulated\n", s.MeanWaitingTime)
+	}
 	fmt.Fprintf(w, "wall time:     %s (%.0fx real time); the simulation proper %s (%.0fx)\n", s.Wall.Round(time.Millisecond), s.SpeedUp,
 		s.SimulationWall.Round(time.Millisecond), s.SimulationSpeedUp())
 	for _, p := range s.Processes {
@@ -138,10 +148,52 @@ func (s Summary) Write(w io.Writer) {
 	fmt.Fprintf(w, "outputs:       %s (_jobs.csv, _schedule.csv, logs)\n", s.OutDir)
 }
 
+// maxQueueLines bounds the queues listed in the printed summary (the
+// others are in summary.json).
+const maxQueueLines = 8
+
+// writeQueues prints the Jobs' waits from their creation, and Kueue's
+// times to admission by ClusterQueue.
+func writeQueues(w io.Writer, q *outputs.Queues) {
+	fmt.Fprintf(w, "job waiting:   %d Jobs, %d started, from each Job's creation to its first pod's start: mean %.3f s, p95 %.3f s simulated\n",
+		q.Jobs.Count, q.Jobs.Done, q.Jobs.Mean, q.Jobs.P95)
+	if len(q.ClusterQueues) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "kueue:         time from a Job's creation to its Workload's admission, by ClusterQueue (mean, p95):\n")
+	for i, cq := range q.ClusterQueues {
+		if i == maxQueueLines {
+			fmt.Fprintf(w, "                 ... and %d more ClusterQueues (summary.json, _workloads.csv)\n", len(q.ClusterQueues)-i)
+			break
+		}
+		fmt.Fprintf(w, "                 %-20s %5d Workloads, %5d admitted: %9.3f s, %9.3f s\n", cq.Queue, cq.Count, cq.Done, cq.Mean, cq.P95)
+	}
+}
+
+// readQueues fills in the Jobs' waits from _controllers.csv and
+// _workloads.csv, when the run wrote them and has Jobs.
+func (s *Summary) readQueues(dir string) error {
+	controllers, err := outputs.ReadControllers(filepath.Join(dir, "_controllers.csv"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	workloads, err := outputs.ReadWorkloads(filepath.Join(dir, "_workloads.csv"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if q := outputs.SummariseQueues(controllers, workloads); q.Jobs.Count > 0 || len(q.ClusterQueues) > 0 {
+		s.Queues = &q
+	}
+	return nil
+}
+
 // readOutputs fills in the job counts and times from the output files with
 // the given prefix.
 func (s *Summary) readOutputs(prefix string) error {
-	jobs, err := ReadCSV(prefix + "_jobs.csv")
+	jobs, err := outputs.ReadCSV(prefix + "_jobs.csv")
 	if err != nil {
 		return err
 	}
@@ -160,7 +212,7 @@ func (s *Summary) readOutputs(prefix string) error {
 			s.Rejected++
 		}
 	}
-	sched, err := ReadCSV(prefix + "_schedule.csv")
+	sched, err := outputs.ReadCSV(prefix + "_schedule.csv")
 	if err != nil {
 		return err
 	}
@@ -196,36 +248,6 @@ func (s *Summary) readStats(path string) error {
 	s.Steps, s.Settle, s.AdmissionRejected = p.Steps, p.Settle, p.AdmissionRejected
 	s.Preempted, s.Resubmitted = p.Preempted, p.Resubmitted
 	return nil
-}
-
-// readCSV reads a CSV file with a header into one map per row.
-// ReadCSV reads a CSV file with a header (Batsim's and Batkube's outputs)
-// into one map per row, keyed by the header's names.
-func ReadCSV(path string) ([]map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("launch: %w", err)
-	}
-	defer f.Close()
-	records, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("launch: %s: %w", path, err)
-	}
-	if len(records) == 0 {
-		return nil, fmt.Errorf("launch: %s: empty, not even a header", path)
-	}
-	head := records[0]
-	rows := make([]map[string]string, 0, len(records)-1)
-	for _, rec := range records[1:] {
-		row := make(map[string]string, len(head))
-		for i, h := range head {
-			if i < len(rec) {
-				row[strings.TrimSpace(h)] = rec[i]
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows, nil
 }
 
 // WriteJSON writes v to path, indented, atomically: a reader (or a

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"image/color"
+	"maps"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -13,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // Chart is one chart of the report, drawn with gonum.org/v1/plot.
@@ -124,7 +128,99 @@ func runCharts(r *Run, prefix string, a axes) ([]*Chart, error) {
 	p.Add(l)
 	p.Y.Min, p.Y.Max = 0, 1.02
 	charts = append(charts, &Chart{ID: prefix + "waiting-cdf", Kind: "waiting-cdf", Title: "waiting time CDF", plot: p, w: chartWidth, h: chartHeight})
+	kueue, err := kueueCharts(r, prefix, a)
+	if err != nil {
+		return nil, err
+	}
+	return append(charts, kueue...), nil
+}
+
+// maxQueueLines is the most ClusterQueues a Kueue chart draws one line
+// each for; a run with more gets one line for all of them.
+const maxQueueLines = 10
+
+// kueueCharts are a Kueue run's charts: the cpu quota each ClusterQueue's
+// admitted Workloads use over time (_clusterqueues.csv), and the
+// admissions over time (_workloads.csv).
+func kueueCharts(r *Run, prefix string, a axes) ([]*Chart, error) {
+	var charts []*Chart
+	end := a.end
+	if n := len(r.ClusterQueues); n > 0 {
+		end = max(end, r.ClusterQueues[n-1].Time)
+	}
+	if len(r.ClusterQueues) > 0 {
+		by := outputs.ByClusterQueue(r.ClusterQueues)
+		names := slices.Sorted(maps.Keys(by))
+		series := map[string][]Step{}
+		if len(names) > maxQueueLines {
+			var changes []Step
+			for _, name := range names {
+				prev := 0.0
+				for _, s := range by[name] {
+					changes = append(changes, Step{s.Time, s.Usage["cpu"] - prev})
+					prev = s.Usage["cpu"]
+				}
+			}
+			series[fmt.Sprintf("all %d ClusterQueues", len(names))] = steps(changes)
+		} else {
+			for _, name := range names {
+				st := []Step{{0, 0}}
+				for _, s := range by[name] {
+					st = append(st, Step{s.Time, s.Usage["cpu"]})
+				}
+				series[name] = st
+			}
+		}
+		p := newPlot(r.Name+": cpu quota used by admitted Workloads", "simulated time (s)", "cpu")
+		if err := addSeries(p, series, end); err != nil {
+			return nil, err
+		}
+		charts = append(charts, &Chart{ID: prefix + "kueue-usage", Kind: "kueue-usage", Title: "Kueue: quota used by ClusterQueue", plot: p, w: chartWidth, h: chartHeight})
+	}
+	if len(r.workloads) > 0 {
+		cq := outputs.ClusterQueueOf(r.workloads)
+		byQueue := map[string][]Step{}
+		for _, w := range r.workloads {
+			if !math.IsNaN(w.Admitted) {
+				byQueue[cq(w)] = append(byQueue[cq(w)], Step{w.Admitted, 1})
+			}
+		}
+		names := slices.Sorted(maps.Keys(byQueue))
+		series := map[string][]Step{}
+		if len(names) > maxQueueLines {
+			var all []Step
+			for _, s := range byQueue {
+				all = append(all, s...)
+			}
+			series[fmt.Sprintf("all %d ClusterQueues", len(names))] = steps(all)
+		} else {
+			for _, name := range names {
+				series[name] = steps(byQueue[name])
+			}
+		}
+		p := newPlot(r.Name+": Workloads admitted (first admissions)", "simulated time (s)", "Workloads admitted")
+		if err := addSeries(p, series, end); err != nil {
+			return nil, err
+		}
+		charts = append(charts, &Chart{ID: prefix + "kueue-admissions", Kind: "kueue-admissions", Title: "Kueue: admissions over time", plot: p, w: chartWidth, h: chartHeight})
+	}
 	return charts, nil
+}
+
+// addSeries draws step functions, one line and legend entry each, in
+// name order, up to end.
+func addSeries(p *plot.Plot, series map[string][]Step, end float64) error {
+	for i, name := range slices.Sorted(maps.Keys(series)) {
+		l, err := stepLine(series[name], end, 1, palette[i%len(palette)])
+		if err != nil {
+			return err
+		}
+		p.Add(l)
+		p.Legend.Add(name, l)
+	}
+	p.Legend.Top = true
+	p.X.Min, p.X.Max, p.Y.Min = 0, end, 0
+	return nil
 }
 
 // comparisonCharts overlay the runs: waiting-time CDFs, queues and cpu

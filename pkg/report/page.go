@@ -55,10 +55,11 @@ svg.chart { width: 100%; height: auto; display: block; }
 {{end}}
 <h2>{{if gt (len .Runs) 1}}Comparison{{else}}Figures{{end}}</h2>
 <table id="comparison">
-<thead><tr><th>run</th><th>jobs</th><th>completed</th><th>makespan (s)</th><th>mean waiting (s)</th><th>p95 waiting (s)</th><th>mean slowdown</th><th>cpu utilisation</th><th>memory utilisation</th></tr></thead>
+<thead><tr><th>run</th>{{if $.HasJobs}}<th>Job wait: mean (s)</th><th>Job wait: p95 (s)</th>{{end}}<th>jobs</th><th>completed</th><th>makespan (s)</th><th>{{if $.HasJobs}}pod {{end}}mean waiting (s)</th><th>{{if $.HasJobs}}pod {{end}}p95 waiting (s)</th><th>mean slowdown</th><th>cpu utilisation</th><th>memory utilisation</th></tr></thead>
 <tbody>
 {{range .Runs}}{{$f := .Figures}}<tr data-run="{{.Run.Name}}">
 <td>{{.Run.Name}}</td>
+{{if $.HasJobs}}{{if $f.KubeJobs}}<td data-metric="job-mean-waiting">{{seconds $f.MeanJobWaiting}}</td><td data-metric="job-p95-waiting">{{seconds $f.P95JobWaiting}}</td>{{else}}<td>–</td><td>–</td>{{end}}{{end}}
 <td data-metric="jobs">{{$f.Jobs}}</td>
 <td data-metric="succeeded">{{$f.Succeeded}}</td>
 <td data-metric="makespan">{{seconds $f.Makespan}}</td>
@@ -69,7 +70,8 @@ svg.chart { width: 100%; height: auto; display: block; }
 </tr>
 {{end}}</tbody>
 </table>
-<p class="muted">Waiting time and slowdown (turnaround / execution time) are over the jobs that started (Batsim's mean_waiting_time divides by every job, rejected ones included); p95 is the nearest-rank 95th percentile. Utilisation: the cpu (memory) requested by the running jobs' pods, integrated over [0, makespan], over the platform's allocatable cpu (memory) times the makespan.</p>
+{{if .HasJobs}}<p class="muted">Job wait: from a batch/v1 Job's creation (what its user did) to its first pod's start, time in Kueue's queues included; pod waiting counts from each pod's creation, as Batsim counts a job's.</p>
+{{end}}<p class="muted">Waiting time and slowdown (turnaround / execution time) are over the jobs that started (Batsim's mean_waiting_time divides by every job, rejected ones included); p95 is the nearest-rank 95th percentile. Utilisation: the cpu (memory) requested by the running jobs' pods, integrated over [0, makespan], over the platform's allocatable cpu (memory) times the makespan.</p>
 
 {{if .Comparison}}<div class="grid">
 {{range .Comparison}}<div>{{svg .}}</div>
@@ -82,7 +84,8 @@ svg.chart { width: 100%; height: auto; display: block; }
 <table class="summary">
 <tr><th>jobs</th><td>{{$f.Jobs}}: {{$f.Succeeded}} succeeded, {{$f.Failed}} failed, {{$f.WalltimeReached}} walltime, {{$f.Killed}} killed, {{$f.Rejected}} rejected</td></tr>
 <tr><th>makespan</th><td>{{seconds $f.Makespan}} s</td></tr>
-<tr><th>waiting: mean, p95, max</th><td>{{seconds $f.MeanWaiting}}, {{seconds $f.P95Waiting}}, {{seconds $f.MaxWaiting}} s</td></tr>
+{{with .Run.Queues}}<tr><th>Job waiting: mean, p95, max</th><td>{{seconds .Jobs.Mean}}, {{seconds .Jobs.P95}}, {{seconds .Jobs.Max}} s over {{.Jobs.Done}} of {{.Jobs.Count}} Jobs (from each Job's creation to its first pod's start)</td></tr>
+{{end}}<tr><th>{{if .Run.Queues}}pod {{end}}waiting: mean, p95, max</th><td>{{seconds $f.MeanWaiting}}, {{seconds $f.P95Waiting}}, {{seconds $f.MaxWaiting}} s</td></tr>
 <tr><th>slowdown: mean, max</th><td>{{fixed $f.MeanSlowdown}}, {{fixed $f.MaxSlowdown}}</td></tr>
 {{if $f.HasUtilisation}}<tr><th>utilisation: cpu, memory</th><td>{{percent $f.CPUUtilisation}}, {{percent $f.MemoryUtilisation}}</td></tr>{{end}}
 {{with $s}}<tr><th>wall time</th><td>{{duration .Wall}} ({{printf "%.0f" .SpeedUp}}× real time); simulation proper {{duration .SimulationWall}} ({{printf "%.0f" .SimulationSpeedUp}}×)</td></tr>
@@ -93,14 +96,21 @@ svg.chart { width: 100%; height: auto; display: block; }
 <tr><th>simulator</th><td>{{.Engine}}</td></tr>
 {{else}}<tr><th>summary.json</th><td>none in this folder</td></tr>
 {{end}}</table>
-{{with .Run.Controllers}}<table class="controllers">
+{{with .Run.QueueRows}}<table class="queues">
+<thead><tr><th>ClusterQueue</th><th title="Workloads, and how many were admitted">admitted</th><th title="from the Workload's (its Job's) creation to its first admission: mean, p95">admission (s)</th><th title="from the Job's creation to its first pod's start: mean, p95">Job wait (s)</th><th title="cpu quota its admitted Workloads used, time average over the run, and its share of the nominal quota">cpu used</th></tr></thead>
+<tbody>{{range .}}<tr data-cluster-queue="{{.ClusterQueue}}"><td>{{.ClusterQueue}}</td><td>{{.Admission.Done}}/{{.Admission.Count}}</td><td>{{printf "%.1f" .Admission.Mean}}, {{printf "%.1f" .Admission.P95}}</td><td>{{printf "%.1f" .Jobs.Mean}}, {{printf "%.1f" .Jobs.P95}}</td><td>{{if .HasUsage}}{{percent .Usage.Fraction}} of {{printf "%.0f" .Usage.Nominal}}{{else}}–{{end}}</td></tr>
+{{end}}</tbody></table>
+<p class="muted">Per ClusterQueue: admission is the time from a Workload's creation (its Job's instant) to its first admission, Job wait to its first pod's start (mean, p95); cpu used is the quota its admitted Workloads held, averaged over the run, as a share of its nominal quota (what Kueue's scalability test reports).</p>{{end}}
+{{if gt (len .Run.Controllers) $.ManyRows}}<p class="muted">{{len .Run.Controllers}} controller objects: see <code>_controllers.csv</code>.</p>
+{{else}}{{with .Run.Controllers}}<table class="controllers">
 <thead><tr><th>controller</th><th>created</th><th>first start</th><th>last end</th><th>pods</th><th>succeeded</th><th>failed</th><th>killed</th><th>state</th></tr></thead>
 <tbody>{{range .}}<tr><td>{{index . "kind"}} {{index . "namespace"}}/{{index . "name"}}</td><td>{{index . "created"}}</td><td>{{index . "first_start"}}</td><td>{{index . "last_end"}}</td><td>{{index . "pods"}}</td><td>{{index . "succeeded"}}</td><td>{{index . "failed"}}</td><td>{{index . "killed"}}</td><td>{{index . "final_state"}} {{index . "reason"}}</td></tr>
-{{end}}</tbody></table>{{end}}
-{{with .Run.Workloads}}<table class="controllers">
+{{end}}</tbody></table>{{end}}{{end}}
+{{if gt (len .Run.Workloads) $.ManyRows}}<p class="muted">{{len .Run.Workloads}} Kueue Workloads: see <code>_workloads.csv</code> (and <code>_clusterqueues.csv</code> for the queues' quota use over time).</p>
+{{else}}{{with .Run.Workloads}}<table class="controllers">
 <thead><tr><th>Kueue workload</th><th>queue</th><th>cluster queue</th><th>flavors</th><th>created</th><th>quota reserved</th><th>admitted</th><th>finished</th><th>evictions</th><th>preemptions</th><th>state</th></tr></thead>
 <tbody>{{range .}}<tr><td>{{index . "namespace"}}/{{index . "name"}}</td><td>{{index . "queue"}}</td><td>{{index . "cluster_queue"}}</td><td>{{index . "flavors"}}</td><td>{{index . "created"}}</td><td>{{index . "quota_reserved"}}</td><td>{{index . "admitted"}}</td><td>{{index . "finished"}}</td><td>{{index . "evictions"}}</td><td>{{index . "preemptions"}}</td><td>{{index . "final_state"}} {{index . "reason"}}</td></tr>
-{{end}}</tbody></table>{{end}}
+{{end}}</tbody></table>{{end}}{{end}}
 {{with .Run.Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </div>
 {{end}}{{range .ChartRows}}{{range .}}<div>{{with .}}{{svg .}}{{end}}</div>

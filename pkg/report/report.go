@@ -65,6 +65,21 @@ func New(title string, runs []*Run) (*Report, error) {
 	return rep, nil
 }
 
+// HasJobs says whether a run has batch/v1 Jobs: the comparison then leads
+// with their waits from their creation.
+func (rep *Report) HasJobs() bool {
+	for _, r := range rep.Runs {
+		if r.Figures.KubeJobs > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ManyRows is how many rows of a per-object table the page shows (a run
+// with more has them in its CSV file only).
+func (rep *Report) ManyRows() int { return ManyRows }
+
 // Charts lists every chart of the report.
 func (rep *Report) Charts() []*Chart {
 	all := append([]*Chart(nil), rep.Comparison...)
@@ -75,7 +90,7 @@ func (rep *Report) Charts() []*Chart {
 }
 
 // chartKinds are the kinds of a run's charts, in the page's order.
-var chartKinds = []string{"gantt", "utilisation", "queue", "waiting-cdf"}
+var chartKinds = []string{"gantt", "utilisation", "queue", "waiting-cdf", "kueue-usage", "kueue-admissions"}
 
 // ChartRows lists the runs' charts by kind: a row per kind, a cell per
 // run (nil where a run has no chart of that kind), so that the page shows

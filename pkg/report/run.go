@@ -17,6 +17,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/engine"
 	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/outputs"
 	"github.com/batkube/batkube/pkg/translate"
 )
 
@@ -54,6 +55,12 @@ type Run struct {
 	// Workloads are _workloads.csv's rows (nil without the file: a run
 	// without Kueue).
 	Workloads []map[string]string
+	// Queues are the Jobs' waits from their creation, in all and in
+	// Kueue's queues (nil without Jobs); ClusterQueues the samples of
+	// _clusterqueues.csv (nil without the file).
+	Queues        *outputs.Queues
+	ClusterQueues []outputs.ClusterQueueSample
+	workloads     []outputs.Workload
 	// Jobs are _jobs.csv's rows, Pods _pods.csv's (nil without the file).
 	Jobs []Job
 	Pods []Pod
@@ -200,7 +207,7 @@ func (r *Run) readSummary(in *Inputs) error {
 
 func (r *Run) readJobs() error {
 	path := filepath.Join(r.Dir, "_jobs.csv")
-	rows, err := launch.ReadCSV(path)
+	rows, err := outputs.ReadCSV(path)
 	if err != nil {
 		return err
 	}
@@ -281,11 +288,11 @@ func parseIDs(s string) ([]int, error) {
 	return ids, nil
 }
 
-// readControllers reads _controllers.csv and _workloads.csv, if the run
-// wrote them.
+// readControllers reads _controllers.csv, _workloads.csv and
+// _clusterqueues.csv, if the run wrote them.
 func (r *Run) readControllers() error {
 	for file, rows := range map[string]*[]map[string]string{"_controllers.csv": &r.Controllers, "_workloads.csv": &r.Workloads} {
-		read, err := launch.ReadCSV(filepath.Join(r.Dir, file))
+		read, err := outputs.ReadCSV(filepath.Join(r.Dir, file))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -294,12 +301,73 @@ func (r *Run) readControllers() error {
 		}
 		*rows = read
 	}
+	var controllers []outputs.Controller
+	if r.Controllers != nil {
+		var err error
+		if controllers, err = outputs.ReadControllers(filepath.Join(r.Dir, "_controllers.csv")); err != nil {
+			return err
+		}
+	}
+	if r.Workloads != nil {
+		var err error
+		if r.workloads, err = outputs.ReadWorkloads(filepath.Join(r.Dir, "_workloads.csv")); err != nil {
+			return err
+		}
+	}
+	if q := outputs.SummariseQueues(controllers, r.workloads); q.Jobs.Count > 0 || len(q.ClusterQueues) > 0 {
+		r.Queues = &q
+	}
+	samples, err := outputs.ReadClusterQueues(filepath.Join(r.Dir, "_clusterqueues.csv"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	r.ClusterQueues = samples
 	return nil
 }
 
+// QueueRow is a line of a run's table of Kueue's queues.
+type QueueRow struct {
+	ClusterQueue string
+	// Admission are the Workloads' times to admission, Jobs the Jobs'
+	// waits (creation to first pod start).
+	Admission, Jobs outputs.Waits
+	// Usage is the cpu its admitted Workloads used, over the run
+	// (HasUsage false without _clusterqueues.csv).
+	Usage    outputs.QueueUsage
+	HasUsage bool
+}
+
+// QueueRows is the run's table of Kueue's queues, by ClusterQueue (nil
+// without Kueue).
+func (r *Run) QueueRows() []QueueRow {
+	if r.Queues == nil || len(r.Queues.ClusterQueues) == 0 {
+		return nil
+	}
+	jobs := map[string]outputs.Waits{}
+	for _, q := range r.Queues.JobsByClusterQueue {
+		jobs[q.Queue] = q.Waits
+	}
+	usage := map[string]outputs.QueueUsage{}
+	if len(r.ClusterQueues) > 0 {
+		for _, u := range outputs.AverageUsage(r.ClusterQueues, "cpu", 0, max(r.Figures().Makespan, r.ClusterQueues[len(r.ClusterQueues)-1].Time)) {
+			usage[u.ClusterQueue] = u
+		}
+	}
+	rows := make([]QueueRow, 0, len(r.Queues.ClusterQueues))
+	for _, q := range r.Queues.ClusterQueues {
+		u, ok := usage[q.Queue]
+		rows = append(rows, QueueRow{ClusterQueue: q.Queue, Admission: q.Waits, Jobs: jobs[q.Queue], Usage: u, HasUsage: ok})
+	}
+	return rows
+}
+
+// ManyRows is how many rows of a per-object table the page shows; a run
+// with more has them in its CSV file only.
+const ManyRows = 25
+
 func (r *Run) readPods() error {
 	path := filepath.Join(r.Dir, "_pods.csv")
-	rows, err := launch.ReadCSV(path)
+	rows, err := outputs.ReadCSV(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		r.Notes = append(r.Notes, "no _pods.csv: the Gantt chart places jobs by Batsim's allocated resources")
 		return nil

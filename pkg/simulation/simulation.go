@@ -62,6 +62,9 @@ type Config struct {
 	// WorkloadsFile, if set, receives the log of Kueue's Workloads
 	// (CSV; broker.Options.WorkloadsCSV).
 	WorkloadsFile string
+	// ClusterQueuesFile, if set, receives the log of Kueue's
+	// ClusterQueues' quota use (the runner's _clusterqueues.csv).
+	ClusterQueuesFile string
 	// PodsFile, if set, receives the pods' log (_pods.csv, see
 	// broker.Options.PodsCSV), written as jobs end.
 	PodsFile string
@@ -211,6 +214,7 @@ func New(cfg Config) (sim *Simulation, err error) {
 		{cfg.PodsFile, "the pods' log", &bopts.PodsCSV},
 		{cfg.ControllersFile, "the controllers' log", &bopts.ControllersCSV},
 		{cfg.WorkloadsFile, "the workloads' log", &bopts.WorkloadsCSV},
+		{cfg.ClusterQueuesFile, "the ClusterQueues' log", &bopts.ClusterQueuesCSV},
 	} {
 		if log.path == "" {
 			continue

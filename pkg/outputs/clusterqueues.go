@@ -1,0 +1,113 @@
+package outputs
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// ClusterQueueSample is a row of _clusterqueues.csv: what a ClusterQueue's
+// status said from Time on (simulated seconds) until its next sample.
+type ClusterQueueSample struct {
+	Time                         float64
+	ClusterQueue                 string
+	Nominal, Usage               map[string]float64
+	Reserving, Admitted, Pending int
+}
+
+// ReadClusterQueues reads _clusterqueues.csv, in time order.
+func ReadClusterQueues(path string) ([]ClusterQueueSample, error) {
+	rows, err := ReadCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ClusterQueueSample, 0, len(rows))
+	for i, r := range rows {
+		s := ClusterQueueSample{ClusterQueue: r["cluster_queue"]}
+		var errs []error
+		var err error
+		if s.Time, err = strconv.ParseFloat(r["time"], 64); err != nil {
+			errs = append(errs, fmt.Errorf("time: %w", err))
+		}
+		if s.Nominal, err = parseUsage(r["nominal"]); err != nil {
+			errs = append(errs, fmt.Errorf("nominal: %w", err))
+		}
+		if s.Usage, err = parseUsage(r["usage"]); err != nil {
+			errs = append(errs, fmt.Errorf("usage: %w", err))
+		}
+		for col, v := range map[string]*int{"reserving": &s.Reserving, "admitted": &s.Admitted, "pending": &s.Pending} {
+			if *v, err = strconv.Atoi(r[col]); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", col, err))
+			}
+		}
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("outputs: %s: row %d: %v", path, i+2, errs)
+		}
+		out = append(out, s)
+	}
+	slices.SortStableFunc(out, func(a, b ClusterQueueSample) int {
+		switch {
+		case a.Time < b.Time:
+			return -1
+		case a.Time > b.Time:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// ByClusterQueue splits samples by ClusterQueue, each in time order.
+func ByClusterQueue(samples []ClusterQueueSample) map[string][]ClusterQueueSample {
+	out := map[string][]ClusterQueueSample{}
+	for _, s := range samples {
+		out[s.ClusterQueue] = append(out[s.ClusterQueue], s)
+	}
+	return out
+}
+
+// QueueUsage is how much of its nominal quota of one resource a
+// ClusterQueue's admitted Workloads used, on average over a time window.
+type QueueUsage struct {
+	ClusterQueue string  `json:"clusterQueue"`
+	Nominal      float64 `json:"nominal"`
+	// Mean is the time average of the usage over the window, Max its
+	// largest value; Fraction is Mean over Nominal.
+	Mean     float64 `json:"mean"`
+	Max      float64 `json:"max"`
+	Fraction float64 `json:"fraction"`
+}
+
+// AverageUsage is each ClusterQueue's use of resource (cpu...), averaged
+// over [from, to] (a queue's usage before its first sample counts as 0),
+// sorted by ClusterQueue.
+func AverageUsage(samples []ClusterQueueSample, resource string, from, to float64) []QueueUsage {
+	by := ByClusterQueue(samples)
+	out := make([]QueueUsage, 0, len(by))
+	for _, name := range slices.Sorted(maps.Keys(by)) {
+		ss := by[name]
+		u := QueueUsage{ClusterQueue: name, Nominal: ss[len(ss)-1].Nominal[resource]}
+		var area float64
+		for i, s := range ss {
+			start, end := max(s.Time, from), to
+			if i+1 < len(ss) {
+				end = min(ss[i+1].Time, to)
+			}
+			if end > start {
+				area += s.Usage[resource] * (end - start)
+			}
+			if s.Time <= to {
+				u.Max = max(u.Max, s.Usage[resource])
+			}
+		}
+		if to > from {
+			u.Mean = area / (to - from)
+		}
+		if u.Nominal > 0 {
+			u.Fraction = u.Mean / u.Nominal
+		}
+		out = append(out, u)
+	}
+	return out
+}
