@@ -73,6 +73,7 @@ compare-kueue: build upstream ## run Kueue's settings side by side (examples/kue
 
 test: build upstream vet ## everything CI runs: vet, unit, integration and e2e tests (race detector on), the QoS plugin module's tests, short fuzzing
 	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -C examples/kueue -count=1 ./...
 	$(MAKE) test-qos
 	$(MAKE) fuzz FUZZTIME=5000x
 
