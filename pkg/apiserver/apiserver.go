@@ -137,8 +137,10 @@ type Server struct {
 	byClient   map[clientWatch]int
 	schedulers map[string]bool
 	// everWatched holds the resources each client has watched at least
-	// once (WatchesDelivered).
+	// once (WatchesDelivered); firstWatch the resourceVersion its first
+	// watch of each started from (WatchStart).
 	everWatched map[clientWatch]bool
+	firstWatch  map[clientWatch]uint64
 	// live holds the open HTTP watches (WatchesDelivered).
 	live map[*liveWatch]struct{}
 
@@ -209,6 +211,7 @@ func New(opts Options) (*Server, error) {
 		watchers:    map[schema.GroupResource]int{},
 		byClient:    map[clientWatch]int{},
 		everWatched: map[clientWatch]bool{},
+		firstWatch:  map[clientWatch]uint64{},
 		schedulers:  map[string]bool{},
 		live:        map[*liveWatch]struct{}{},
 		apply:       apply.New(openapi.V3Document, opts.OpenAPISpec, opts.Scheme),
@@ -385,15 +388,35 @@ type clientWatch struct {
 	agent string
 }
 
-func (s *Server) countWatch(gr schema.GroupResource, agent string, delta int) {
+func (s *Server) countWatch(gr schema.GroupResource, agent string, delta int, start uint64) {
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	s.watchers[gr] += delta
 	k := clientWatch{gr, agent}
+	if !s.everWatched[k] {
+		s.firstWatch[k] = start
+	}
 	s.everWatched[k] = true
 	if s.byClient[k] += delta; s.byClient[k] <= 0 {
 		delete(s.byClient, k)
 	}
+}
+
+// WatchStart is the resourceVersion from which the first watch of gr by a
+// client named product (User-Agent "product/version ...") started: its
+// informer knows the changes up to it only folded into the state it listed
+// (a node tainted before the list is a node added, tainted), the later
+// ones as events. ok is false while no such client has watched gr; with
+// several, the earliest start.
+func (s *Server) WatchStart(gr schema.GroupResource, product string) (rv uint64, ok bool) {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	for k, start := range s.firstWatch {
+		if k.gr == gr && strings.HasPrefix(k.agent, product+"/") && (!ok || start < rv) {
+			rv, ok = start, true
+		}
+	}
+	return rv, ok
 }
 
 // actedAsScheduler records a client that bound a pod or wrote its status.

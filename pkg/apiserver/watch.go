@@ -111,8 +111,8 @@ func (q *request) watch(w http.ResponseWriter, opts *metav1.ListOptions, sel sto
 	}
 	defer watcher.Stop()
 	agent := q.http.UserAgent()
-	s.countWatch(q.res.storage, agent, 1)
-	defer s.countWatch(q.res.storage, agent, -1)
+	s.countWatch(q.res.storage, agent, 1, watcher.Start())
+	defer s.countWatch(q.res.storage, agent, -1, 0)
 	live := &liveWatch{watcher: watcher, gr: q.res.storage, agent: agent}
 	s.trackWatch(live, true)
 	defer s.trackWatch(live, false)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,4 +117,98 @@ func (n *nodeStates) history(node string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return strings.Join(n.states[node], ",")
+}
+
+// sharedData is the path of a file of ../shared/data (other people's
+// data: Batsim 4.2.1's inputs...), which CI has beside the clone.
+func sharedData(t testing.TB, path string) string {
+	t.Helper()
+	p := filepath.Join(repoRoot(), "..", "shared", "data", path)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s: %v (the shared data, ../shared/data beside the clone, as CI has it)", p, err)
+	}
+	return p
+}
+
+// TestMachineLostAtTheFirstInstant runs Batsim 4.2.1's own failure test
+// (small_platform.xml, test_delays.json: ten 1-host jobs 3 s apart, and
+// test_events_4hosts.txt, whose first event makes machine 0 unavailable at
+// t=0, before kube-scheduler's informers have listed the nodes) with
+// kube-scheduler 1.37 and 1.18. The node's taint at the first instant
+// reaches the scheduler folded into the node it lists, not as a
+// NodeUpdateNodeTaint event it handles: the settle policy must not wait
+// for that event (it did, a whole --settle-max per step). Every step is
+// exact, none ends on --settle-max; the jobs end as Batsim's semantics
+// say (7 succeeded, 3 killed by the machines lost at t=20); none runs on
+// a machine while it is unavailable; and no job waits at an instant when
+// an available machine is free (each job holds its host alone).
+func TestMachineLostAtTheFirstInstant(t *testing.T) {
+	for _, version := range []string{"1.37", "1.18"} {
+		t.Run("kube-scheduler-"+version, func(t *testing.T) {
+			s := newSimulation(t, sharedData(t, "batsim-4.2.1/platforms/small_platform.xml"), sharedData(t, "batsim-4.2.1/workloads/test_delays.json"))
+			s.cfg.Events = []string{sharedData(t, "batsim-4.2.1/events/test_events_4hosts.txt")}
+			if version == "1.18" {
+				s.cfg.KubeScheduler = binary(t, "kube-scheduler-1.18")
+				s.cfg.SchedulerConfig = filepath.Join(repoRoot(), "examples/scheduler/kube-scheduler-1.18.yaml")
+			}
+			sum := s.mustRunExact(10 * time.Minute)
+			if sum.Settle.MaxWait > 0 || sum.Succeeded != 7 || sum.Killed != 3 {
+				t.Errorf("%d succeeded, %d killed, settling %+v; want 7 and 3, no step on settle-max", sum.Succeeded, sum.Killed, sum.Settle)
+			}
+			// Machine (resource id) → its unavailable intervals [from, to).
+			down := map[int][][2]float64{0: {{0, 10}, {20, 250}}, 1: {{20, 250}}, 3: {{20, 300}}}
+			// Batsim's messages take simulated time (small_platform's
+			// links): the broker hears of a change a few µs to ms after it.
+			const heard = 0.01
+			isDown := func(host int, at float64) bool {
+				return slices.ContainsFunc(down[host], func(iv [2]float64) bool { return iv[0] <= at && at < iv[1]+heard })
+			}
+			// Instants as the broker saw them: a job is pending from its
+			// pods' creation (known) to their binding (placed), and holds
+			// its machine from then until the broker heard it end (Batsim's
+			// messages take simulated time between them).
+			jobs := s.jobs()
+			var instants []float64
+			for _, j := range jobs {
+				instants = append(instants, j.known, j.placed, j.heard)
+			}
+			for _, ivs := range down {
+				for _, iv := range ivs {
+					instants = append(instants, iv[0], iv[1])
+				}
+			}
+			slices.Sort(instants)
+			instants = slices.Compact(instants)
+			for id, j := range jobs {
+				for _, h := range j.alloc {
+					for _, iv := range down[h] {
+						if j.placed < iv[1] && iv[0]+heard < j.finish {
+							t.Errorf("job %s ran on machine %d over %g-%g, while it was unavailable over %g-%g", id, h, j.placed, j.finish, iv[0], iv[1])
+						}
+					}
+				}
+			}
+			for _, at := range instants {
+				busy := map[int]bool{}
+				for _, j := range jobs {
+					if j.placed <= at && at < j.heard {
+						for _, h := range j.alloc {
+							busy[h] = true
+						}
+					}
+				}
+				for id, j := range jobs {
+					if j.known > at || at >= j.placed {
+						continue
+					}
+					for h := range 4 {
+						if !busy[h] && !isDown(h, at) {
+							t.Errorf("t=%g: job %s waits (placed at %g) while machine %d is available and free", at, id, j.placed, h)
+						}
+					}
+				}
+			}
+			t.Logf("kube-scheduler %s: %d steps %+v, wall %s", version, sum.Steps, sum.Settle, sum.Wall.Round(time.Millisecond))
+		})
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/batkube/batkube/pkg/apiserver"
 	"github.com/batkube/batkube/pkg/settle"
@@ -31,6 +33,19 @@ var (
 type apiView struct{ api *apiserver.Server }
 
 func (v *apiView) delivered() bool { return v.api != nil && v.api.WatchesDelivered() }
+
+// schedulerWatchStart is where kube-scheduler's first watch of a resource
+// started (kubescheduler.Options.WatchStart).
+func (v *apiView) schedulerWatchStart(resource string) (uint64, bool) {
+	if v.api == nil {
+		return 0, false
+	}
+	gr := schema.GroupResource{Resource: resource}
+	if resource == "podgroups" {
+		gr.Group = schedulingv1beta1.GroupName
+	}
+	return v.api.WatchStart(gr, "kube-scheduler")
+}
 
 // parkRequest parks the simulated clock's waits (timeservice.Parker).
 func (v *apiView) parkRequest(r *http.Request) (park, unpark func()) {
@@ -59,7 +74,7 @@ func (c SettleConfig) policy(signals *settle.Signals, token string, view *apiVie
 			return view.agentVersion("kube-scheduler")
 		}
 		ks, err := kubescheduler.New(kubescheduler.Options{MetricsURL: c.KubeSchedulerMetrics, Token: token,
-			SchedulerNames: c.SchedulerNames, Delivered: view.delivered, Version: version, PIDFile: c.KubeSchedulerPIDFile,
+			SchedulerNames: c.SchedulerNames, Delivered: view.delivered, WatchStart: view.schedulerWatchStart, Version: version, PIDFile: c.KubeSchedulerPIDFile,
 			ReleaseAll: c.ReleaseAllGroups, Logger: logger})
 		if err != nil {
 			return nil, err

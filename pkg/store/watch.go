@@ -73,6 +73,8 @@ type Watcher struct {
 	// follow is where the watcher is in hist, registered there from position
 	// until the watcher ends.
 	follow follower
+	// startRV is the RV it started from (Start).
+	startRV uint64
 	// rv is the RV up to which the watcher has read every write of gr: it
 	// skips the records up to it and sends bookmarks at it.
 	rv uint64
@@ -149,9 +151,17 @@ func (w *Watcher) position(opts WatchOptions) error {
 		w.rv = opts.ResourceVersion
 		next = h.searchLocked(w.rv)
 	}
+	w.startRV = w.rv
 	h.follow(&w.follow, next)
 	return nil
 }
+
+// Start is the resourceVersion the watcher started from: the changes
+// after it are delivered as events; the state at it, as initial events
+// (SendInitialEvents) or from the list the client made before (a watch from
+// a list's resourceVersion). A client that watched from Start knows the
+// changes up to it only folded into that state, not as events.
+func (w *Watcher) Start() uint64 { return w.startRV }
 
 // Progress tells how far the watcher is: every write of its resource up to
 // resourceVersion delivered has been handed to the consumer (or did not

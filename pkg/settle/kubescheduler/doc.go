@@ -58,7 +58,13 @@
 //     updates that change taints or make a node schedulable again, and
 //     scheduling.k8s.io/PodGroupAdd and PodGroupDelete the pod groups
 //     created and deleted (when GenericWorkload is on: the
-//     kubernetes_feature_enabled metric says). The counts are checked at
+//     kubernetes_feature_enabled metric says). An update or a deletion
+//     made before the scheduler's first watch of its resource started (a
+//     machine lost at the first instant, its node tainted before the
+//     scheduler's informers listed the nodes) comes to the scheduler
+//     folded into the state it lists, not as an event it handles: once the
+//     API server says where that watch started (Options.WatchStart), such
+//     events are not waited for. The counts are checked at
 //     every step, also when the process barrier (below) holds: an informer
 //     between two watches (client-go ends and reopens each every 5 to 10
 //     minutes) has not been sent what happened meanwhile, which the

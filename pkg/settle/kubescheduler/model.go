@@ -32,6 +32,15 @@ type expected struct {
 	// of handled.
 	handled map[string]float64
 	version uint64
+	// watchStart is the resourceVersion the scheduler's first watch of
+	// each resource started from, once known; unfolded the update and
+	// delete events counted before it was known. An informer that lists
+	// after a change gets it folded into the state it lists (a node
+	// tainted at the first instant, before the scheduler's informers
+	// listed, is a node added, tainted: no NodeUpdateNodeTaint), so such
+	// events are taken back once the start is known to be after them.
+	watchStart map[string]uint64
+	unfolded   map[string][]pendingEvent
 	// roomRV is the resourceVersion of the latest change that may have
 	// made room for waiting pods: a pod left a node, a node was added or
 	// made schedulable, its taints changed.
@@ -39,6 +48,13 @@ type expected struct {
 	// nodes holds each node's allocatable and what the pods assigned to
 	// it (in the scheduler's view) request: the room a group may fit in.
 	nodes map[string]*room
+}
+
+// pendingEvent is an event counted before the start of the scheduler's
+// watch of its resource was known.
+type pendingEvent struct {
+	label string
+	rv    uint64
 }
 
 // room is a node's allocatable and the requests of its pods.
@@ -91,8 +107,46 @@ func (e *expected) freed(label string, rv uint64) {
 	e.roomRV = max(e.roomRV, rv)
 }
 
+// expectChange records an update or a deletion of resource (pods, nodes,
+// podgroups) at resourceVersion rv, which the scheduler handles as an
+// event only if its watch of the resource started before it.
+func (e *expected) expectChange(resource, label string, rv uint64) {
+	if start, ok := e.watchStart[resource]; ok {
+		if rv > start {
+			e.expect(label)
+		}
+		return
+	}
+	e.expect(label)
+	e.unfolded[resource] = append(e.unfolded[resource], pendingEvent{label, rv})
+}
+
+// freedChange is expectChange for an event that may make room.
+func (e *expected) freedChange(resource, label string, rv uint64) {
+	e.expectChange(resource, label, rv)
+	e.roomRV = max(e.roomRV, rv)
+}
+
+// learnWatchStart records the start of the scheduler's first watch of
+// resource and takes back the events counted before it that its list
+// folded.
+func (e *expected) learnWatchStart(resource string, rv uint64) {
+	if _, ok := e.watchStart[resource]; ok {
+		return
+	}
+	e.watchStart[resource] = rv
+	for _, p := range e.unfolded[resource] {
+		if p.rv <= rv {
+			e.handled[p.label]--
+			e.version++
+		}
+	}
+	delete(e.unfolded, resource)
+}
+
 func newExpected(names []string) *expected {
-	e := &expected{names: map[string]bool{}, handled: map[string]float64{}, groups: map[settle.GroupRef]*group{}, nodes: map[string]*room{}}
+	e := &expected{names: map[string]bool{}, handled: map[string]float64{}, groups: map[settle.GroupRef]*group{}, nodes: map[string]*room{},
+		watchStart: map[string]uint64{}, unfolded: map[string][]pendingEvent{}}
 	for _, n := range names {
 		e.names[n] = true
 	}
@@ -133,7 +187,7 @@ func (e *expected) observe(c store.Change) {
 		e.place(prev, -1)
 		e.place(cur, +1)
 		if inView(prev) && assigned(prev) && !(inView(cur) && assigned(cur)) {
-			e.freed(eventAssignedPodDelete, c.RV)
+			e.freedChange("pods", eventAssignedPodDelete, c.RV)
 		}
 	case "nodes":
 		prev, cur := nodeOf(c.Prev), nodeOf(c.Object)
@@ -141,7 +195,7 @@ func (e *expected) observe(c store.Change) {
 		case watch.Added:
 			e.freed(eventNodeAdd, c.RV)
 		case watch.Deleted:
-			e.expect(eventNodeDelete)
+			e.expectChange("nodes", eventNodeDelete, c.RV)
 		}
 		if cur != nil {
 			if c.Type == watch.Deleted {
@@ -160,10 +214,10 @@ func (e *expected) observe(c store.Change) {
 				return
 			}
 			if !equality.Semantic.DeepEqual(prev.Spec.Taints, cur.Spec.Taints) {
-				e.freed(eventNodeTaint, c.RV)
+				e.freedChange("nodes", eventNodeTaint, c.RV)
 			}
 			if prev.Spec.Unschedulable && !cur.Spec.Unschedulable {
-				e.freed(eventNodeTaint, c.RV)
+				e.freedChange("nodes", eventNodeTaint, c.RV)
 			}
 		}
 	case "podgroups":
@@ -182,14 +236,14 @@ func (e *expected) observe(c store.Change) {
 			e.expect(eventPodGroupAdd)
 		case watch.Deleted:
 			g.exists = false
-			e.expect(eventPodGroupDelete)
+			e.expectChange("podgroups", eventPodGroupDelete, c.RV)
 		default:
 			wasHeld := g.held()
 			g.minCount = minCount(pg)
 			if wasHeld && !g.held() {
 				g.releasedRV = c.RV
 			}
-			e.expect(eventPodGroupUpdate)
+			e.expectChange("podgroups", eventPodGroupUpdate, c.RV)
 			prev := podGroupOf(c.Prev)
 			switch {
 			case scheduledCondition(pg) == nil:

@@ -37,6 +37,12 @@ type Options struct {
 	// scheduler's process cannot be watched) such versions are read
 	// without that proof, and the policy warns that settling is not exact.
 	Delivered func() bool
+	// WatchStart, if set, gives the resourceVersion from which the
+	// scheduler's first watch of a resource ("pods", "nodes",
+	// "podgroups") started (ok false while it has none): the changes up to
+	// it came to the scheduler folded into the state it listed, not as
+	// events it handles (apiserver.Server.WatchStart).
+	WatchStart func(resource string) (rv uint64, ok bool)
 	// PIDFile, if set, holds the PID of the scheduler's process (written
 	// by whoever started it, as batkube-run does): read instead of looking
 	// for the process listening on the metrics address, which scans /proc.
@@ -170,8 +176,19 @@ func (p *Policy) Hold(g settle.GroupRef) { p.want.own(g) }
 // ErrRefused is returned when the scheduler refuses the scrapes.
 var ErrRefused = errors.New("kube-scheduler refused Batkube's metrics requests")
 
+// watchedResources are the resources whose changes the scheduler handles
+// as events the policy counts.
+var watchedResources = []string{"pods", "nodes", "podgroups"}
+
 // Check implements settle.Policy.
 func (p *Policy) Check(ctx context.Context, st settle.State) (settle.Verdict, error) {
+	if p.opts.WatchStart != nil {
+		for _, r := range watchedResources {
+			if rv, ok := p.opts.WatchStart(r); ok {
+				p.want.learnWatchStart(r, rv)
+			}
+		}
+	}
 	// Pace: scrape once the scheduler has been quiet for the gap.
 	if since := p.now().Sub(st.LastActivity); since < p.gap {
 		return settle.Verdict{RetryAfter: p.gap - since, Waiting: "the scheduler is writing"}, nil

@@ -211,6 +211,43 @@ func TestCordonAndUncordonAreHandledEvents(t *testing.T) {
 	}
 }
 
+// A node tainted before the scheduler's first watch of nodes started
+// reaches the scheduler folded into the node it lists, not as a
+// NodeUpdateNodeTaint it handles: once the watch's start is known (after
+// the taint), the policy takes that event back; a taint after the start
+// is an event to wait for.
+func TestChangesBeforeTheSchedulersWatchAreFoldedIntoItsList(t *testing.T) {
+	fm, p := newFakeScheduler(t)
+	var start uint64
+	watched := false
+	p.opts.WatchStart = func(resource string) (uint64, bool) { return start, watched && resource == "nodes" }
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n0"}}
+	tainted := n.DeepCopy()
+	tainted.Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule}}
+	p.Observe(store.Change{Type: watch.Added, GR: nodesGR, Object: store.NewStored(n), RV: 1})
+	p.Observe(store.Change{Type: watch.Modified, GR: nodesGR, Prev: store.NewStored(n), Object: store.NewStored(tainted), RV: 2})
+	fm.set(metrics137(0, 0, 0, 0, 0, map[string]float64{"NodeAdd": 1}))
+	check(t, p)
+	if v := check(t, p); v.Done {
+		t.Fatal("the scheduler's watch not started yet: done (the taint may still come as an event)")
+	}
+	start, watched = 2, true // its list came after the taint
+	check(t, p)
+	if v := check(t, p); !v.Done {
+		t.Errorf("the taint folded into the scheduler's list: not done (%s)", v.Waiting)
+	}
+	p.Observe(store.Change{Type: watch.Modified, GR: nodesGR, Prev: store.NewStored(tainted), Object: store.NewStored(n), RV: 3})
+	check(t, p)
+	if v := check(t, p); v.Done {
+		t.Error("a taint removed after the watch started, not handled: done")
+	}
+	fm.set(metrics137(0, 0, 0, 0, 0, map[string]float64{"NodeAdd": 1, "NodeUpdateNodeTaint": 1}))
+	check(t, p)
+	if v := check(t, p); !v.Done {
+		t.Errorf("the later taint handled: not done (%s)", v.Waiting)
+	}
+}
+
 func TestRefusedScrapesAreAnErrorThatSaysWhatToDo(t *testing.T) {
 	_, srv := serveMetrics(t)
 	p, err := New(Options{MetricsURL: srv.URL + "/metrics", Token: "wrong", Client: srv.Client()})
