@@ -382,10 +382,14 @@ func admitCustom(ctx context.Context, r *resource, obj, cur store.Object, sub st
 	default:
 		v.PrepareUpdate(u.Object, old)
 	}
-	if err := v.Normalize(u.Object); err != nil {
+	normalize := v.Normalize
+	if sub == "status" && cur != nil {
+		normalize = v.NormalizeStatus
+	}
+	if err := normalize(u.Object); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	errs := v.Validate(ctx, u.Object, old)
+	errs := v.Validate(ctx, u.Object, old, sub == "status")
 	if name := u.GetName(); cur == nil {
 		for _, msg := range apivalidation.NameIsDNSSubdomain(name, false) {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), name, msg))

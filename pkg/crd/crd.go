@@ -72,7 +72,10 @@ type Version struct {
 
 	structural *structuralschema.Structural
 	validator  validation.SchemaValidator
-	rules      *cel.Validator
+	// statusValidator validates the status alone, for the status
+	// subresource (nil without a status schema).
+	statusValidator validation.SchemaValidator
+	rules           *cel.Validator
 
 	openAPIOnce sync.Once
 	openAPI     *spec.Schema
@@ -161,6 +164,11 @@ func (v *Version) compileSchema(props *apiextensionsv1.JSONSchemaProps) error {
 		return fmt.Errorf("the schema: %w", err)
 	}
 	v.structural, v.validator = s, validator
+	if status, ok := internal.Properties["status"]; ok && v.Status {
+		if v.statusValidator, _, err = validation.NewSchemaValidator(&status); err != nil {
+			return fmt.Errorf("the status schema: %w", err)
+		}
+	}
 	v.rules = cel.NewValidator(s, true, celPerCallLimit)
 	return nil
 }

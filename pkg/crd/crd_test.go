@@ -110,7 +110,7 @@ func TestValidate(t *testing.T) {
 		}
 		return o
 	}
-	if errs := v.Validate(ctx, obj(map[string]any{"replicas": int64(2)}), nil); len(errs) > 0 {
+	if errs := v.Validate(ctx, obj(map[string]any{"replicas": int64(2)}), nil, false); len(errs) > 0 {
 		t.Errorf("a valid object: %v", errs)
 	}
 	for name, spec := range map[string]map[string]any{
@@ -119,7 +119,7 @@ func TestValidate(t *testing.T) {
 		"type":     {"replicas": "two"},
 		"CEL rule": {"replicas": int64(20), "maxReplicas": int64(5)},
 	} {
-		errs := v.Validate(ctx, obj(spec), nil)
+		errs := v.Validate(ctx, obj(spec), nil, false)
 		if len(errs) == 0 {
 			t.Errorf("%s: no error", name)
 		}
@@ -157,5 +157,51 @@ func TestGenerationAndStatus(t *testing.T) {
 	v.FieldValues(map[string]any{"spec": map[string]any{"color": "blue"}}, func(n, val string) { fields = append(fields, n+"="+val) })
 	if len(fields) != 1 || fields[0] != "spec.color=blue" {
 		t.Errorf("selectable fields: %v", fields)
+	}
+}
+
+// Updates are validated with ratcheting, as kube-apiserver's: an invalid
+// value left as it was (a stored object the schema or a CEL rule refuses
+// now) does not fail an update, a new invalid value does; a status update
+// validates the status against the status schema alone; a value of the
+// wrong type skips the CEL rules, said so.
+func TestValidateUpdatesRatchet(t *testing.T) {
+	v := compiled(t)
+	ctx := context.Background()
+	obj := func(spec, status map[string]any) map[string]any {
+		o := map[string]any{"apiVersion": "example.batkube.io/v1", "kind": "Widget",
+			"metadata": map[string]any{"name": "a", "namespace": "default"}, "spec": spec}
+		if status != nil {
+			o["status"] = status
+		}
+		return o
+	}
+	// Stored before a stricter schema: a colour out of the enum, more
+	// replicas than maxReplicas.
+	old := obj(map[string]any{"color": "purple", "replicas": int64(20), "maxReplicas": int64(5)}, map[string]any{"replicas": int64(1)})
+	labelled := obj(map[string]any{"color": "purple", "replicas": int64(20), "maxReplicas": int64(5)}, map[string]any{"replicas": int64(1)})
+	labelled["metadata"].(map[string]any)["labels"] = map[string]any{"team": "a"}
+	if errs := v.Validate(ctx, labelled, old, false); len(errs) > 0 {
+		t.Errorf("an update leaving the invalid values as they were: %v", errs)
+	}
+	more := obj(map[string]any{"color": "purple", "replicas": int64(21), "maxReplicas": int64(5)}, map[string]any{"replicas": int64(1)})
+	if errs := v.Validate(ctx, more, old, false); len(errs) != 1 || !strings.Contains(errs[0].Detail, "must not exceed maxReplicas") {
+		t.Errorf("more replicas, still above maxReplicas: %v, want the CEL rule refusing them", errs)
+	}
+	pink := obj(map[string]any{"color": "pink", "replicas": int64(20), "maxReplicas": int64(5)}, map[string]any{"replicas": int64(1)})
+	if errs := v.Validate(ctx, pink, old, false); len(errs) == 0 || errs[0].Field != "spec.color" {
+		t.Errorf("a new colour out of the enum: %v, want spec.color refused", errs)
+	}
+	status := obj(map[string]any{"color": "purple", "replicas": int64(20), "maxReplicas": int64(5)}, map[string]any{"replicas": int64(2)})
+	if errs := v.Validate(ctx, status, old, true); len(errs) > 0 {
+		t.Errorf("a status update of an object with an invalid spec: %v", errs)
+	}
+	status["status"] = map[string]any{"replicas": "two"}
+	if errs := v.Validate(ctx, status, old, true); len(errs) == 0 || errs[0].Field != "status.replicas" {
+		t.Errorf("a status of the wrong type: %v, want status.replicas refused", errs)
+	}
+	wrong := obj(map[string]any{"replicas": "many", "maxReplicas": int64(5)}, nil)
+	if errs := v.Validate(ctx, wrong, nil, false); !strings.Contains(errs.ToAggregate().Error(), "some validation rules were not checked") {
+		t.Errorf("a value of the wrong type: %v, want the CEL rules skipped, said so", errs)
 	}
 }

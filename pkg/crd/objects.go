@@ -6,13 +6,17 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/cel/common"
 )
 
 // Normalize brings a custom object (its JSON map) into the form it is
@@ -27,6 +31,32 @@ func (v *Version) Normalize(obj map[string]any) error {
 	}
 	pruning.Prune(obj, v.structural, true)
 	defaulting.Default(obj, v.structural)
+	return nil
+}
+
+// NormalizeStatus is Normalize for the object a status update stores
+// (PrepareStatusUpdate): its metadata coerced, its status pruned and
+// defaulted; the rest is the stored object's, left as it is (shared with
+// it, not walked again).
+func (v *Version) NormalizeStatus(obj map[string]any) error {
+	if v.structural == nil {
+		return nil
+	}
+	head := map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": obj["metadata"]}
+	if err := objectmeta.Coerce(nil, head, v.structural, true, false); err != nil {
+		return err
+	}
+	obj["metadata"] = head["metadata"]
+	status, ok := obj["status"]
+	s, known := v.structural.Properties["status"]
+	if !ok || !known {
+		return nil
+	}
+	if err := objectmeta.Coerce(field.NewPath("status"), status, &s, false, false); err != nil {
+		return err
+	}
+	pruning.Prune(status, &s, false)
+	defaulting.Default(status, &s)
 	return nil
 }
 
@@ -58,9 +88,17 @@ func (v *Version) PrepareUpdate(obj, old map[string]any) {
 }
 
 // PrepareStatusUpdate returns the object a status update stores: old, with
-// obj's status (and managed fields).
+// obj's status (and managed fields). Everything but the status and the
+// metadata is old's own, shared with it (a stored object is never
+// modified): NormalizeStatus leaves it alone.
 func (v *Version) PrepareStatusUpdate(obj, old map[string]any) map[string]any {
-	out := runtime.DeepCopyJSON(old)
+	out := make(map[string]any, len(old)+1)
+	for k, val := range old {
+		out[k] = val
+	}
+	if meta, ok := old["metadata"].(map[string]any); ok {
+		out["metadata"] = runtime.DeepCopyJSONValue(meta)
+	}
 	if st, ok := obj["status"]; ok {
 		out["status"] = st
 	} else {
@@ -76,27 +114,66 @@ func (v *Version) PrepareStatusUpdate(obj, old map[string]any) map[string]any {
 
 // Validate checks a custom object against its version's schema and CEL
 // rules (old is the stored object on update, nil on create), as the real
-// server does; the API server checks the metadata as for any object.
-func (v *Version) Validate(ctx context.Context, obj, old map[string]any) field.ErrorList {
+// server does; the API server checks the metadata as for any object. An
+// update is validated with ratcheting, as kube-apiserver's (its
+// CRDValidationRatcheting, on since 1.30): an error in a part of the
+// object left as it was (schema, list types, CEL rules that do not read
+// oldSelf) does not fail it. A status update (status true) validates the
+// status against the status schema alone, the rest of the object being
+// the stored one's.
+func (v *Version) Validate(ctx context.Context, obj, old map[string]any, status bool) field.ErrorList {
 	var errs field.ErrorList
 	if v.structural == nil {
 		return nil
 	}
 	errs = append(errs, objectmeta.Validate(ctx, nil, obj, v.structural, true)...)
-	if old == nil {
+	var celOptions []cel.Option
+	switch {
+	case old == nil:
 		errs = append(errs, validation.ValidateCustomResource(nil, obj, v.validator)...)
-	} else {
-		errs = append(errs, validation.ValidateCustomResourceUpdate(nil, obj, old, v.validator)...)
+		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, v.structural, obj)...)
+	default:
+		correlated := common.NewCorrelatedObject(obj, old, &model.Structural{Structural: v.structural})
+		celOptions = append(celOptions, cel.WithRatcheting(correlated))
+		switch {
+		case status && v.statusValidator != nil:
+			if st, ok := obj["status"]; ok {
+				errs = append(errs, validation.ValidateCustomResourceUpdate(field.NewPath("status"), st, old["status"], v.statusValidator,
+					validation.WithRatcheting(correlated.Key("status")))...)
+			}
+		case !status:
+			errs = append(errs, validation.ValidateCustomResourceUpdate(nil, obj, old, v.validator, validation.WithRatcheting(correlated))...)
+		}
+		if listErrs := structurallisttype.ValidateListSetsAndMaps(nil, v.structural, obj); len(listErrs) > 0 &&
+			len(structurallisttype.ValidateListSetsAndMaps(nil, v.structural, old)) == 0 {
+			errs = append(errs, listErrs...)
+		}
 	}
 	if v.rules != nil {
+		if blocking(errs) {
+			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+		}
 		var oldObj any
 		if old != nil {
 			oldObj = old
 		}
-		celErrs, _ := v.rules.Validate(ctx, nil, v.structural, obj, oldObj, celCostBudget)
+		celErrs, _ := v.rules.Validate(ctx, nil, v.structural, obj, oldObj, celCostBudget, celOptions...)
 		errs = append(errs, celErrs...)
 	}
 	return errs
+}
+
+// blocking reports whether errs hold an error after which the real server
+// does not evaluate the CEL rules (they might read a value of the wrong
+// type, or one missing).
+func blocking(errs field.ErrorList) bool {
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return true
+		}
+	}
+	return false
 }
 
 // FieldValues calls add with the value of each selectable field of obj
