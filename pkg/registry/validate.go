@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,10 @@ func Validate(obj runtime.Object) field.ErrorList {
 		errs = append(errs, validatePodSpec(&o.Spec, field.NewPath("spec"))...)
 	case *batchv1.Job:
 		errs = append(errs, validateJob(o)...)
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		errs = append(errs, validateWebhookClients(clientConfigsOfMutating(o), field.NewPath("webhooks"))...)
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		errs = append(errs, validateWebhookClients(clientConfigsOfValidating(o), field.NewPath("webhooks"))...)
 	}
 	return errs
 }

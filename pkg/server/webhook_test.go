@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"log"
 	"math/big"
 	"net"
 	"net/http"
@@ -65,6 +66,7 @@ func newWebhookUnstarted(answer func(*admissionv1.AdmissionRequest) *admissionv1
 		rw.Header().Set("Content-Type", "application/json")
 		_, _ = rw.Write(out)
 	}))
+	w.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes a test refuses on purpose
 	return w
 }
 
@@ -229,5 +231,79 @@ func TestAdmissionWebhooks(t *testing.T) {
 	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, metav1.CreateOptions{})
 	if err != nil || cm.Labels["labelled"] != "yes" {
 		t.Errorf("a ConfigMap through a webhook behind a Service: %v, labels %v", err, cm.Labels)
+	}
+}
+
+// TestWebhookConnectionsAreChecked: as kube-apiserver, Batkube refuses a
+// webhook configuration whose url is not https (the webhook would be
+// called in clear), and a webhook whose certificate its caBundle does not
+// sign, or that does not name the Service it is reached through, fails
+// the request it is called for (failurePolicy Fail): it is never trusted.
+func TestWebhookConnectionsAreChecked(t *testing.T) {
+	ts := servertest.StartDefault(t)
+	cs := ts.Clientset()
+	ctx := ctxT(t)
+	none := ptr.To(admissionregistrationv1.SideEffectClassNone)
+	allow := func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	}
+	onConfigMaps := []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}
+	config := func(name string, cc admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.ValidatingWebhookConfiguration {
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: name + ".example.io", SideEffects: none, AdmissionReviewVersions: []string{"v1"},
+				ClientConfig: cc, Rules: onConfigMaps}}}
+	}
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	for _, bad := range []string{plain.URL + "/check", "https://user:pw@127.0.0.1:1/", "https://127.0.0.1:1/?a=b", "https://127.0.0.1:1/#f"} {
+		_, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, config("bad", admissionregistrationv1.WebhookClientConfig{URL: ptr.To(bad)}), metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) {
+			t.Errorf("a webhook at %s: %v, want Invalid", bad, err)
+		}
+	}
+
+	// Signed by another CA: its caBundle names a certificate that is not
+	// the server's.
+	hook := newWebhook(t, allow)
+	other := newServiceWebhook(t, "other.webhooks.svc", allow) // a certificate of its own
+	cc := hook.clientConfig("/check")
+	cc.CABundle = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.TLS.Certificates[0].Certificate[0]})
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, config("unsigned", cc), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "certificate") || hook.calls.Load() != 0 {
+		t.Errorf("a webhook whose caBundle does not sign its certificate: %v, %d calls; want the request refused, no call", err, hook.calls.Load())
+	}
+	if err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, "unsigned", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Behind a Service whose DNS name its certificate does not hold.
+	wrong := newServiceWebhook(t, "someone-else.webhooks.svc", allow)
+	host, portText, _ := net.SplitHostPort(strings.TrimPrefix(wrong.URL, "https://"))
+	port, _ := strconv.Atoi(portText)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "webhooks"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.DiscoveryV1().EndpointSlices("webhooks").Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "checker-1", Labels: map[string]string{discoveryv1.LabelServiceName: "checker"}},
+		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{host}}},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(int32(port))}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Services("webhooks").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "checker"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(int32(port))}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: wrong.TLS.Certificates[0].Certificate[0]})
+	if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, config("misnamed", admissionregistrationv1.WebhookClientConfig{CABundle: ca,
+		Service: &admissionregistrationv1.ServiceReference{Namespace: "webhooks", Name: "checker", Path: ptr.To("/check")}}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, metav1.CreateOptions{})
+	if err == nil || !strings.Contains(err.Error(), "checker.webhooks.svc") || wrong.calls.Load() != 0 {
+		t.Errorf("a webhook whose certificate names another Service: %v, %d calls; want the request refused, naming checker.webhooks.svc, no call", err, wrong.calls.Load())
 	}
 }
