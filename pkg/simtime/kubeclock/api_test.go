@@ -2,6 +2,7 @@ package clock
 
 import (
 	"bytes"
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/printer"
@@ -17,13 +18,34 @@ import (
 // TestSameAPIAsUpstream: this package stands in for k8s.io/utils/clock in
 // the upstream binaries, so it must declare every exported name of
 // upstream's clock.go with the same shape (interfaces' methods, RealClock's
-// methods and their signatures); it may add names of its own.
+// methods and their signatures); it may add names of its own. It is
+// checked against the k8s.io/utils each build compiles it in place of:
+// kube-controller-manager's (examples/kube-1.37) and Kueue's
+// (examples/kueue), and the main module's.
 func TestSameAPIAsUpstream(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/utils").Output()
-	if err != nil {
-		t.Fatalf("locating k8s.io/utils: %v", err)
+	for _, m := range []struct{ name, module string }{
+		{"main-module", "../../.."}, {"kube-controller-manager", "../../../examples/kube-1.37"}, {"kueue", "../../../examples/kueue"},
+	} {
+		module := m.module
+		t.Run(m.name, func(t *testing.T) {
+			out, err := exec.Command("go", "mod", "download", "-C", module, "-json", "k8s.io/utils").Output()
+			if err != nil {
+				t.Fatalf("locating the k8s.io/utils of %s: %v", module, err)
+			}
+			var mod struct{ Dir, Version string }
+			if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+				t.Fatalf("the k8s.io/utils of %s: %v (%s)", module, err, out)
+			}
+			t.Logf("k8s.io/utils %s", mod.Version)
+			sameAPI(t, filepath.Join(mod.Dir, "clock", "clock.go"))
+		})
 	}
-	upstream := api(t, filepath.Join(strings.TrimSpace(string(out)), "clock", "clock.go"))
+}
+
+// sameAPI checks this package's API against the clock.go at path.
+func sameAPI(t *testing.T, path string) {
+	t.Helper()
+	upstream := api(t, path)
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
