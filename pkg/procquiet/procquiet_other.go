@@ -46,3 +46,9 @@ func Unread(syscall.RawConn) (int, error) { return 0, unsupported("unread bytes"
 
 // AcceptQueue is not supported on this system.
 func AcceptQueue(syscall.RawConn) (int, error) { return 0, unsupported("accept queue") }
+
+// Unsent is not supported on this system.
+func Unsent(syscall.RawConn) (int, error) { return 0, unsupported("unsent bytes") }
+
+// ProcessUnread is not supported on this system.
+func ProcessUnread(int) (int, error) { return 0, unsupported("a process's unread bytes") }

@@ -150,6 +150,26 @@ func (s *Server) Unread() (int, error) {
 	return total, nil
 }
 
+// Unsent returns the bytes the server wrote to its clients' connections
+// that have not reached their sockets yet (procquiet.Unsent on each):
+// with none, every client's kernel has received all the server sent it.
+func (s *Server) Unsent() (int, error) {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	total := 0
+	for c := range s.conns {
+		n, err := procquiet.Unsent(c.raw)
+		if err != nil {
+			if c.closed.Load() {
+				continue
+			}
+			return 0, fmt.Errorf("server: %w", err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
 // countingListener counts the bytes read from the connections it accepts,
 // and keeps them in the server's conns while they are open.
 type countingListener struct {

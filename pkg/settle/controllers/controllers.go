@@ -15,11 +15,16 @@
 //     counts of finished requests and of bytes read from clients are
 //     noted, as is the store's resourceVersion;
 //  2. every watch event stored so far has been written to its client's
-//     connection (Options.Undelivered);
+//     connection (Options.Undelivered), and every byte the API server
+//     wrote has reached its peer's socket (Options.Unsent: none waits in
+//     the server's send queues; loopback delivers in a softirq, which a
+//     loaded machine may defer, and a delivery wakes the peer's waiting
+//     thread);
 //  3. each process is quiescent (package procquiet): none of its threads
 //     ran or could run between two looks at /proc, so every goroutine was
 //     blocked — waiting for events, for its queues, for a response, or
-//     for a timer;
+//     for a timer — and none of its sockets holds bytes it has not read
+//     (procquiet.ProcessUnread);
 //  4. no byte sent by a client waits unread in the API server's sockets
 //     (server.Unread: procquiet.Unread on each connection, and
 //     procquiet.AcceptQueue on the listener);
@@ -81,6 +86,9 @@ type Options struct {
 	// Unread returns the bytes clients sent that the API server has not
 	// read yet, connections not accepted yet included (server.Unread).
 	Unread func() (int, error)
+	// Unsent, if set, returns the bytes the API server wrote that its
+	// clients' sockets have not received yet (server.Unsent).
+	Unsent func() (int, error)
 	// Undelivered says which watch has not written every stored event to
 	// its client's connection yet ("" when all have).
 	Undelivered func() string
@@ -149,6 +157,18 @@ func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 	if why := o.Undelivered(); why != "" {
 		return settle.BarrierVerdict{Waiting: "watch events not yet written to their clients: " + why}, nil
 	}
+	if o.Unsent != nil {
+		n, err := o.Unsent()
+		if errors.Is(err, errors.ErrUnsupported) {
+			return settle.BarrierVerdict{Idle: true, Unproven: "the API server's sockets cannot be read: " + err.Error()}, nil
+		}
+		if err != nil {
+			return settle.BarrierVerdict{}, fmt.Errorf("controllers: reading the API server's sockets: %w", err)
+		}
+		if n > 0 {
+			return settle.BarrierVerdict{Waiting: fmt.Sprintf("%d bytes written to the clients not yet received by them", n)}, nil
+		}
+	}
 	for _, p := range b.procs {
 		quiet, err := b.quiescent(p)
 		if b.unsupported != nil {
@@ -159,6 +179,12 @@ func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 		}
 		if !quiet {
 			return settle.BarrierVerdict{Waiting: p.Name + " is running"}, nil
+		}
+		if n, err := procquiet.ProcessUnread(p.pid); err == nil && n > 0 {
+			return settle.BarrierVerdict{Waiting: fmt.Sprintf("%s has %d bytes it has not read", p.Name, n)}, nil
+		} else if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			p.pid = 0 // exited: read the PID file again
+			return settle.BarrierVerdict{Waiting: fmt.Sprintf("%s's sockets: %v", p.Name, err)}, nil
 		}
 	}
 	queued, err := o.Unread()

@@ -3,10 +3,12 @@ package controllers
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -178,4 +180,91 @@ func TestBarrier(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUnreadBytes("a request unread in the server's socket")
+}
+
+// TestBarrierWaitsForThePeerToRead: bytes the API server wrote to a
+// controller that the controller has not read — still in the server's
+// send queue (on loopback the kernel delivers them in a softirq, which a
+// loaded machine may defer) or in the controller's receive queue — keep
+// the barrier from being idle, however quiescent the process looks; once
+// they are read, it is idle. Run on a quiet machine and with a CPU hog on
+// every core.
+func TestBarrierWaitsForThePeerToRead(t *testing.T) {
+	for _, hog := range []bool{false, true} {
+		t.Run(map[bool]string{false: "quiet", true: "cpu-hog"}[hog], func(t *testing.T) {
+			if hog {
+				for range runtime.NumCPU() {
+					if _, err := startWithPIDFile(t, exec.Command("sh", "-c", "while :; do :; done")); err != nil {
+						t.Skipf("no sh: %v", err)
+					}
+				}
+			}
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			client, err := net.Dial("tcp", l.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			server, err := l.Accept()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer server.Close()
+			// The controller: a sleeping process holding the client end.
+			f, err := client.(*net.TCPConn).File()
+			if err != nil {
+				t.Fatal(err)
+			}
+			controller := exec.Command("sleep", "600")
+			controller.ExtraFiles = []*os.File{f}
+			pidFile, err := startWithPIDFile(t, controller)
+			f.Close()
+			if err != nil {
+				t.Skipf("no sleep command: %v", err)
+			}
+			sraw := rawConn(t, server.(syscall.Conn))
+			opts := (&fakeAPI{delivered: true}).options(t, func() (int, error) { return 0, nil }, pidFile)
+			opts.Unsent = func() (int, error) { return procquiet.Unsent(sraw) }
+			b := New(opts)
+			check := func() (bool, string) {
+				v, err := b.Check(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v.Unproven != "" {
+					t.Skipf("this system cannot show the process: %s", v.Unproven)
+				}
+				return v.Idle, v.Waiting
+			}
+			for { // the process's start settling
+				if idle, _ := check(); idle {
+					break
+				}
+			}
+			const n = 1 << 20
+			if _, err := server.Write(make([]byte, n)); err != nil {
+				t.Fatal(err)
+			}
+			// Never idle while the bytes are unread, whichever queue holds them.
+			for range 50 {
+				if idle, waiting := check(); idle {
+					t.Fatal("idle with 1 MiB written and not read by the controller")
+				} else if !strings.Contains(waiting, "not yet received") && !strings.Contains(waiting, "has not read") && !strings.Contains(waiting, "is running") {
+					t.Fatalf("waiting for %q, want the bytes named", waiting)
+				}
+			}
+			if _, err := io.ReadFull(client, make([]byte, n)); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if idle, _ := check(); idle {
+					break // read: idle (once the process looks quiet again)
+				}
+			}
+		})
+	}
 }
