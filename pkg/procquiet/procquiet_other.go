@@ -50,5 +50,10 @@ func AcceptQueue(syscall.RawConn) (int, error) { return 0, unsupported("accept q
 // Unsent is not supported on this system.
 func Unsent(syscall.RawConn) (int, error) { return 0, unsupported("unsent bytes") }
 
-// ProcessUnread is not supported on this system.
-func ProcessUnread(int) (int, error) { return 0, unsupported("a process's unread bytes") }
+// Connection is a TCP connection as one of its ends sees it.
+type Connection struct {
+	Local, Remote netip.AddrPort
+}
+
+// PeersUnread is not supported on this system.
+func PeersUnread([]Connection) (int, error) { return 0, unsupported("peers' unread bytes") }

@@ -5,7 +5,7 @@ package procquiet
 import (
 	"io"
 	"net"
-	"os"
+	"net/netip"
 	"syscall"
 	"testing"
 )
@@ -44,39 +44,10 @@ func raw(t *testing.T, c syscall.Conn) syscall.RawConn {
 	return r
 }
 
-// Bytes a process sent and its peer has not read: in the peer's receive
-// queue (ProcessUnread of the peer's process), then, once that is full,
-// in the sender's send queue (Unsent); both empty once the peer read them.
-func TestQueuesOfBothEnds(t *testing.T) {
+// Bytes more than the peer's receive buffer wait in the sender's send
+// queue (Unsent), which is empty once the peer has read them.
+func TestUnsent(t *testing.T) {
 	client, server := tcpPair(t)
-	if n, err := ProcessUnread(os.Getpid()); err != nil || n != 0 {
-		t.Fatalf("nothing sent: %d unread, %v", n, err)
-	}
-	const small = 1000
-	if _, err := server.Write(make([]byte, small)); err != nil {
-		t.Fatal(err)
-	}
-	// The bytes reach the client's queue in the kernel's time: wait on
-	// the queue itself, bounded by the test's deadline.
-	for {
-		n, err := ProcessUnread(os.Getpid())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == small {
-			break
-		}
-		if n > small {
-			t.Fatalf("%d bytes unread, want %d", n, small)
-		}
-	}
-	if _, err := io.ReadFull(client, make([]byte, small)); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := ProcessUnread(os.Getpid()); err != nil || n != 0 {
-		t.Fatalf("all read: %d unread, %v", n, err)
-	}
-
 	// More than the peer's receive buffer: the rest waits in the sender's
 	// send queue.
 	if err := client.SetReadBuffer(64 << 10); err != nil {
@@ -108,5 +79,39 @@ func TestQueuesOfBothEnds(t *testing.T) {
 		if n == 0 {
 			break
 		}
+	}
+}
+
+// PeersUnread sees, through sock_diag, the bytes a peer of this process
+// has received and not read, and none once it read them.
+func TestPeersUnread(t *testing.T) {
+	client, server := tcpPair(t)
+	conn := []Connection{{Local: server.LocalAddr().(*net.TCPAddr).AddrPort(), Remote: server.RemoteAddr().(*net.TCPAddr).AddrPort()}}
+	if n, err := PeersUnread(conn); err != nil || n != 0 {
+		t.Fatalf("nothing sent: %d, %v", n, err)
+	}
+	const small = 1000
+	if _, err := server.Write(make([]byte, small)); err != nil {
+		t.Fatal(err)
+	}
+	for { // delivered in the kernel's time
+		n, err := PeersUnread(conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == small {
+			break
+		}
+	}
+	if _, err := io.ReadFull(client, make([]byte, small)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := PeersUnread(conn); err != nil || n != 0 {
+		t.Fatalf("all read: %d, %v", n, err)
+	}
+	client.Close()
+	gone := []Connection{{Local: netip.MustParseAddrPort("127.0.0.1:1"), Remote: netip.MustParseAddrPort("127.0.0.1:2")}}
+	if n, err := PeersUnread(gone); err != nil || n != 0 {
+		t.Fatalf("no such peer: %d, %v", n, err)
 	}
 }

@@ -170,6 +170,29 @@ func (s *Server) Unsent() (int, error) {
 	return total, nil
 }
 
+// PeersUnread returns the bytes the server sent that its clients on this
+// machine hold unread in their sockets (procquiet.PeersUnread).
+func (s *Server) PeersUnread() (int, error) {
+	s.connsMu.Lock()
+	conns := make([]procquiet.Connection, 0, len(s.conns))
+	for c := range s.conns {
+		if c.closed.Load() {
+			continue
+		}
+		local, lok := c.LocalAddr().(*net.TCPAddr)
+		remote, rok := c.RemoteAddr().(*net.TCPAddr)
+		if lok && rok {
+			conns = append(conns, procquiet.Connection{Local: local.AddrPort(), Remote: remote.AddrPort()})
+		}
+	}
+	s.connsMu.Unlock()
+	n, err := procquiet.PeersUnread(conns)
+	if err != nil {
+		return 0, fmt.Errorf("server: %w", err)
+	}
+	return n, nil
+}
+
 // countingListener counts the bytes read from the connections it accepts,
 // and keeps them in the server's conns while they are open.
 type countingListener struct {

@@ -264,7 +264,7 @@ func New(cfg Config) (sim *Simulation, err error) {
 	view.api = srv.API
 	if len(cfg.Settle.Controllers) > 0 {
 		b.SetControllers(controllers.New(controllers.Options{Processes: cfg.Settle.Controllers,
-			Unread: srv.Unread, Unsent: srv.Unsent, Undelivered: srv.API.UndeliveredWatch, Requests: srv.API.RequestCounts,
+			Unread: srv.Unread, Unsent: srv.Unsent, PeersUnread: srv.PeersUnread, Undelivered: srv.API.UndeliveredWatch, Requests: srv.API.RequestCounts,
 			BytesRead: srv.BytesRead, StoreRV: srv.Store.CurrentRV, Logger: cfg.Logger}))
 	}
 	sim = &Simulation{cfg: cfg, log: cfg.Logger, clock: clk, broker: b, server: srv, pods: pods, signals: signals, token: token, page: page, clockHandler: clockHandler}

@@ -23,8 +23,8 @@
 //  3. each process is quiescent (package procquiet): none of its threads
 //     ran or could run between two looks at /proc, so every goroutine was
 //     blocked — waiting for events, for its queues, for a response, or
-//     for a timer — and none of its sockets holds bytes it has not read
-//     (procquiet.ProcessUnread);
+//     for a timer — and no client's socket holds bytes the server sent it
+//     that it has not read (Options.PeersUnread, asked last);
 //  4. no byte sent by a client waits unread in the API server's sockets
 //     (server.Unread: procquiet.Unread on each connection, and
 //     procquiet.AcceptQueue on the listener);
@@ -87,8 +87,11 @@ type Options struct {
 	// read yet, connections not accepted yet included (server.Unread).
 	Unread func() (int, error)
 	// Unsent, if set, returns the bytes the API server wrote that its
-	// clients' sockets have not received yet (server.Unsent).
-	Unsent func() (int, error)
+	// clients' sockets have not received yet (server.Unsent), and
+	// PeersUnread those they received and have not read
+	// (server.PeersUnread).
+	Unsent      func() (int, error)
+	PeersUnread func() (int, error)
 	// Undelivered says which watch has not written every stored event to
 	// its client's connection yet ("" when all have).
 	Undelivered func() string
@@ -180,12 +183,6 @@ func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 		if !quiet {
 			return settle.BarrierVerdict{Waiting: p.Name + " is running"}, nil
 		}
-		if n, err := procquiet.ProcessUnread(p.pid); err == nil && n > 0 {
-			return settle.BarrierVerdict{Waiting: fmt.Sprintf("%s has %d bytes it has not read", p.Name, n)}, nil
-		} else if err != nil && !errors.Is(err, errors.ErrUnsupported) {
-			p.pid = 0 // exited: read the PID file again
-			return settle.BarrierVerdict{Waiting: fmt.Sprintf("%s's sockets: %v", p.Name, err)}, nil
-		}
 	}
 	queued, err := o.Unread()
 	if errors.Is(err, errors.ErrUnsupported) {
@@ -200,6 +197,17 @@ func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 	inFlight2, finished2 := o.Requests()
 	if inFlight2 > 0 || finished2 != finished || o.BytesRead() != read || o.StoreRV() != rv {
 		return settle.BarrierVerdict{Waiting: "the API was used during the check"}, nil
+	}
+	// Last, as it asks the kernel about every connection: a quiescent
+	// process with bytes in its sockets has yet to be woken to read them.
+	if o.PeersUnread != nil {
+		n, err := o.PeersUnread()
+		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			return settle.BarrierVerdict{}, fmt.Errorf("controllers: the clients' sockets: %w", err)
+		}
+		if n > 0 {
+			return settle.BarrierVerdict{Waiting: fmt.Sprintf("%d bytes the API server sent not yet read by its clients", n)}, nil
+		}
 	}
 	return settle.BarrierVerdict{Idle: true, RV: rv}, nil
 }
