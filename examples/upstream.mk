@@ -35,12 +35,6 @@ QOS_SOURCES := $(shell find examples/schedulers/qos -name '*.go' -not -name '*_t
 .PHONY: upstream
 upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-controller-manager $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler $(BIN)/kueue $(BIN)/kueue-manifests.yaml ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37, kube-controller-manager 1.37, kube-scheduler 1.37 with the QoS-driven plugin, Kueue's manager and its manifests into bin/
 
-$(BIN)/kube-scheduler: $(KUBE_137_MOD) examples/kube-1.37/kube-scheduler/main.go
-	$(call upstream_build,examples/kube-1.37) -o $@ ./kube-scheduler
-
-$(BIN)/kubectl: $(KUBE_137_MOD) examples/kube-1.37/kubectl/main.go
-	$(call upstream_build,examples/kube-1.37) -o $@ ./kubectl
-
 # kube-controller-manager's clock is Batkube's: k8s.io/utils/clock, the seam
 # through which every controller takes its time, is compiled from
 # pkg/simtime/kubeclock (simulated time when the process is started with
@@ -48,9 +42,24 @@ $(BIN)/kubectl: $(KUBE_137_MOD) examples/kube-1.37/kubectl/main.go
 # A copy of k8s.io/utils at the pinned version, made from the module cache,
 # with clock/clock.go replaced, stands in for the module through a go.mod
 # of the build's own (-modfile). The copy lives in .build/ and is never
-# committed.
+# committed. kube-controller-manager's build file is the one every
+# binary of the tree shares (below).
 KUBECLOCK_SOURCES := $(filter-out %_test.go,$(wildcard pkg/simtime/kubeclock/*.go))
-KCM_BUILD := $(CURDIR)/.build/kube-controller-manager
+KUBE_137_BUILD := $(CURDIR)/.build/kube-1.37
+
+# Every binary of the Kubernetes 1.37 tree (kube-scheduler, kubectl,
+# kube-controller-manager, the QoS scheduler) is built in one configuration:
+# against one copy of the pinned k8s.io/utils whose clock package is
+# pkg/simtime/kubeclock (see kube-controller-manager below), so that the
+# tree is compiled once and its packages shared by all of them. Without
+# BATKUBE_CLOCK in its environment (batkube-run sets it for the
+# controllers only) a binary's clock is the time package's, as upstream's.
+$(BIN)/kube-scheduler: $(KUBE_137_BUILD)/go.mod examples/kube-1.37/kube-scheduler/main.go
+	$(call upstream_build,examples/kube-1.37) -modfile=$(KUBE_137_BUILD)/go.mod -o $@ ./kube-scheduler
+
+$(BIN)/kubectl: $(KUBE_137_BUILD)/go.mod examples/kube-1.37/kubectl/main.go
+	$(call upstream_build,examples/kube-1.37) -modfile=$(KUBE_137_BUILD)/go.mod -o $@ ./kubectl
+
 
 # $(call kubeclock_utils,<module dir>,<build dir>): the module's pinned
 # k8s.io/utils, copied from the module cache into <build dir>/utils with
@@ -67,9 +76,11 @@ define kubeclock_utils
 	$(GO) mod edit -modfile=$(2)/go.mod -replace=k8s.io/utils=$(2)/utils
 endef
 
-$(BIN)/kube-controller-manager: $(KUBE_137_MOD) examples/kube-1.37/kube-controller-manager/main.go $(KUBECLOCK_SOURCES)
-	$(call kubeclock_utils,examples/kube-1.37,$(KCM_BUILD))
-	$(call upstream_build,examples/kube-1.37) -modfile=$(KCM_BUILD)/go.mod -o $@ ./kube-controller-manager
+$(KUBE_137_BUILD)/go.mod: $(KUBE_137_MOD) $(KUBECLOCK_SOURCES)
+	$(call kubeclock_utils,examples/kube-1.37,$(KUBE_137_BUILD))
+
+$(BIN)/kube-controller-manager: $(KUBE_137_BUILD)/go.mod examples/kube-1.37/kube-controller-manager/main.go
+	$(call upstream_build,examples/kube-1.37) -modfile=$(KUBE_137_BUILD)/go.mod -o $@ ./kube-controller-manager
 
 # Kueue's manager (sigs.k8s.io/kueue/cmd/kueue, a tool of examples/kueue),
 # on Batkube's clock like kube-controller-manager. Its controllers'
@@ -108,14 +119,23 @@ $(BIN)/kueue: $(KUEUE_MOD) $(KUBECLOCK_SOURCES)
 $(BIN)/kube-scheduler-1.18: $(KUBE_118_MOD) examples/kube-1.18/kube-scheduler/main.go
 	$(call upstream_build,examples/kube-1.18) -o $@ ./kube-scheduler
 
-$(BIN)/qos-scheduler: $(QOS_MOD) $(QOS_SOURCES)
-	$(call upstream_build,examples/schedulers/qos) -o $@ .
+# The QoS scheduler's module pins examples/kube-1.37's versions; its build
+# file replaces k8s.io/utils by the same copy, so that it compiles nothing
+# of the tree again.
+QOS_BUILD := $(CURDIR)/.build/qos
+$(QOS_BUILD)/go.mod: $(QOS_MOD) $(KUBE_137_BUILD)/go.mod
+	mkdir -p $(QOS_BUILD)
+	cp examples/schedulers/qos/go.mod examples/schedulers/qos/go.sum $(QOS_BUILD)/
+	$(GO) mod edit -modfile=$(QOS_BUILD)/go.mod -replace=k8s.io/utils=$(KUBE_137_BUILD)/utils
+
+$(BIN)/qos-scheduler: $(QOS_BUILD)/go.mod $(QOS_SOURCES)
+	$(call upstream_build,examples/schedulers/qos) -modfile=$(QOS_BUILD)/go.mod -o $@ .
 
 .PHONY: test-qos
 # vet with the flags of the module's build (upstream_build: no cgo,
 # -trimpath): vet compiles every package it imports, and with these flags
 # it finds them in the build cache of bin/qos-scheduler instead of
 # compiling kube-scheduler's tree once more (several minutes cold).
-test-qos: ## vet and unit-test the QoS-driven plugin's module (race detector on)
-	CGO_ENABLED=0 $(GO) vet -C examples/schedulers/qos -trimpath ./...
-	$(GO) test -C examples/schedulers/qos -race -count=1 ./...
+test-qos: $(QOS_BUILD)/go.mod ## vet and unit-test the QoS-driven plugin's module (race detector on)
+	CGO_ENABLED=0 $(GO) vet -C examples/schedulers/qos -trimpath -modfile=$(QOS_BUILD)/go.mod ./...
+	$(GO) test -C examples/schedulers/qos -race -count=1 -modfile=$(QOS_BUILD)/go.mod ./...
