@@ -105,10 +105,10 @@ type Options struct {
 	// owned pods, its instants, its pods' outcomes and its final state.
 	ControllersCSV io.Writer
 	// WorkloadsCSV, if set, receives the log of Kueue's Workloads
-	// (workloadlog.go), written at the end of the run.
+	// (workloadscsv.go), written at the end of the run.
 	WorkloadsCSV io.Writer
 	// ClusterQueuesCSV, if set, receives the log of Kueue's ClusterQueues'
-	// quota use (clusterqueuelog.go), row by row.
+	// quota use (clusterqueuescsv.go), row by row.
 	ClusterQueuesCSV io.Writer
 	// Progress, if set, is called after every step.
 	Progress func(Progress)

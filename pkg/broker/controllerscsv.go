@@ -1,11 +1,7 @@
 package broker
 
 import (
-	"cmp"
-	"encoding/csv"
 	"io"
-	"maps"
-	"slices"
 	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -23,8 +19,20 @@ import (
 // Job's Complete or Failed condition, with its reason). Times are
 // simulated seconds; an empty cell is an instant that did not happen.
 
-var controllersCSVHeader = []string{"kind", "namespace", "name", "created", "first_start", "last_end",
-	"pods", "succeeded", "failed", "killed", "final_state", "reason"}
+var controllersColumns = columns[*ownerRecord]{
+	{"kind", func(r *ownerRecord) string { return r.kind }},
+	{"namespace", func(r *ownerRecord) string { return r.namespace }},
+	{"name", func(r *ownerRecord) string { return r.name }},
+	{"created", func(r *ownerRecord) string { return seconds(r.created) }},
+	{"first_start", func(r *ownerRecord) string { return seconds(r.firstStart) }},
+	{"last_end", func(r *ownerRecord) string { return seconds(r.lastEnd) }},
+	{"pods", func(r *ownerRecord) string { return strconv.Itoa(r.pods) }},
+	{"succeeded", func(r *ownerRecord) string { return strconv.Itoa(r.succeeded) }},
+	{"failed", func(r *ownerRecord) string { return strconv.Itoa(r.failed) }},
+	{"killed", func(r *ownerRecord) string { return strconv.Itoa(r.killed) }},
+	{"final_state", func(r *ownerRecord) string { return r.state }},
+	{"reason", func(r *ownerRecord) string { return r.reason }},
+}
 
 // ownerRecord is what the log gathers of one controller object.
 type ownerRecord struct {
@@ -131,24 +139,7 @@ func (l *ownerLog) close() error {
 	if l == nil {
 		return nil
 	}
-	return writeRecords(l.w, controllersCSVHeader, l.records, func(a, b *ownerRecord) int {
-		return cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.kind, b.kind),
-			cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
-	}, func(r *ownerRecord) []string {
-		return []string{r.kind, r.namespace, r.name, seconds(r.created), seconds(r.firstStart), seconds(r.lastEnd),
-			strconv.Itoa(r.pods), strconv.Itoa(r.succeeded), strconv.Itoa(r.failed), strconv.Itoa(r.killed), r.state, r.reason}
+	return writeRecords(l.w, controllersColumns, l.records, func(a, b *ownerRecord) int {
+		return byInstantThenName(a.created, b.created, [2]string{a.kind, b.kind}, [2]string{a.namespace, b.namespace}, [2]string{a.name, b.name})
 	})
-}
-
-// writeRecords writes a log kept as records by uid (the controllers',
-// the workloads'): its header, then a row per record in order.
-func writeRecords[R any](out io.Writer, header []string, records map[types.UID]*R, order func(a, b *R) int, row func(*R) []string) error {
-	w := csv.NewWriter(out)
-	_ = w.Write(header)
-	sorted := slices.SortedFunc(maps.Values(records), order)
-	for _, r := range sorted {
-		_ = w.Write(row(r))
-	}
-	w.Flush()
-	return w.Error()
 }

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"cmp"
 	"io"
 	"maps"
 	"slices"
@@ -31,8 +30,24 @@ var workloadsGR = schema.GroupResource{Group: "kueue.x-k8s.io", Resource: "workl
 // preempted, and its final state. An empty cell is an instant that did not
 // happen.
 
-var workloadsCSVHeader = []string{"namespace", "name", "owner", "queue", "cluster_queue", "flavors", "usage", "priority",
-	"created", "quota_reserved", "admitted", "finished", "evictions", "preemptions", "final_state", "reason"}
+var workloadsColumns = columns[*workloadRecord]{
+	{"namespace", func(r *workloadRecord) string { return r.namespace }},
+	{"name", func(r *workloadRecord) string { return r.name }},
+	{"owner", func(r *workloadRecord) string { return r.owner }},
+	{"queue", func(r *workloadRecord) string { return r.queue }},
+	{"cluster_queue", func(r *workloadRecord) string { return r.clusterQueue }},
+	{"flavors", func(r *workloadRecord) string { return r.flavors }},
+	{"usage", func(r *workloadRecord) string { return r.usage }},
+	{"priority", func(r *workloadRecord) string { return strconv.FormatInt(r.priority, 10) }},
+	{"created", func(r *workloadRecord) string { return seconds(r.created) }},
+	{"quota_reserved", func(r *workloadRecord) string { return seconds(r.quotaReserved) }},
+	{"admitted", func(r *workloadRecord) string { return seconds(r.admitted) }},
+	{"finished", func(r *workloadRecord) string { return seconds(r.finished) }},
+	{"evictions", func(r *workloadRecord) string { return strconv.Itoa(r.evictions) }},
+	{"preemptions", func(r *workloadRecord) string { return strconv.Itoa(r.preemptions) }},
+	{"final_state", func(r *workloadRecord) string { return r.state }},
+	{"reason", func(r *workloadRecord) string { return r.reason }},
+}
 
 // Kueue's Workload conditions the log follows.
 const (
@@ -184,11 +199,7 @@ func (l *workloadLog) close() error {
 	if l == nil {
 		return nil
 	}
-	return writeRecords(l.w, workloadsCSVHeader, l.records, func(a, b *workloadRecord) int {
-		return cmp.Or(cmp.Compare(a.created, b.created), cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
-	}, func(r *workloadRecord) []string {
-		return []string{r.namespace, r.name, r.owner, r.queue, r.clusterQueue, r.flavors, r.usage, strconv.FormatInt(r.priority, 10),
-			seconds(r.created), seconds(r.quotaReserved), seconds(r.admitted), seconds(r.finished),
-			strconv.Itoa(r.evictions), strconv.Itoa(r.preemptions), r.state, r.reason}
+	return writeRecords(l.w, workloadsColumns, l.records, func(a, b *workloadRecord) int {
+		return byInstantThenName(a.created, b.created, [2]string{a.namespace, b.namespace}, [2]string{a.name, b.name})
 	})
 }

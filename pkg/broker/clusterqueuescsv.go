@@ -27,7 +27,22 @@ var clusterQueuesGR = schema.GroupResource{Group: kueueGroup, Resource: "cluster
 // average use over a run (what Kueue's own scalability test reports per
 // ClusterQueue) come from it; a row per instant and ClusterQueue, the
 // last status seen at that instant.
-var clusterQueuesCSVHeader = []string{"time", "cluster_queue", "nominal", "usage", "reserving", "admitted", "pending"}
+var clusterQueuesColumns = columns[clusterQueueRow]{
+	{"time", func(r clusterQueueRow) string { return strconv.FormatFloat(r.at, 'f', 6, 64) }},
+	{"cluster_queue", func(r clusterQueueRow) string { return r.name }},
+	{"nominal", func(r clusterQueueRow) string { return r.nominal }},
+	{"usage", func(r clusterQueueRow) string { return r.usage }},
+	{"reserving", func(r clusterQueueRow) string { return strconv.FormatInt(r.reserving, 10) }},
+	{"admitted", func(r clusterQueueRow) string { return strconv.FormatInt(r.admitted, 10) }},
+	{"pending", func(r clusterQueueRow) string { return strconv.FormatInt(r.pending, 10) }},
+}
+
+// clusterQueueRow is a row: a ClusterQueue's state at an instant.
+type clusterQueueRow struct {
+	at   float64
+	name string
+	clusterQueueState
+}
 
 // clusterQueueState is what the log says of one ClusterQueue.
 type clusterQueueState struct {
@@ -51,7 +66,7 @@ func newClusterQueueLog(w io.Writer) *clusterQueueLog {
 		return nil
 	}
 	l := &clusterQueueLog{w: csv.NewWriter(w), last: map[string]clusterQueueState{}, pending: map[string]clusterQueueState{}}
-	l.write(clusterQueuesCSVHeader)
+	l.write(clusterQueuesColumns.header())
 	return l
 }
 
@@ -78,14 +93,13 @@ func (l *clusterQueueLog) changed(c *store.Change, now float64) {
 
 // flush writes the states seen at the last instant that changed.
 func (l *clusterQueueLog) flush() {
-	at := strconv.FormatFloat(l.at, 'f', 6, 64)
 	for _, name := range slices.Sorted(maps.Keys(l.pending)) {
 		s := l.pending[name]
 		if last, ok := l.last[name]; ok && last == s {
 			continue
 		}
 		l.last[name] = s
-		l.write([]string{at, name, s.nominal, s.usage, strconv.FormatInt(s.reserving, 10), strconv.FormatInt(s.admitted, 10), strconv.FormatInt(s.pending, 10)})
+		l.write(clusterQueuesColumns.row(clusterQueueRow{at: l.at, name: name, clusterQueueState: s}))
 	}
 	clear(l.pending)
 }

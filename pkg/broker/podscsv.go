@@ -18,10 +18,37 @@ import (
 // when its job is forgotten (its pods gone), or at the end of the run for
 // jobs still known, so memory does not grow with the run's length.
 
-// podsCSVHeader names the columns of _pods.csv. Times are simulated seconds
+// podRow is what a row of _pods.csv says: a pod of a job.
+type podRow struct {
+	job           *job
+	ref           podRef
+	times         *podTimes
+	phase, reason string
+}
+
+// podsColumns are the columns of _pods.csv. Times are simulated seconds
 // (Batsim's clock); an empty cell is an instant that did not happen.
-var podsCSVHeader = []string{"job_id", "namespace", "pod", "node", "created", "first_attempt", "bound",
-	"started", "finished", "phase", "reason", "failed_scheduling", "preempted"}
+var podsColumns = columns[podRow]{
+	{"job_id", func(r podRow) string { return string(r.job.id) }},
+	{"namespace", func(r podRow) string { return r.ref.namespace }},
+	{"pod", func(r podRow) string { return r.ref.name }},
+	{"node", func(r podRow) string { return r.times.node }},
+	{"created", func(r podRow) string { return seconds(r.job.pendingSince) }},
+	{"first_attempt", func(r podRow) string { return seconds(r.times.firstAttempt) }},
+	{"bound", func(r podRow) string { return seconds(r.times.bound) }},
+	{"started", func(r podRow) string { return seconds(r.job.startedAt) }},
+	{"finished", func(r podRow) string { return seconds(r.job.endedAt) }},
+	{"phase", func(r podRow) string { return r.phase }},
+	{"reason", func(r podRow) string { return r.reason }},
+	{"failed_scheduling", func(r podRow) string {
+		var failed int32
+		for _, n := range r.times.failedScheduling {
+			failed += n
+		}
+		return strconv.Itoa(int(failed))
+	}},
+	{"preempted", func(r podRow) string { return strconv.FormatBool(r.job.preempted) }},
+}
 
 // podTimes is what the log gathers of one pod while its job lives.
 type podTimes struct {
@@ -45,7 +72,7 @@ func newPodLog(w io.Writer, st *store.Store) *podLog {
 		return nil
 	}
 	l := &podLog{w: csv.NewWriter(w), events: st.Subscribe(eventsGVR.GroupResource())}
-	l.write(podsCSVHeader)
+	l.write(podsColumns.header())
 	return l
 }
 
@@ -121,14 +148,7 @@ func (l *podLog) jobDone(j *job) {
 	}
 	phase, reason := j.outcome()
 	for _, ref := range j.pods {
-		t := j.times[ref]
-		var failed int32
-		for _, n := range t.failedScheduling {
-			failed += n
-		}
-		l.write([]string{string(j.id), ref.namespace, ref.name, t.node, seconds(j.pendingSince), seconds(t.firstAttempt),
-			seconds(t.bound), seconds(j.startedAt), seconds(j.endedAt), phase, reason,
-			strconv.Itoa(int(failed)), strconv.FormatBool(j.preempted)})
+		l.write(podsColumns.row(podRow{job: j, ref: ref, times: j.times[ref], phase: phase, reason: reason}))
 	}
 	j.times = nil
 }
