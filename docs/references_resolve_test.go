@@ -26,24 +26,29 @@ import (
 // make targets; it parses a package only when a doc cites it.
 type resolver struct {
 	root      string
-	rootDirs  map[string]bool       // folders at the root a path may start with
-	packages  map[string][]string   // last element of a package's path -> its folders (from the root)
-	tests     map[string]bool       // Test, Benchmark and Fuzz funcs of every _test.go
-	goFiles   map[string]bool       // the names of the Go files
-	targets   map[string]bool       // make targets
-	parsed    map[string]*goPackage // folder -> declarations
-	headings  map[string]map[string]bool
-	parseErrs map[string]error
+	rootDirs  map[string]bool            // folders at the root a path may start with
+	packages  map[string][]string        // last element of a package's path -> its folders (from the root)
+	tests     map[string]bool            // Test, Benchmark and Fuzz funcs of every _test.go
+	goFiles   map[string]bool            // the names of the Go files
+	targets   map[string]bool            // make targets
+	parsed    map[string]*goPackage      // folder -> declarations
+	parseErrs map[string]error           // folder -> why it could not be parsed
+	headings  map[string]map[string]bool // Markdown file -> its headings' anchors
 }
 
 // notReferenced are root folders a build or a run writes (git ignores
 // them): paths into them name outputs, not the repository's files.
 var notReferenced = map[string]bool{"out": true, "bin": true, ".build": true, ".git": true}
 
+// newResolver reads the repository at root: its folders, Go files, tests
+// and make targets.
 func newResolver(t *testing.T, root string) *resolver {
 	t.Helper()
-	r := &resolver{root: root, rootDirs: map[string]bool{}, packages: map[string][]string{}, tests: map[string]bool{}, goFiles: map[string]bool{},
-		targets: map[string]bool{}, parsed: map[string]*goPackage{}, headings: map[string]map[string]bool{}, parseErrs: map[string]error{}}
+	r := &resolver{
+		root: root, rootDirs: map[string]bool{}, packages: map[string][]string{},
+		tests: map[string]bool{}, goFiles: map[string]bool{}, targets: map[string]bool{},
+		parsed: map[string]*goPackage{}, parseErrs: map[string]error{}, headings: map[string]map[string]bool{},
+	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +177,7 @@ func (r *resolver) resolve(doc string, c citation) error {
 		return r.resolveScoped(c.scope, c.text)
 	case refGoFile:
 		if !r.goFiles[c.text] {
-			return fmt.Errorf("no Go file of the repository has that name")
+			return errors.New("no Go file of the repository has that name")
 		}
 		return nil
 	case refMake:
@@ -198,8 +203,8 @@ func isPlaceholder(elem string) bool {
 	return placeholderStem.MatchString(stem) && !capitalFiles[stem]
 }
 
-// resolvePath checks a path from the root, if it is one (see the top of
-// this file for what is not).
+// resolvePath checks a path from the root, if it is one (references_test.go
+// says what is not).
 func (r *resolver) resolvePath(path string) error {
 	if strings.Contains(path, "://") || strings.HasPrefix(path, "/") || strings.ContainsAny(path, "<>{}$…") {
 		return errNotAReference
@@ -221,13 +226,17 @@ func (r *resolver) resolvePath(path string) error {
 func (r *resolver) exists(path string) error {
 	full := filepath.Join(r.root, filepath.FromSlash(path))
 	if strings.ContainsAny(path, "*?") {
-		if m, err := filepath.Glob(full); err != nil || len(m) == 0 {
-			return fmt.Errorf("no file matches (%v)", err)
+		m, err := filepath.Glob(full)
+		if err != nil {
+			return fmt.Errorf("not a pattern: %w", err)
+		}
+		if len(m) == 0 {
+			return errors.New("no file of the repository matches")
 		}
 		return nil
 	}
 	if _, err := os.Stat(full); err != nil {
-		return fmt.Errorf("no such file or folder in the repository")
+		return errors.New("no such file or folder in the repository")
 	}
 	return nil
 }
@@ -273,7 +282,7 @@ func (r *resolver) headingsOf(path string) (map[string]bool, error) {
 	}
 	data, err := os.ReadFile(filepath.Join(r.root, filepath.FromSlash(path)))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading its headings: %w", err)
 	}
 	r.headings[path] = headingsIn(string(data))
 	return r.headings[path], nil
@@ -377,13 +386,19 @@ func (r *resolver) declaredIn(dir, file, sym string) error {
 		return err
 	}
 	elems := strings.Split(sym, ".")
-	key := strings.Join(elems[:min(len(elems), 2)], ".")
+	key := elems[0]
+	if len(elems) > 1 && p.top[key] == declType {
+		key += "." + elems[1] // a variable's member is the variable's
+	}
 	if p.files[key][file] {
 		return nil
 	}
 	var where []string
 	for f := range p.files[key] {
 		where = append(where, f)
+	}
+	if len(where) == 0 {
+		return fmt.Errorf("%s is declared in no file of %s (a promoted member): cite the type that declares it", key, dir)
 	}
 	sort.Strings(where)
 	return fmt.Errorf("%s is declared in %s of %s, not in %s", key, strings.Join(where, ", "), dir, file)
@@ -412,22 +427,24 @@ func (r *resolver) hasMember(dir, typ, name string, seen map[string]bool) bool {
 	return false
 }
 
-// hasEmbeddedMember looks for a member in an embedded type: one of another
-// module is taken to have it (its members are not read).
+// hasEmbeddedMember looks for a member in an embedded type: a type of
+// another module (no package of the repository by its qualifier's name
+// declares it) is taken to have it, its members are not read.
 func (r *resolver) hasEmbeddedMember(dir string, e typeRef, name string, seen map[string]bool) bool {
 	if e.pkg == "" {
 		return r.hasMember(dir, e.name, name, seen)
 	}
-	dirs := r.packages[e.pkg]
-	if len(dirs) == 0 {
-		return true
-	}
-	for _, d := range dirs {
+	known := false
+	for _, d := range r.packages[e.pkg] {
+		if p, err := r.load(d); err != nil || p.top[e.name] != declType {
+			continue
+		}
+		known = true
 		if r.hasMember(d, e.name, name, seen) {
 			return true
 		}
 	}
-	return false
+	return !known
 }
 
 // ---- A package's declarations ----
@@ -435,7 +452,7 @@ func (r *resolver) hasEmbeddedMember(dir string, e typeRef, name string, seen ma
 type declKind int
 
 const (
-	declType declKind = iota
+	declType declKind = iota + 1 // not the zero value: a missing name is no type
 	declFunc
 	declVar
 	declConst
