@@ -17,9 +17,11 @@ const mixedGangsWorkload = "examples/workloads/gangs_mixed_120.json"
 // --gangs. kube-scheduler retries a pod group it could not place only on a
 // back-off of real time (1 s up to 10 s times the square root of its size),
 // whatever the cluster does meanwhile; the settle policy instead has
-// Batkube create each gang's PodGroup once the scheduler holds all its
-// pods, and create a waiting one again whenever room was freed since its
-// last creation, so that the scheduler attempts it at that instant. Checked
+// Batkube create each gang's PodGroup held (minCount one more than its
+// pods) at the job's submission, release it once the scheduler holds all
+// its pods, and renew a waiting one (delete, create held, release)
+// whenever room was freed since its last release, so that the scheduler
+// attempts it at that instant. Checked
 // pod by pod (a job's pods may share a node): no job waited at an instant
 // when the nodes had room for all its pods, every job's pods were bound at
 // one instant, no node was over-committed, every step was exact — on a

@@ -122,9 +122,10 @@ type SettleConfig struct {
 	// its PID: every step then waits until they are all idle (package
 	// settle/controllers).
 	Controllers []controllers.Process
-	// ReleaseAllGroups has every waiting pod group created again once room
-	// was freed since it was last created, not only those whose pods may
-	// fit by their requests (kubescheduler.Options.ReleaseAll).
+	// ReleaseAllGroups has every waiting pod group renewed (deleted,
+	// created held, released) once room was freed since its last release,
+	// not only those whose pods may fit by their requests
+	// (kubescheduler.Options.ReleaseAll).
 	ReleaseAllGroups bool
 }
 

@@ -51,11 +51,11 @@ type Options struct {
 	// known), which tells whether it counts the events it handles: from
 	// the run's configuration, or the User-Agent of its requests.
 	Version func() string
-	// ReleaseAll creates again every waiting pod group once room was freed
-	// since its last creation; by default only those whose pods may fit
-	// by their requests on the nodes' free room (what NodeResourcesFit,
-	// on in every kube-scheduler profile that has not disabled it,
-	// checks) are.
+	// ReleaseAll renews every waiting pod group once room was freed since
+	// its last release (deletes it, creates it held, releases it again);
+	// by default only those whose pods may fit by their requests on the
+	// nodes' free room (what NodeResourcesFit, on in every kube-scheduler
+	// profile that has not disabled it, checks) are.
 	ReleaseAll bool
 	// MinGap and MaxGap pace the scrapes (defaults 500µs and 20ms): a
 	// scrape waits until the API has been quiet for the gap, which doubles
