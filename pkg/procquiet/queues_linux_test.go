@@ -65,7 +65,7 @@ func TestUnsent(t *testing.T) {
 			break
 		}
 	}
-	if _, err := io.ReadFull(client, big); err != nil {
+	if _, err := io.ReadFull(client, make([]byte, len(big))); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-wrote; err != nil {
