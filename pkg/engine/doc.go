@@ -92,13 +92,14 @@
 //     reaches Batsim's server after the route from the job's first host
 //     to the master host (latency, then one byte at its bandwidth); the
 //     server gets one message at a time, in the order they were put, and
-//     tells the decision process only when its mailbox is empty; where the
-//     master host's route to itself takes a noticeable time (15 µs on
-//     Batsim's small_platform.xml, 600 µs on cluster512.xml), every message
-//     of Batsim's actors there (submitters' hello, batches and goodbye,
-//     each decision and the SCHED_READY after them, waiters, killers)
-//     takes that time, as in Batsim 4.2.1. Engine.Options.NoNetwork turns
-//     Batsim's messages back into instants.
+//     tells the decision process only when its mailbox is empty; every
+//     message of Batsim's actors on the master host (submitters' hello,
+//     batches and goodbye, each decision and the SCHED_READY after them,
+//     waiters, killers) crosses its route to itself, as in Batsim 4.2.1:
+//     SimGrid's default loopback (one byte at 10 GBps, 1e-10 s) or what the
+//     platform routes (15 µs on Batsim's small_platform.xml, 600 µs on
+//     cluster512.xml). Engine.Options.NoNetwork turns Batsim's messages
+//     back into instants.
 //
 // There is no I/O model (disks are ignored; the profile types
 // parallel_homogeneous_pfs and data_staging are refused, as are send, recv,
@@ -212,17 +213,9 @@
 //
 // # What differs from Batsim 4.2.1
 //
-//   - Messages between Batsim's actors on the master host take no time
-//     when its route to itself takes less than 1e-7 s (SimGrid's default
-//     loopback: 1 byte at 10 GBps, 1e-10 s a message), which may order
-//     things differently in one step (a computation timed out by a sleep
-//     ending a tenth of a nanosecond before it). With that loopback taken
-//     away (--sg-cfg network/loopback-bw:1e300), real Batsim's outputs
-//     equal the engine's (checked on Batsim's workloads, the engine's
-//     testdata and dates up to 1e17 s), but where Batsim reads a decision
-//     process's date a double off (RapidJSON's fast parsing). Where the
-//     route takes longer, every message is modelled (see above) and the
-//     outputs equal real Batsim's (testdata/batsim-4.2.1/master_*).
+//   - Batsim reads the dates of a decision process's replies with
+//     RapidJSON's fast parsing, which may be a double off the nearest; the
+//     engine reads them exactly.
 //   - Batsim's one-byte messages never wait for bandwidth: in SimGrid a
 //     link loaded by a job's communications slows a message's byte (a
 //     nanosecond or so). Bypass routes, <peer>s and the torus, fat-tree and
@@ -252,20 +245,14 @@
 //     as by Batsim, unless --disable-machine-state-tracing) has Batsim's
 //     header and a row after each job start and each job end, with no host
 //     ever sleeping or switching. Replaying real runs' decisions gives the
-//     same file byte for byte for delay jobs (testdata/batsim-4.2.1), but
-//     for jobs started at 0, which Batsim writes at 4e-10 or 5e-10 (the
-//     latency of its internal messages, which %g shows only near 0). Ties
-//     of %g's six digits to the nanosecond are rounded up, as Batsim's
-//     slightly late clock rounds them. _jobs.csv writes 0.000000, never
-//     -0.000000, for a value that rounds to zero (a waiting time of an ulp
-//     below zero where the clock reads an ulp before a subtime: Batsim's
-//     latencies, or its decision's six decimals, start such jobs after it). Where computing jobs end at the instant others start,
-//     Batsim's order of the rows follows those sub-nanosecond latencies (a
-//     computation started a few tenths of a nanosecond late ends after
-//     jobs started at its nominal end): the engine writes the ends first,
-//     so rows within the instant differ, but not their number nor the last
-//     one. The same latencies order Batsim's _jobs.csv rows of jobs ending
-//     at one instant (a walltime may come before a computation's end).
+//     same file byte for byte (testdata/batsim-4.2.1): a job started at 0
+//     is written at 4e-10 or 5e-10 where Batsim's messages cross SimGrid's
+//     default loopback, and rows of jobs ending at the instant others start
+//     follow those sub-nanosecond latencies, as in Batsim. Ties of %g's six
+//     digits to the nanosecond are rounded up, as Batsim's slightly late
+//     clock rounds them. A waiting time of an ulp below zero (a job started
+//     where SimGrid's rounded steps make the clock read an ulp before its
+//     subtime) is written -0.000000, as Batsim writes it.
 //   - time_idle, time_computing and time_unavailable are Batsim's
 //     accounting (each host's time in each state up to its last change,
 //     summed in long double), and equal Batsim's for
