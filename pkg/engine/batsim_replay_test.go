@@ -295,6 +295,28 @@ var replayed = []recording{
 	// parallel tasks that communicate, at once: they share the cluster's
 	// links and backbone
 	{name: "master_comms", platform: "testdata/platforms/master_cluster.xml", workload: "testdata/comms.json"},
+	// Batsim's own platforms and workloads (batsimData)
+	{name: "small_platform.test_delays", platform: "platforms/small_platform.xml", workload: "workloads/test_delays.json", data: true},
+	{name: "small_platform.test_sequence_delay", platform: "platforms/small_platform.xml", workload: "workloads/test_sequence_delay.json", data: true},
+	{name: "small_platform.test_various_profile_types", platform: "platforms/small_platform.xml", workload: "workloads/test_various_profile_types.json", data: true},
+	{name: "small_platform.test_walltime", platform: "platforms/small_platform.xml", workload: "workloads/test_walltime.json", data: true},
+	{name: "small_platform.test_same_submit_time", platform: "platforms/small_platform.xml", workload: "workloads/test_same_submit_time.json", data: true},
+	{name: "small_platform.test_delays.events", platform: "platforms/small_platform.xml", workload: "workloads/test_delays.json", events: "events/test_events_4hosts.txt", data: true},
+	{name: "small_platform.test_case_study1", platform: "platforms/small_platform.xml", workload: "workloads/test_case_study1.json", data: true},
+	{name: "energy_platform.test_same_submit_time", platform: "platforms/energy_platform.xml", workload: "workloads/test_same_submit_time.json", data: true},
+	{name: "simple_coalloc_platform.test_delays", platform: "platforms/simple_coalloc_platform.xml", workload: "workloads/test_delays.json", data: true},
+	{name: "properties_example.test_delays", platform: "platforms/properties_example.xml", workload: "workloads/test_delays.json", data: true},
+	{name: "cluster512.test_walltime", platform: "platforms/cluster512.xml", workload: "workloads/test_walltime.json", data: true},
+	{name: "cluster512.test_one_computation_job", platform: "platforms/cluster512.xml", workload: "workloads/test_one_computation_job.json", data: true},
+	{name: "cluster512.test_one_computation_job_tot", platform: "platforms/cluster512.xml", workload: "workloads/test_one_computation_job_tot.json", data: true},
+	{name: "cluster512.test_batsim_paper_workload_seed1", platform: "platforms/cluster512.xml", workload: "workloads/test_batsim_paper_workload_seed1.json", data: true},
+	{name: "cluster512.example_workload_hpc_seed1_jobs250", platform: "platforms/cluster512.xml", workload: "workloads/example_workload_hpc_seed1_jobs250.json", data: true},
+	{name: "cluster512.example_workload_hpc_seed4_jobs250", platform: "platforms/cluster512.xml", workload: "workloads/example_workload_hpc_seed4_jobs250.json", data: true},
+	{name: "cluster_energy_128.example_workload_hpc_seed3_jobs250", platform: "platforms/cluster_energy_128.xml", workload: "workloads/example_workload_hpc_seed3_jobs250.json", data: true},
+	{name: "energy_platform_homogeneous_no_net_128.example_workload_hpc_seed5_jobs250", platform: "platforms/energy_platform_homogeneous_no_net_128.xml", workload: "workloads/example_workload_hpc_seed5_jobs250.json", data: true},
+	{name: "cluster_locality_8x16.example_workload_hpc_seed2_jobs250", platform: "platforms/cluster_locality_8x16.xml", workload: "workloads/example_workload_hpc_seed2_jobs250.json", master: "master_host0", data: true},
+	{name: "cluster_locality_32x16.example_workload_hpc_seed3_jobs250", platform: "platforms/cluster_locality_32x16.xml", workload: "workloads/example_workload_hpc_seed3_jobs250.json", master: "master_host0", data: true},
+	{name: "cluster_locality_4x128.example_workload_hpc_seed1_jobs250", platform: "platforms/cluster_locality_4x128.xml", workload: "workloads/example_workload_hpc_seed1_jobs250.json", master: "master_host0", data: true},
 }
 
 // TestReplayBatsim replays the decisions of real Batsim 4.2.1 runs
