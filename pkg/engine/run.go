@@ -364,7 +364,8 @@ func (e *Engine) newActivity(r *run, p *Profile) *activity {
 		switch {
 		case l.bw <= 0:
 		case l.policy == linkFatpipe:
-			// each flow may take the whole bandwidth
+			// each flow may take the whole bandwidth: the task goes
+			// at the pace of its largest flow on the link
 			bound = math.Min(bound, l.bw/b)
 		default:
 			a.hosts = append(a.hosts, e.sharer.link(key, l.bw))
@@ -385,7 +386,9 @@ const tcpGamma = 4194304
 
 // communications adds up what a leaf of a parallel task sends: the bytes
 // crossing each link's bandwidth (by linkUse.constraint(), in a map reused
-// by the next call), and the latency the task waits first (the longest of
+// by the next call; for a FATPIPE link, which bounds each flow on its own,
+// the bytes of its largest flow, as SimGrid's expand keeps the largest use
+// of a FATPIPE constraint), and the latency the task waits first (the longest of
 // its routes'), as SimGrid's ptask_L07 model, and the largest latency ×
 // bytes of a route (for the TCP window). Executor x sends to executor y Coms[x*n+y]
 // bytes (parallel), Com (parallel_homogeneous) or Com / n
@@ -418,7 +421,12 @@ func (e *Engine) communications(r *run, p *Profile) (latency, latBytes float64, 
 			latency = math.Max(latency, rt.latency)
 			latBytes = math.Max(latBytes, rt.latency*b)
 			for _, u := range rt.uses {
-				e.linkBytes[u.constraint()] += b
+				if u.link.policy == linkFatpipe {
+					// a FATPIPE constrains each flow on its own
+					e.linkBytes[u.constraint()] = max(e.linkBytes[u.constraint()], b)
+				} else {
+					e.linkBytes[u.constraint()] += b
+				}
 			}
 		}
 	}
