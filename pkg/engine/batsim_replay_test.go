@@ -295,6 +295,11 @@ var replayed = []recording{
 	// parallel tasks that communicate, at once: they share the cluster's
 	// links and backbone
 	{name: "master_comms", platform: "testdata/platforms/master_cluster.xml", workload: "testdata/comms.json"},
+	// a FATPIPE backbone (each flow bounded alone) and SPLITDUPLEX links
+	// crossed both ways, by several flows of one job and by jobs at once
+	{name: "fatpipe", platform: "testdata/platforms/fatpipe.xml", workload: "testdata/fatpipe.json"},
+	// jobs of different flops sharing a core get equal flops per second
+	{name: "sharing", platform: "testdata/platforms/sharing.xml", workload: "testdata/sharing.json"},
 	// Batsim's own platforms and workloads (batsimData)
 	{name: "small_platform.test_delays", platform: "platforms/small_platform.xml", workload: "workloads/test_delays.json", data: true},
 	{name: "small_platform.test_sequence_delay", platform: "platforms/small_platform.xml", workload: "workloads/test_sequence_delay.json", data: true},

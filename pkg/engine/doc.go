@@ -71,12 +71,15 @@
 //     ptask_L07 host model (the one Batsim uses) shares them:
 //     a host offers cores × speed flops per second (SharePerCore, the
 //     default; ShareWholeHost offers speed and ignores cores), an executor
-//     never gets more than one core (speed), and the capacity is divided by
-//     max-min fairness over the jobs' progress rates. So a host with c cores
-//     runs up to c single-executor jobs at full speed; beyond that k jobs
-//     progress at the same fraction of their work per second (not the same
-//     flops per second: this is L07's rule), and a parallel job advances at
-//     the pace its most loaded host allows.
+//     never gets more than one core (speed), and the capacity is divided as
+//     SimGrid's fair bottleneck solver (ptask_L07's default) divides it:
+//     in equal flops per second between the executors on the host, unless
+//     one is held back elsewhere. So a host with c cores runs up to c
+//     single-executor jobs at full speed; beyond that k executors get
+//     speed × c / k flops per second each (a job of 1e9 flops and one of
+//     3e9 sharing a core end at 2 s and 4 s), two executors of one job on
+//     one host take two shares, and a parallel job advances at the pace
+//     its most loaded host allows.
 //
 //   - The network is SimGrid's ptask_L07 model (network.go, server.go):
 //     the platform's links (bandwidth, latency, SHARED, SPLITDUPLEX or
@@ -86,9 +89,12 @@
 //     task that communicates (the com of parallel, parallel_homogeneous
 //     and parallel_homogeneous_total profiles) first waits the longest
 //     latency of its routes, then progresses at the pace its hosts and
-//     links allow, each link's bandwidth shared max-min with the other
-//     tasks crossing it, bounded by the TCP window (gamma / (2 × latency
-//     × bytes)). Batsim's own messages cross the network too: a job's end
+//     links allow, each link's bandwidth shared with the other tasks
+//     crossing it by the fair bottleneck solver (the bytes of all the
+//     task's flows on a SHARED link or a SPLITDUPLEX link's way add up; a
+//     FATPIPE link bounds each flow alone, so only the task's largest flow
+//     on it counts), bounded by the TCP window (gamma / (2 × latency ×
+//     bytes)). Batsim's own messages cross the network too: a job's end
 //     reaches Batsim's server after the route from the job's first host
 //     to the master host (latency, then one byte at its bandwidth); the
 //     server gets one message at a time, in the order they were put, and

@@ -302,3 +302,26 @@ func TestFatpipeJobsApart(t *testing.T) {
 		t.Errorf("ends %v, want %v", got, want)
 	}
 }
+
+// A SPLITDUPLEX link has a bandwidth each way: a job's flows from h0 to h1
+// and back (1e9 and 6e8 bytes) each have a way of the hosts' private links
+// (1.25 GBps), so the larger takes 0.8 s; a SHARED link would carry both
+// (1.28 s). Sharing a SHARED backbone (2.5 GBps) with a job of six 5e8-byte
+// flows, each job gets half of it, in bytes per second (SimGrid's fair
+// bottleneck, not equal paces): 1.6e9 bytes at 1.25 GBps, 1.28 s; the
+// other's 3e9 bytes have 1.4e9 left then, alone at 2.5 GBps: 1.84 s, as
+// real Batsim 4.2.1 (testdata/batsim-4.2.1/fatpipe, jobs both and all3).
+func TestSplitDuplexBothWays(t *testing.T) {
+	const profiles = `"profiles": {"both": {"type": "parallel", "cpu": [1e9, 1e9], "com": [0, 1e9, 6e8, 0]},
+	    "all3": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 5e8}}`
+	both := `{"id": "both", "subtime": 0, "res": 2, "profile": "both"}`
+	alone := `{"nb_res": 5, "jobs": [` + both + `], ` + profiles + `}`
+	if got := endsOf(t, communicatingPlatform(t, "100GBps", "SHARED"), alone, map[string][]int{"w!both": {0, 1}})["w!both"]; math.Abs(got-0.8) > 1e-9 {
+		t.Errorf("alone, both ends at %.9f, want 0.8", got)
+	}
+	together := `{"nb_res": 5, "jobs": [` + both + `, {"id": "all3", "subtime": 0, "res": 3, "profile": "all3"}], ` + profiles + `}`
+	got := endsOf(t, communicatingPlatform(t, "2.5GBps", "SHARED"), together, map[string][]int{"w!both": {0, 1}, "w!all3": {2, 3, 4}})
+	if math.Abs(got["w!both"]-1.28) > 1e-9 || math.Abs(got["w!all3"]-1.84) > 1e-9 {
+		t.Errorf("together, ends %v, want both at 1.28, all3 at 1.84", got)
+	}
+}
