@@ -220,8 +220,12 @@
 // # What differs from Batsim 4.2.1
 //
 //   - Batsim reads the dates of a decision process's replies with
-//     RapidJSON's fast parsing, which may be a double off the nearest; the
-//     engine reads them exactly.
+//     RapidJSON's default parsing, which past 15 significant digits may be
+//     a double off the nearest ("100000000000.00003" is read
+//     100000000000.00005); package enginerun reads them exactly, so from
+//     1e10 s on a decision may take effect an ulp earlier than in Batsim.
+//     The engine's clock, from 1e10 s on, may also be an ulp off Batsim's in
+//     the dates of its messages (not in its outputs).
 //   - Batsim's one-byte messages never wait for bandwidth: in SimGrid a
 //     link loaded by a job's communications slows a message's byte (a
 //     nanosecond or so). Bypass routes, <peer>s and the torus, fat-tree and
