@@ -350,6 +350,8 @@ var replayed = []recording{
 	{name: "fatpipe", platform: "testdata/platforms/fatpipe.xml", workload: "testdata/fatpipe.json"},
 	// jobs of different flops sharing a core get equal flops per second
 	{name: "sharing", platform: "testdata/platforms/sharing.xml", workload: "testdata/sharing.json"},
+	// jobs ending at their walltime, or within an ulp of it (walltime_test.go)
+	{name: "walltime", platform: "../../examples/platforms/platform_4.xml", workload: "testdata/walltime/walltime.json"},
 	// Batsim's own platforms and workloads (batsimData)
 	{name: "small_platform.test_delays", platform: "platforms/small_platform.xml", workload: "workloads/test_delays.json", data: true},
 	{name: "small_platform.test_sequence_delay", platform: "platforms/small_platform.xml", workload: "workloads/test_sequence_delay.json", data: true},
