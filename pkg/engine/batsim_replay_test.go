@@ -352,6 +352,8 @@ var replayed = []recording{
 	{name: "sharing", platform: "testdata/platforms/sharing.xml", workload: "testdata/sharing.json"},
 	// jobs ending at their walltime, or within an ulp of it (walltime_test.go)
 	{name: "walltime", platform: "../../examples/platforms/platform_4.xml", workload: "testdata/walltime/walltime.json"},
+	// submissions from 1 s to 1e17 s (far_future_test.go)
+	{name: "far_future", platform: "../../examples/platforms/platform_16.xml", workload: "testdata/far_future/far_future.json"},
 	// Batsim's own platforms and workloads (batsimData)
 	{name: "small_platform.test_delays", platform: "platforms/small_platform.xml", workload: "workloads/test_delays.json", data: true},
 	{name: "small_platform.test_sequence_delay", platform: "platforms/small_platform.xml", workload: "workloads/test_sequence_delay.json", data: true},
