@@ -92,14 +92,14 @@ func replayRecording(t *testing.T, r recording) (jobs, states string, sched Sche
 		now := msg.Now
 		sent := batsimDecimals(msg.Now)
 		var ds []Decision
-		for next < len(replies) && answers(replies[next].now, sent) {
+		for next < len(replies) && (replies[next].now <= sent || sameDate(replies[next].now, sent)) {
 			rep := replies[next]
-			if !(rep.now < sent) && !rep.heardOf(heard) {
+			if sameDate(rep.now, sent) && !rep.heardOf(heard) {
 				// it answers a later message of the same
 				// microsecond, which told of its jobs
 				break
 			}
-			if len(rep.decisions) > 0 && rep.now < sent && !answers(sent, rep.now) {
+			if len(rep.decisions) > 0 && !sameDate(rep.now, sent) {
 				t.Errorf("recorded reply to %g replayed at %g: the engine sent no message then", rep.now, msg.Now)
 			}
 			for _, d := range rep.decisions {
@@ -119,12 +119,13 @@ func replayRecording(t *testing.T, r recording) (jobs, states string, sched Sche
 	return jobsOut.String(), statesOut.String(), e.Schedule(0, 0)
 }
 
-// answers reports whether a reply to a message Batsim dated now answers the
-// engine's message dated sent: now is sent or before, or at most two ulps
-// after it (the engine's clock may be an ulp or two off Batsim's where a
-// microsecond is less than that: from 1e10 s on).
-func answers(now, sent float64) bool {
-	return now <= sent || math.Float64bits(now)-math.Float64bits(sent) <= 2
+// sameDate reports whether a reply to a message Batsim dated now may answer
+// the engine's message dated sent (both >= 0): they are at most two doubles
+// apart (the engine's clock may be an ulp or two off Batsim's where that is
+// less than a microsecond: from 1e10 s on).
+func sameDate(now, sent float64) bool {
+	a, b := math.Float64bits(now), math.Float64bits(sent)
+	return max(a, b)-min(a, b) <= 2
 }
 
 // batsimDecimals is x as a decision process reads it from Batsim, which
