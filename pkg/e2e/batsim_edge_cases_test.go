@@ -20,7 +20,13 @@ import (
 //     zero);
 //   - walltime: jobs whose execution ends at their walltime, or within an
 //     ulp of it: decided at the instant of their submission, they end as
-//     Batsim ends them.
+//     Batsim ends them (pkg/engine/testdata/batsim-4.2.1/walltime: on
+//     platform_4.xml the tenths of a nanosecond that Batsim's messages take
+//     through SimGrid's loopback make neg_wall reach its walltime, and
+//     step_b_comp too if its EXECUTE_JOB comes after step_a_delay's, as
+//     the FIFO example sends them; if before, it completes, as a real run
+//     with the FIFO example and the job renamed to come first shows).
+//     kube-scheduler binds the two in either order.
 func TestBatsimEdgeCasesThroughTheStack(t *testing.T) {
 	for _, c := range []struct {
 		name, platform, workload, want string
@@ -42,7 +48,7 @@ func TestBatsimEdgeCasesThroughTheStack(t *testing.T) {
 				if i < len(want) {
 					w = want[i]
 				}
-				if g != w {
+				if g != w && walltimeEither[w] != g {
 					t.Errorf("_jobs.csv row %d:\n got  %s\n want %s", i+1, g, w)
 				}
 			}
@@ -113,6 +119,13 @@ w17,w0,delay,100000000000000000.000000,1,10.000000,0,COMPLETED_WALLTIME_REACHED,
 x16,w0,thrice,10000000000000000.000000,1,9.000000,0,COMPLETED_WALLTIME_REACHED,10000000000000000.000000,10.000000,10000000000000010.000000,0.000000,10.000000,1.000000,*,-1.000000,""
 `
 
+// walltimeEither are rows of walltimeRows that may be another, by the order
+// of the decisions: step_b_comp completes if it is started before
+// step_a_delay, in the same reply.
+var walltimeEither = map[string]string{
+	`step_b_comp,w0,c10,2600.000000,1,10.000000,0,COMPLETED_WALLTIME_REACHED,2600.000000,10.000000,2610.000000,0.000000,10.000000,1.000000,*,-1.000000,""`: `step_b_comp,w0,c10,2600.000000,1,10.000000,1,COMPLETED_SUCCESSFULLY,2600.000000,10.000000,2610.000000,0.000000,10.000000,1.000000,*,-1.000000,""`,
+}
+
 const walltimeRows = `
 c0.2_d100,w0,c0.2_d100,2400.100000,1,0.200000,0,COMPLETED_WALLTIME_REACHED,2400.100000,0.200000,2400.300000,0.000000,0.200000,1.000000,*,-1.000000,""
 c10_c0,w0,c10_c0,1600.000000,1,10.000000,1,COMPLETED_SUCCESSFULLY,1600.000000,10.000000,1610.000000,0.000000,10.000000,1.000000,*,-1.000000,""
@@ -127,7 +140,7 @@ d2.5x4,w0,d2.5x4,2000.000000,1,10.000000,0,COMPLETED_WALLTIME_REACHED,2000.00000
 d5_c5,w0,d5_c5,1200.000000,1,10.000000,1,COMPLETED_SUCCESSFULLY,1200.000000,10.000000,1210.000000,0.000000,10.000000,1.000000,*,-1.000000,""
 delay_eq,w0,d10,0.000000,1,10.000000,0,COMPLETED_WALLTIME_REACHED,0.000000,10.000000,10.000000,0.000000,10.000000,1.000000,*,-1.000000,""
 delay_lt,w0,d10,200.000000,1,10.000000,1,COMPLETED_SUCCESSFULLY,200.000000,10.000000,210.000000,0.000000,10.000000,1.000000,*,-1.000000,""
-neg_wall,w0,c0.2_d100,0.100000,1,0.200000,1,COMPLETED_SUCCESSFULLY,0.100000,100.200000,100.300000,0.000000,100.200000,1.000000,*,-1.000000,""
+neg_wall,w0,c0.2_d100,0.100000,1,0.200000,0,COMPLETED_WALLTIME_REACHED,0.100000,0.200000,0.300000,0.000000,0.200000,1.000000,*,-1.000000,""
 step_a_delay,w0,d10,2600.000000,1,10.000000,0,COMPLETED_WALLTIME_REACHED,2600.000000,10.000000,2610.000000,0.000000,10.000000,1.000000,*,-1.000000,""
-step_b_comp,w0,c10,2600.000000,1,10.000000,1,COMPLETED_SUCCESSFULLY,2600.000000,10.000000,2610.000000,0.000000,10.000000,1.000000,*,-1.000000,""
+step_b_comp,w0,c10,2600.000000,1,10.000000,0,COMPLETED_WALLTIME_REACHED,2600.000000,10.000000,2610.000000,0.000000,10.000000,1.000000,*,-1.000000,""
 `

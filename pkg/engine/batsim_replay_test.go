@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,9 +21,32 @@ import (
 // replies the decision process sent in it, as Batsim logged them.
 const recordings = "testdata/batsim-4.2.1"
 
-// recording is one recorded run of real Batsim and what it was run on.
+// batsimData holds Batsim 4.2.1's own platforms, workloads and events (its
+// repository's platforms/, workloads/ and events/), which CI has in
+// ../shared beside the clone.
+const batsimData = "../../../shared/data/batsim-4.2.1"
+
+// batsimFile is the path of a file of batsimData; the test fails (it does
+// not skip) if it is missing.
+func batsimFile(t *testing.T, path string) string {
+	t.Helper()
+	p := filepath.Join(batsimData, path)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("Batsim 4.2.1's data: %v (../shared/data/batsim-4.2.1 beside the clone, as CI has it)", err)
+	}
+	return p
+}
+
+// recording is one recorded run of real Batsim and what it was run on:
+// paths from this package's folder, or from batsimData when data is set.
 type recording struct {
 	name, platform, workload string
+	// events is an external events file (Batsim's --events), if any.
+	events string
+	// master is the master host (Batsim's -m), if not the default.
+	master string
+	// data says the platform, workload and events are in batsimData.
+	data bool
 }
 
 // replayRecording runs the engine on the recording's platform and workload,
@@ -32,16 +55,36 @@ type recording struct {
 // engine's _jobs.csv, _machine_states.csv and schedule.
 func replayRecording(t *testing.T, r recording) (jobs, states string, sched Schedule) {
 	t.Helper()
-	decisions := readReplies(t, filepath.Join(recordings, r.name, "replies.jsonl"))
-	p, err := ReadPlatformFile(r.platform)
+	path := func(p string) string {
+		if r.data {
+			return batsimFile(t, p)
+		}
+		return p
+	}
+	replies := readReplies(t, filepath.Join(recordings, r.name, "replies.jsonl"))
+	p, err := ReadPlatformFileWith(path(r.platform), PlatformOptions{MasterHost: r.master})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := mustReadWorkload(t, r.workload)
+	w := mustReadWorkload(t, path(r.workload))
 	var jobsOut, statesOut bytes.Buffer
-	e := mustNew(t, p, []*Workload{w}, Options{ComputeSharing: true, JobsOutput: &jobsOut, MachineStatesOutput: &statesOut})
+	opts := Options{ComputeSharing: true, JobsOutput: &jobsOut, MachineStatesOutput: &statesOut}
+	if r.events != "" {
+		l, err := ReadEventsFile(path(r.events), BatsimEventListName(0), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Events = []*EventList{l}
+	}
+	e := mustNew(t, p, []*Workload{w}, opts)
 	next := 0
+	heard := map[string]bool{} // the jobs the decision process was told of
 	err = loop(e, func(msg Message) (float64, []Decision) {
+		for _, ev := range msg.Events {
+			if s, ok := ev.(JobSubmitted); ok {
+				heard[s.Job.ID] = true
+			}
+		}
 		// Batsim writes the dates of its messages with six decimals:
 		// the decision process answered the message with that now,
 		// and Batsim applied its decisions at those dates (sleeping
@@ -49,12 +92,20 @@ func replayRecording(t *testing.T, r recording) (jobs, states string, sched Sche
 		now := msg.Now
 		sent := batsimDecimals(msg.Now)
 		var ds []Decision
-		for next < len(decisions) && decisions[next].Time() <= sent {
-			if d := decisions[next]; d.Time() != sent {
-				t.Errorf("recorded %s at %g replayed at %g: the engine sent no message then", d.Type(), d.Time(), msg.Now)
+		for next < len(replies) && (replies[next].now <= sent || sameDate(replies[next].now, sent)) {
+			rep := replies[next]
+			if sameDate(rep.now, sent) && !rep.heardOf(heard) {
+				// it answers a later message of the same
+				// microsecond, which told of its jobs
+				break
 			}
-			ds = append(ds, decisions[next])
-			now = max(now, decisions[next].Time())
+			if len(rep.decisions) > 0 && !sameDate(rep.now, sent) {
+				t.Errorf("recorded reply to %g replayed at %g: the engine sent no message then", rep.now, msg.Now)
+			}
+			for _, d := range rep.decisions {
+				now = max(now, d.Time())
+			}
+			ds = append(ds, rep.decisions...)
 			next++
 		}
 		return now, ds
@@ -62,10 +113,19 @@ func replayRecording(t *testing.T, r recording) (jobs, states string, sched Sche
 	if err != nil {
 		t.Fatalf("replay: %v", err)
 	}
-	if next != len(decisions) {
-		t.Fatalf("replay: %d of %d recorded decisions left when the simulation ended", len(decisions)-next, len(decisions))
+	if next != len(replies) {
+		t.Fatalf("replay: %d of %d recorded replies left when the simulation ended", len(replies)-next, len(replies))
 	}
 	return jobsOut.String(), statesOut.String(), e.Schedule(0, 0)
+}
+
+// sameDate reports whether a reply to a message Batsim dated now may answer
+// the engine's message dated sent (both >= 0): they are at most two doubles
+// apart (the engine's clock may be an ulp or two off Batsim's where that is
+// less than a microsecond: from 1e10 s on).
+func sameDate(now, sent float64) bool {
+	a, b := math.Float64bits(now), math.Float64bits(sent)
+	return max(a, b)-min(a, b) <= 2
 }
 
 // batsimDecimals is x as a decision process reads it from Batsim, which
@@ -78,18 +138,45 @@ func batsimDecimals(x float64) float64 {
 	return v
 }
 
-// readReplies reads the decisions of the replies recorded in path, one
-// protocol message per line, in order. Only EXECUTE_JOB, CALL_ME_LATER and
-// REJECT_JOB are expected in the recordings (a scheduler through Batkube decides
+// reply is one reply of the decision process: the now it answered and its
+// decisions.
+type reply struct {
+	now       float64
+	decisions []Decision
+}
+
+// heardOf reports whether every job the reply's decisions name was in
+// JOB_SUBMITTED events already.
+func (r reply) heardOf(heard map[string]bool) bool {
+	for _, d := range r.decisions {
+		var id string
+		switch d := d.(type) {
+		case ExecuteJob:
+			id = d.JobID
+		case RejectJob:
+			id = d.JobID
+		default:
+			continue
+		}
+		if !heard[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// readReplies reads the replies recorded in path, one protocol message per
+// line, in order. Only EXECUTE_JOB, CALL_ME_LATER, REJECT_JOB and KILL_JOB
+// are expected in the recordings (a scheduler through Batkube decides
 // nothing else).
-func readReplies(t *testing.T, path string) []Decision {
+func readReplies(t *testing.T, path string) []reply {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []Decision
+	var out []reply
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -97,18 +184,31 @@ func readReplies(t *testing.T, path string) []Decision {
 		if err != nil {
 			t.Fatalf("%s:%d: %v", path, line, err)
 		}
-		for _, ev := range msg.Events {
+		dates, err := batsimDates(sc.Bytes())
+		if err != nil || len(dates) != len(msg.Events) {
+			t.Fatalf("%s:%d: the dates as Batsim reads them: %v", path, line, err)
+		}
+		rep := reply{now: msg.Now}
+		for i, ev := range msg.Events {
+			at := dates[i].timestamp
 			switch d := ev.Data.(type) {
 			case batsim.CallMeLater:
-				out = append(out, CallMeLater{Timestamp: ev.Timestamp, When: d.At})
+				rep.decisions = append(rep.decisions, CallMeLater{Timestamp: at, When: dates[i].data})
 				continue
 			case batsim.RejectJob:
-				out = append(out, RejectJob{Timestamp: ev.Timestamp, JobID: string(d.JobID)})
+				rep.decisions = append(rep.decisions, RejectJob{Timestamp: at, JobID: string(d.JobID)})
+				continue
+			case batsim.KillJob:
+				ids := make([]string, len(d.JobIDs))
+				for i, id := range d.JobIDs {
+					ids[i] = string(id)
+				}
+				rep.decisions = append(rep.decisions, KillJob{Timestamp: at, JobIDs: ids})
 				continue
 			}
 			d, ok := ev.Data.(batsim.ExecuteJob)
 			if !ok || len(d.StorageMapping) > 0 {
-				t.Fatalf("%s:%d: %s: only EXECUTE_JOB without storage mapping, CALL_ME_LATER and REJECT_JOB are replayed", path, line, ev.Type())
+				t.Fatalf("%s:%d: %s: only EXECUTE_JOB without storage mapping, CALL_ME_LATER, REJECT_JOB and KILL_JOB are replayed", path, line, ev.Type())
 			}
 			var mapping []int
 			if len(d.Mapping) > 0 {
@@ -117,13 +217,49 @@ func readReplies(t *testing.T, path string) []Decision {
 					mapping[executor] = index
 				}
 			}
-			out = append(out, ExecuteJob{Timestamp: ev.Timestamp, JobID: string(d.JobID), Alloc: d.Alloc.IDs(), Mapping: mapping})
+			rep.decisions = append(rep.decisions, ExecuteJob{Timestamp: at, JobID: string(d.JobID), Alloc: d.Alloc.IDs(), Mapping: mapping})
 		}
+		out = append(out, rep)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// eventDates are an event's timestamp, and its data's (CALL_ME_LATER's
+// date), as Batsim reads them.
+type eventDates struct{ timestamp, data float64 }
+
+// batsimDates reads the dates of a reply's events as Batsim 4.2.1 reads
+// them, with RapidJSON's default parsing (rapidJSONDouble).
+func batsimDates(line []byte) ([]eventDates, error) {
+	var raw struct {
+		Events []struct {
+			Timestamp json.Number `json:"timestamp"`
+			Data      struct {
+				Timestamp json.Number `json:"timestamp"`
+			} `json:"data"`
+		} `json:"events"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, err
+	}
+	out := make([]eventDates, len(raw.Events))
+	for i, ev := range raw.Events {
+		var err error
+		if out[i].timestamp, err = rapidJSONDouble(ev.Timestamp.String()); err != nil {
+			return nil, err
+		}
+		if ev.Data.Timestamp != "" {
+			if out[i].data, err = rapidJSONDouble(ev.Data.Timestamp.String()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 func readRecorded(t *testing.T, name, file string) string {
@@ -190,126 +326,78 @@ func checkSchedule(t *testing.T, sched Schedule, want string) {
 	}
 }
 
-// TestReplayBatsimDelayRunsIdentical replays the decisions of real Batsim
-// 4.2.1 runs of delay workloads (kube-scheduler through Batkube, compute
-// sharing on) through the engine: _jobs.csv and _machine_states.csv must be
-// byte for byte Batsim's, and _schedule.csv column for column (time_idle
-// and time_computing included), but for the version and wall-clock times.
-// trace_10h is the 1,000-job trace on 16 hosts whose time_idle differed
-// between live runs: with the same decisions it is the same.
-func TestReplayBatsimDelayRunsIdentical(t *testing.T) {
-	for _, r := range []recording{
-		{"delay_30", "../../examples/platforms/platform_4.xml", "../../examples/workloads/delay_30.json"},
-		{"trace_10h", "../../examples/platforms/platform_16.xml", "../../examples/workloads/trace_10h.json"},
-		// a platform whose routes have latency: each job's end reaches
-		// the server 20 or 120 µs after it, one message at a time
-		{"latency", "../e2e/testdata/batsim_like_platform.xml", "../e2e/testdata/batsim_like_workload.json"},
-		// the master host 600 µs from itself: every message of Batsim's
-		// own actors takes that long, one at a time (server.go)
-		{"master_delay_30", "testdata/platforms/master_cluster.xml", "../../examples/workloads/delay_30.json"},
-		{"master_parallel", "testdata/platforms/master_cluster.xml", "../../examples/workloads/parallel.json"},
-		// parallel tasks that communicate, at once: they share the
-		// cluster's links and backbone
-		{"master_comms", "testdata/platforms/master_cluster.xml", "testdata/comms.json"},
-	} {
+// replayed are the recordings under testdata/batsim-4.2.1, each replayed by
+// TestReplayBatsim.
+var replayed = []recording{
+	// Batkube's examples
+	{name: "delay_30", platform: "../../examples/platforms/platform_4.xml", workload: "../../examples/workloads/delay_30.json"},
+	// the 1,000-job trace on 16 hosts whose time_idle differed between
+	// live runs: with the same decisions it is the same
+	{name: "trace_10h", platform: "../../examples/platforms/platform_16.xml", workload: "../../examples/workloads/trace_10h.json"},
+	// multi-host, composed, walltime
+	{name: "parallel", platform: "../../examples/platforms/platform_4.xml", workload: "../../examples/workloads/parallel.json"},
+	// a platform whose routes have latency: each job's end reaches the
+	// server 20 or 120 µs after it, one message at a time
+	{name: "latency", platform: "../e2e/testdata/batsim_like_platform.xml", workload: "../e2e/testdata/batsim_like_workload.json"},
+	// the master host 600 µs from itself: every message of Batsim's own
+	// actors takes that long, one at a time (server.go)
+	{name: "master_delay_30", platform: "testdata/platforms/master_cluster.xml", workload: "../../examples/workloads/delay_30.json"},
+	{name: "master_parallel", platform: "testdata/platforms/master_cluster.xml", workload: "../../examples/workloads/parallel.json"},
+	// parallel tasks that communicate, at once: they share the cluster's
+	// links and backbone
+	{name: "master_comms", platform: "testdata/platforms/master_cluster.xml", workload: "testdata/comms.json"},
+	// a FATPIPE backbone (each flow bounded alone) and SPLITDUPLEX links
+	// crossed both ways, by several flows of one job and by jobs at once
+	{name: "fatpipe", platform: "testdata/platforms/fatpipe.xml", workload: "testdata/fatpipe.json"},
+	// jobs of different flops sharing a core get equal flops per second
+	{name: "sharing", platform: "testdata/platforms/sharing.xml", workload: "testdata/sharing.json"},
+	// jobs ending at their walltime, or within an ulp of it (walltime_test.go)
+	{name: "walltime", platform: "../../examples/platforms/platform_4.xml", workload: "testdata/walltime/walltime.json"},
+	// submissions from 1 s to 1e17 s (far_future_test.go)
+	{name: "far_future", platform: "../../examples/platforms/platform_16.xml", workload: "testdata/far_future/far_future.json"},
+	// Batsim's own platforms and workloads (batsimData)
+	{name: "small_platform.test_delays", platform: "platforms/small_platform.xml", workload: "workloads/test_delays.json", data: true},
+	{name: "small_platform.test_sequence_delay", platform: "platforms/small_platform.xml", workload: "workloads/test_sequence_delay.json", data: true},
+	{name: "small_platform.test_various_profile_types", platform: "platforms/small_platform.xml", workload: "workloads/test_various_profile_types.json", data: true},
+	{name: "small_platform.test_walltime", platform: "platforms/small_platform.xml", workload: "workloads/test_walltime.json", data: true},
+	{name: "small_platform.test_same_submit_time", platform: "platforms/small_platform.xml", workload: "workloads/test_same_submit_time.json", data: true},
+	{name: "small_platform.test_delays.events", platform: "platforms/small_platform.xml", workload: "workloads/test_delays.json", events: "events/test_events_4hosts.txt", data: true},
+	// dates up to 1e17 s, where Batsim reads some of the decisions' dates
+	// an ulp off (rapidJSONDouble)
+	{name: "small_platform.test_long_workload", platform: "platforms/small_platform.xml", workload: "workloads/test_long_workload.json", data: true},
+	{name: "small_platform.test_case_study1", platform: "platforms/small_platform.xml", workload: "workloads/test_case_study1.json", data: true},
+	{name: "energy_platform.test_same_submit_time", platform: "platforms/energy_platform.xml", workload: "workloads/test_same_submit_time.json", data: true},
+	{name: "simple_coalloc_platform.test_delays", platform: "platforms/simple_coalloc_platform.xml", workload: "workloads/test_delays.json", data: true},
+	{name: "properties_example.test_delays", platform: "platforms/properties_example.xml", workload: "workloads/test_delays.json", data: true},
+	{name: "cluster512.test_walltime", platform: "platforms/cluster512.xml", workload: "workloads/test_walltime.json", data: true},
+	{name: "cluster512.test_one_computation_job", platform: "platforms/cluster512.xml", workload: "workloads/test_one_computation_job.json", data: true},
+	{name: "cluster512.test_one_computation_job_tot", platform: "platforms/cluster512.xml", workload: "workloads/test_one_computation_job_tot.json", data: true},
+	{name: "cluster512.test_batsim_paper_workload_seed1", platform: "platforms/cluster512.xml", workload: "workloads/test_batsim_paper_workload_seed1.json", data: true},
+	{name: "cluster512.example_workload_hpc_seed1_jobs250", platform: "platforms/cluster512.xml", workload: "workloads/example_workload_hpc_seed1_jobs250.json", data: true},
+	{name: "cluster512.example_workload_hpc_seed4_jobs250", platform: "platforms/cluster512.xml", workload: "workloads/example_workload_hpc_seed4_jobs250.json", data: true},
+	{name: "cluster_energy_128.example_workload_hpc_seed3_jobs250", platform: "platforms/cluster_energy_128.xml", workload: "workloads/example_workload_hpc_seed3_jobs250.json", data: true},
+	{name: "energy_platform_homogeneous_no_net_128.example_workload_hpc_seed5_jobs250", platform: "platforms/energy_platform_homogeneous_no_net_128.xml", workload: "workloads/example_workload_hpc_seed5_jobs250.json", data: true},
+	{name: "cluster_locality_8x16.example_workload_hpc_seed2_jobs250", platform: "platforms/cluster_locality_8x16.xml", workload: "workloads/example_workload_hpc_seed2_jobs250.json", master: "master_host0", data: true},
+	{name: "cluster_locality_32x16.example_workload_hpc_seed3_jobs250", platform: "platforms/cluster_locality_32x16.xml", workload: "workloads/example_workload_hpc_seed3_jobs250.json", master: "master_host0", data: true},
+	{name: "cluster_locality_4x128.example_workload_hpc_seed1_jobs250", platform: "platforms/cluster_locality_4x128.xml", workload: "workloads/example_workload_hpc_seed1_jobs250.json", master: "master_host0", data: true},
+}
+
+// TestReplayBatsim replays the decisions of real Batsim 4.2.1 runs
+// (Batkube's FIFO example or kube-scheduler deciding, compute sharing on)
+// through the engine: _jobs.csv and _machine_states.csv must be byte for
+// byte Batsim's, and _schedule.csv column for column (time_idle and
+// time_computing included), but for the version and wall-clock times.
+func TestReplayBatsim(t *testing.T) {
+	for _, r := range replayed {
 		t.Run(r.name, func(t *testing.T) {
 			jobs, states, sched := replayRecording(t, r)
 			if want := readRecorded(t, r.name, "_jobs.csv"); jobs != want {
 				t.Errorf("_jobs.csv differs: %s", firstDiff(jobs, want))
 			}
-			want := readRecorded(t, r.name, "_machine_states.csv")
-			if r.name == "delay_30" || r.name == "latency" {
-				// The first job starts at 0 plus the 4e-10 s
-				// its EXECUTE_JOB takes to reach the job's
-				// host in Batsim (SimGrid's loopback), which
-				// %g shows at 0 only; the engine writes 0.
-				want = strings.Replace(want, "\n4e-10,", "\n0,", 1)
-			}
-			if states != want {
+			if want := readRecorded(t, r.name, "_machine_states.csv"); states != want {
 				t.Errorf("_machine_states.csv differs: %s", firstDiff(states, want))
 			}
 			checkSchedule(t, sched, readRecorded(t, r.name, "_schedule.csv"))
 		})
 	}
-}
-
-// TestReplayBatsimComputeRunStates replays a real Batsim 4.2.1 run of
-// computing jobs (parallel.json: multi-host, composed, walltime). Where jobs
-// end at the instant others start, Batsim's order of the rows (in both
-// files) follows sub-nanosecond latencies of its internal messages (see
-// the package documentation): _jobs.csv must have the same rows, in any
-// order; _schedule.csv the same columns; _machine_states.csv the same
-// number of rows at each instant, ending on the same numbers of idle and
-// computing hosts.
-func TestReplayBatsimComputeRunStates(t *testing.T) {
-	r := recording{"parallel", "../../examples/platforms/platform_4.xml", "../../examples/workloads/parallel.json"}
-	jobs, states, sched := replayRecording(t, r)
-	sortedLines := func(s string) string {
-		lines := strings.Split(s, "\n")
-		slices.Sort(lines)
-		return strings.Join(lines, "\n")
-	}
-	if want := readRecorded(t, r.name, "_jobs.csv"); sortedLines(jobs) != sortedLines(want) {
-		t.Errorf("_jobs.csv rows differ (sorted): %s", firstDiff(sortedLines(jobs), sortedLines(want)))
-	}
-	checkSchedule(t, sched, readRecorded(t, r.name, "_schedule.csv"))
-	got, want := instants(parseStates(t, states)), instants(parseStates(t, readRecorded(t, r.name, "_machine_states.csv")))
-	if len(got) != len(want) {
-		t.Fatalf("_machine_states.csv: engine has %d instants, Batsim %d", len(got), len(want))
-	}
-	for i := range got {
-		if g, w := got[i], want[i]; math.Abs(g.time-w.time) > 1e-6 || g.rows != w.rows || g.last != w.last {
-			t.Errorf("_machine_states.csv instant %d: engine %+v, Batsim %+v", i, g, w)
-		}
-	}
-}
-
-// instant sums up the rows of _machine_states.csv at one time (within a
-// microsecond): how many, and the numbers of idle and computing hosts after
-// the last.
-type instant struct {
-	time float64
-	rows int
-	last [2]int
-}
-
-func instants(rows []statesRow) []instant {
-	var out []instant
-	for _, r := range rows {
-		if n := len(out); n == 0 || r.time-out[n-1].time > 1e-6 {
-			out = append(out, instant{time: r.time})
-		}
-		in := &out[len(out)-1]
-		in.rows++
-		in.last = [2]int{r.idle, r.computing}
-	}
-	return out
-}
-
-type statesRow struct {
-	time            float64
-	idle, computing int
-}
-
-func parseStates(t *testing.T, content string) []statesRow {
-	t.Helper()
-	rows, err := csv.NewReader(strings.NewReader(content)).ReadAll()
-	if err != nil || len(rows) == 0 || strings.Join(rows[0], ",")+"\n" != machineStatesHeader {
-		t.Fatalf("bad _machine_states.csv (%v):\n%s", err, content)
-	}
-	var out []statesRow
-	for _, r := range rows[1:] {
-		var row statesRow
-		var errs [3]error
-		row.time, errs[0] = strconv.ParseFloat(r[0], 64)
-		row.idle, errs[1] = strconv.Atoi(r[4])
-		row.computing, errs[2] = strconv.Atoi(r[5])
-		for _, err := range errs {
-			if err != nil {
-				t.Fatalf("bad _machine_states.csv row %q: %v", r, err)
-			}
-		}
-		out = append(out, row)
-	}
-	return out
 }

@@ -71,12 +71,15 @@
 //     ptask_L07 host model (the one Batsim uses) shares them:
 //     a host offers cores × speed flops per second (SharePerCore, the
 //     default; ShareWholeHost offers speed and ignores cores), an executor
-//     never gets more than one core (speed), and the capacity is divided by
-//     max-min fairness over the jobs' progress rates. So a host with c cores
-//     runs up to c single-executor jobs at full speed; beyond that k jobs
-//     progress at the same fraction of their work per second (not the same
-//     flops per second: this is L07's rule), and a parallel job advances at
-//     the pace its most loaded host allows.
+//     never gets more than one core (speed), and the capacity is divided as
+//     SimGrid's fair bottleneck solver (ptask_L07's default) divides it:
+//     in equal flops per second between the executors on the host, unless
+//     one is held back elsewhere. So a host with c cores runs up to c
+//     single-executor jobs at full speed; beyond that k executors get
+//     speed × c / k flops per second each (a job of 1e9 flops and one of
+//     3e9 sharing a core end at 2 s and 4 s), two executors of one job on
+//     one host take two shares, and a parallel job advances at the pace
+//     its most loaded host allows.
 //
 //   - The network is SimGrid's ptask_L07 model (network.go, server.go):
 //     the platform's links (bandwidth, latency, SHARED, SPLITDUPLEX or
@@ -86,19 +89,23 @@
 //     task that communicates (the com of parallel, parallel_homogeneous
 //     and parallel_homogeneous_total profiles) first waits the longest
 //     latency of its routes, then progresses at the pace its hosts and
-//     links allow, each link's bandwidth shared max-min with the other
-//     tasks crossing it, bounded by the TCP window (gamma / (2 × latency
-//     × bytes)). Batsim's own messages cross the network too: a job's end
+//     links allow, each link's bandwidth shared with the other tasks
+//     crossing it by the fair bottleneck solver (the bytes of all the
+//     task's flows on a SHARED link or a SPLITDUPLEX link's way add up; a
+//     FATPIPE link bounds each flow alone, so only the task's largest flow
+//     on it counts), bounded by the TCP window (gamma / (2 × latency ×
+//     bytes)). Batsim's own messages cross the network too: a job's end
 //     reaches Batsim's server after the route from the job's first host
 //     to the master host (latency, then one byte at its bandwidth); the
 //     server gets one message at a time, in the order they were put, and
-//     tells the decision process only when its mailbox is empty; where the
-//     master host's route to itself takes a noticeable time (15 µs on
-//     Batsim's small_platform.xml, 600 µs on cluster512.xml), every message
-//     of Batsim's actors there (submitters' hello, batches and goodbye,
-//     each decision and the SCHED_READY after them, waiters, killers)
-//     takes that time, as in Batsim 4.2.1. Engine.Options.NoNetwork turns
-//     Batsim's messages back into instants.
+//     tells the decision process only when its mailbox is empty; every
+//     message of Batsim's actors on the master host (submitters' hello,
+//     batches and goodbye, each decision and the SCHED_READY after them,
+//     waiters, killers) crosses its route to itself, as in Batsim 4.2.1:
+//     SimGrid's default loopback (one byte at 10 GBps, 1e-10 s) or what the
+//     platform routes (15 µs on Batsim's small_platform.xml, 600 µs on
+//     cluster512.xml). Engine.Options.NoNetwork turns Batsim's messages
+//     back into instants.
 //
 // There is no I/O model (disks are ignored; the profile types
 // parallel_homogeneous_pfs and data_staging are refused, as are send, recv,
@@ -212,17 +219,13 @@
 //
 // # What differs from Batsim 4.2.1
 //
-//   - Messages between Batsim's actors on the master host take no time
-//     when its route to itself takes less than 1e-7 s (SimGrid's default
-//     loopback: 1 byte at 10 GBps, 1e-10 s a message), which may order
-//     things differently in one step (a computation timed out by a sleep
-//     ending a tenth of a nanosecond before it). With that loopback taken
-//     away (--sg-cfg network/loopback-bw:1e300), real Batsim's outputs
-//     equal the engine's (checked on Batsim's workloads, the engine's
-//     testdata and dates up to 1e17 s), but where Batsim reads a decision
-//     process's date a double off (RapidJSON's fast parsing). Where the
-//     route takes longer, every message is modelled (see above) and the
-//     outputs equal real Batsim's (testdata/batsim-4.2.1/master_*).
+//   - Batsim reads the dates of a decision process's replies with
+//     RapidJSON's default parsing, which past 15 significant digits may be
+//     a double off the nearest ("100000000000.00003" is read
+//     100000000000.00005); package enginerun reads them exactly, so from
+//     1e10 s on a decision may take effect an ulp earlier than in Batsim.
+//     The engine's clock, from 1e10 s on, may also be an ulp off Batsim's in
+//     the dates of its messages (not in its outputs).
 //   - Batsim's one-byte messages never wait for bandwidth: in SimGrid a
 //     link loaded by a job's communications slows a message's byte (a
 //     nanosecond or so). Bypass routes, <peer>s and the torus, fat-tree and
@@ -252,20 +255,14 @@
 //     as by Batsim, unless --disable-machine-state-tracing) has Batsim's
 //     header and a row after each job start and each job end, with no host
 //     ever sleeping or switching. Replaying real runs' decisions gives the
-//     same file byte for byte for delay jobs (testdata/batsim-4.2.1), but
-//     for jobs started at 0, which Batsim writes at 4e-10 or 5e-10 (the
-//     latency of its internal messages, which %g shows only near 0). Ties
-//     of %g's six digits to the nanosecond are rounded up, as Batsim's
-//     slightly late clock rounds them. _jobs.csv writes 0.000000, never
-//     -0.000000, for a value that rounds to zero (a waiting time of an ulp
-//     below zero where the clock reads an ulp before a subtime: Batsim's
-//     latencies, or its decision's six decimals, start such jobs after it). Where computing jobs end at the instant others start,
-//     Batsim's order of the rows follows those sub-nanosecond latencies (a
-//     computation started a few tenths of a nanosecond late ends after
-//     jobs started at its nominal end): the engine writes the ends first,
-//     so rows within the instant differ, but not their number nor the last
-//     one. The same latencies order Batsim's _jobs.csv rows of jobs ending
-//     at one instant (a walltime may come before a computation's end).
+//     same file byte for byte (testdata/batsim-4.2.1): a job started at 0
+//     is written at 4e-10 or 5e-10 where Batsim's messages cross SimGrid's
+//     default loopback, and rows of jobs ending at the instant others start
+//     follow those sub-nanosecond latencies, as in Batsim. Ties of %g's six
+//     digits to the nanosecond are rounded up, as Batsim's slightly late
+//     clock rounds them. A waiting time of an ulp below zero (a job started
+//     where SimGrid's rounded steps make the clock read an ulp before its
+//     subtime) is written -0.000000, as Batsim writes it.
 //   - time_idle, time_computing and time_unavailable are Batsim's
 //     accounting (each host's time in each state up to its last change,
 //     summed in long double), and equal Batsim's for

@@ -185,7 +185,6 @@ type Engine struct {
 	sharer        *sharer
 	freeRuns      []*run
 	freeActs      []*activity
-	scratch       []float64
 	outbox        []Event
 	// Batsim's server (server.go): whether it is getting a message, and
 	// which, the messages waiting for it, the timer of the one it gets,

@@ -178,10 +178,12 @@ func TestComputeSharing(t *testing.T) {
 			want: map[string]float64{"w!1": 2, "w!2": 2},
 		},
 		{
-			// L07: equal progress rates, so 1e9 and 3e9 flops both end at 4 s.
-			name: "jobs progress at the same pace", cores: 1, model: SharePerCore, speeds: []float64{1e9},
+			// L07's fair bottleneck: equal flops per second, so 1e9 flops
+			// end at 2 s, and the last 2e9 of 3e9 take 2 s alone (as
+			// real Batsim: testdata/batsim-4.2.1/sharing).
+			name: "jobs get equal flops per second", cores: 1, model: SharePerCore, speeds: []float64{1e9},
 			jobs: `{"id": 1, "subtime": 0, "res": 1, "profile": "c1"}, {"id": 3, "subtime": 0, "res": 1, "profile": "c3"}`,
-			want: map[string]float64{"w!1": 4, "w!3": 4},
+			want: map[string]float64{"w!1": 2, "w!3": 4},
 		},
 		{
 			name: "a job that ends frees the host for the others", cores: 1, model: SharePerCore, speeds: []float64{1e9},
@@ -191,10 +193,10 @@ func TestComputeSharing(t *testing.T) {
 		{
 			name: "a late job slows an earlier one", cores: 1, model: SharePerCore, speeds: []float64{1e9},
 			jobs: `{"id": 1, "subtime": 0, "res": 1, "profile": "c3"}, {"id": 2, "subtime": 1, "res": 1, "profile": "c1"}`,
-			// Job 1 runs alone for 1 s (1/3 done), then both progress at 1/4 per second: job 1's
-			// last 2/3 take 8/3 s (ends at 11/3), job 2 has done 2/3 by then and its last 1/3
-			// takes 1/3 s alone (ends at 4).
-			want: map[string]float64{"w!1": 11.0 / 3, "w!2": 4},
+			// Job 1 runs alone for 1 s (1e9 of 3e9 flops), then both get
+			// 5e8 flops per second: job 2 ends at 3, job 1 has 1e9 left
+			// then, 1 s alone (ends at 4).
+			want: map[string]float64{"w!1": 4, "w!2": 3},
 		},
 		{
 			name: "delays do not use the host", cores: 1, model: SharePerCore, speeds: []float64{1e9},

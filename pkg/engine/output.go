@@ -384,22 +384,15 @@ func appendNonFinite(b []byte, v float64) ([]byte, bool) {
 }
 
 // appendFloat formats like C's printf("%f"), which Batsim's std::to_string
-// uses: six decimals; glibc writes the NaN of 0/0 as "-nan". A value that
-// rounds to zero is written 0.000000, never -0.000000: where the engine's
-// clock reads an ulp less than a job's subtime at its submission (SimGrid's
-// rounded steps), Batsim's own is later (its internal messages take tenths
-// of nanoseconds, and a decision stamped with the six decimals of its
-// messages may wait until that date), and it writes 0.000000.
+// uses: six decimals; glibc writes the NaN of 0/0 as "-nan". A negative value
+// that rounds to zero is written -0.000000, as Batsim writes the waiting time
+// of a job started an ulp before its subtime (where SimGrid's rounded steps
+// wake the submitter an ulp early and the decision takes no time).
 func appendFloat(b []byte, v float64) []byte {
 	if b, ok := appendNonFinite(b, v); ok {
 		return b
 	}
-	n := len(b)
-	b = strconv.AppendFloat(b, v, 'f', 6, 64)
-	if string(b[n:]) == "-0.000000" {
-		b = append(b[:n], "0.000000"...)
-	}
-	return b
+	return strconv.AppendFloat(b, v, 'f', 6, 64)
 }
 
 func appendInt(b []byte, v int) []byte { return strconv.AppendInt(b, int64(v), 10) }

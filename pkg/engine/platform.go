@@ -34,11 +34,6 @@ func (o PlatformOptions) master() string {
 	return o.MasterHost
 }
 
-// selfNoticeable is the time of a message from the master host to itself
-// from which the engine says that it leaves it out (SimGrid's default
-// loopback takes 1e-10 s a byte).
-const selfNoticeable = 1e-7
-
 // maxHosts bounds the hosts a platform may declare (clusters expand ranges).
 const maxHosts = 1 << 20
 
@@ -53,9 +48,8 @@ type Platform struct {
 	// Master is the name of the master host, which computes nothing.
 	Master string
 	// MasterMessage is the time a message takes from the master host to
-	// itself, between two of Batsim's actors there, when it is noticeable
-	// (zero otherwise: SimGrid's default loopback takes 1e-10 s). See
-	// server.go.
+	// itself, between two of Batsim's actors there (1e-10 s through
+	// SimGrid's default loopback, one byte at 10 GBps). See server.go.
 	MasterMessage MessageTime
 	// NetworkNotes say what of the platform's network the engine does not
 	// model (see network.go), if anything.
@@ -379,10 +373,9 @@ func parsePlatform(r io.Reader, opts PlatformOptions) (*Platform, error) {
 		// hears of the end at once.
 		net.note(fmt.Sprintf("%d host(s) have no route to the master host, which real Batsim aborts on when a job ends there (%s): their job ends are heard of at once", unrouted, first))
 	}
-	switch self, err := net.messageTime(p.Master, p.Master); {
-	case err != nil:
+	if self, err := net.messageTime(p.Master, p.Master); err != nil {
 		net.note(fmt.Sprintf("the master host %q has no route to itself, which real Batsim aborts on at its first message (%v)", p.Master, err))
-	case self.Seconds() >= selfNoticeable:
+	} else {
 		p.MasterMessage = self
 	}
 	p.NetworkNotes = net.notes

@@ -308,33 +308,21 @@ func (e *Engine) startLeaf(r *run, p *Profile) bool {
 }
 
 // newActivity builds the computation of a leaf on the run's executors, or
-// returns nil if it computes nothing.
+// returns nil if it computes nothing. Each executor that computes uses its
+// host on its own (SimGrid gives each its own share of the host's cpu, so
+// two executors on one host take two shares).
 func (e *Engine) newActivity(r *run, p *Profile) *activity {
 	n := len(r.executors)
-	if cap(e.scratch) < len(r.alloc) {
-		e.scratch = make([]float64, len(r.alloc))
-	}
-	perResource := e.scratch[:len(r.alloc)]
-	clear(perResource)
 	bound := math.Inf(1)
+	computes := false
 	for i, h := range r.executors {
-		var flops float64
-		switch p.Type {
-		case ProfileParallelHomogeneous:
-			flops = p.CPU
-		case ProfileParallelHomogeneousTotal:
-			flops = p.CPU / float64(n)
-		case ProfileParallel:
-			flops = p.CPUs[i]
-		}
-		if flops > 0 {
-			k, _ := slices.BinarySearch(r.alloc, h)
-			perResource[k] += flops
-			bound = math.Min(bound, e.platform.Resources[h].Speed/flops)
+		if f := executorFlops(p, i, n); f > 0 {
+			computes = true
+			bound = math.Min(bound, e.platform.Resources[h].Speed/f)
 		}
 	}
 	latency, latBytes, bytes := e.communications(r, p)
-	if math.IsInf(bound, 1) && len(bytes) == 0 {
+	if !computes && len(bytes) == 0 {
 		return nil
 	}
 	var a *activity
@@ -346,13 +334,13 @@ func (e *Engine) newActivity(r *run, p *Profile) *activity {
 	}
 	a.run, a.latency, a.waiting = r, latency, false
 	a.hosts, a.coef = a.hosts[:0], a.coef[:0]
-	for k, flops := range perResource {
-		if flops > 0 {
-			a.hosts = append(a.hosts, r.alloc[k])
-			a.coef = append(a.coef, flops)
+	for i, h := range r.executors {
+		if f := executorFlops(p, i, n); f > 0 {
+			a.hosts = append(a.hosts, h)
+			a.coef = append(a.coef, f)
 		}
 	}
-	// in the order of the links (the solver breaks ties in this order)
+	// in the order of the links (the solver sums in this order)
 	e.linkKeys = e.linkKeys[:0]
 	for key := range bytes {
 		e.linkKeys = append(e.linkKeys, key)
@@ -361,13 +349,8 @@ func (e *Engine) newActivity(r *run, p *Profile) *activity {
 	for _, key := range e.linkKeys {
 		b := bytes[key]
 		l := e.platform.net.all[key/2]
-		switch {
-		case l.bw <= 0:
-		case l.policy == linkFatpipe:
-			// each flow may take the whole bandwidth
-			bound = math.Min(bound, l.bw/b)
-		default:
-			a.hosts = append(a.hosts, e.sharer.link(key, l.bw))
+		if l.bw > 0 {
+			a.hosts = append(a.hosts, e.sharer.link(key, l.bw, l.policy == linkFatpipe))
 			a.coef = append(a.coef, b)
 		}
 	}
@@ -379,13 +362,28 @@ func (e *Engine) newActivity(r *run, p *Profile) *activity {
 	return a
 }
 
+// executorFlops is what executor i of n computes in a leaf.
+func executorFlops(p *Profile, i, n int) float64 {
+	switch p.Type {
+	case ProfileParallelHomogeneous:
+		return p.CPU
+	case ProfileParallelHomogeneousTotal:
+		return p.CPU / float64(n)
+	case ProfileParallel:
+		return p.CPUs[i]
+	}
+	return 0
+}
+
 // tcpGamma is SimGrid's network/TCP-gamma default (4 MiB): the window that
 // bounds a flow's rate by gamma / (2 × latency).
 const tcpGamma = 4194304
 
 // communications adds up what a leaf of a parallel task sends: the bytes
 // crossing each link's bandwidth (by linkUse.constraint(), in a map reused
-// by the next call), and the latency the task waits first (the longest of
+// by the next call; for a FATPIPE link, which bounds each flow on its own,
+// the bytes of its largest flow, as SimGrid's expand keeps the largest use
+// of a FATPIPE constraint), and the latency the task waits first (the longest of
 // its routes'), as SimGrid's ptask_L07 model, and the largest latency ×
 // bytes of a route (for the TCP window). Executor x sends to executor y Coms[x*n+y]
 // bytes (parallel), Com (parallel_homogeneous) or Com / n
@@ -418,7 +416,12 @@ func (e *Engine) communications(r *run, p *Profile) (latency, latBytes float64, 
 			latency = math.Max(latency, rt.latency)
 			latBytes = math.Max(latBytes, rt.latency*b)
 			for _, u := range rt.uses {
-				e.linkBytes[u.constraint()] += b
+				if u.link.policy == linkFatpipe {
+					// a FATPIPE constrains each flow on its own
+					e.linkBytes[u.constraint()] = max(e.linkBytes[u.constraint()], b)
+				} else {
+					e.linkBytes[u.constraint()] += b
+				}
 			}
 		}
 	}

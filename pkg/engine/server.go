@@ -14,11 +14,10 @@ package engine
 // sent at +240 µs.
 //
 // Messages between actors of the master host cross its route to itself:
-// SimGrid's loopback (a tenth of a nanosecond for one byte), which the
-// engine leaves out, or what the platform makes of it (15 µs on Batsim's
-// small_platform.xml, 600 µs through cluster512.xml's backbone). From
-// selfNoticeable on, the engine runs Batsim's actors message by message
-// (Engine.masterMsg): submitters say hello, send each batch of
+// SimGrid's loopback (a tenth of a nanosecond for one byte), or what the
+// platform makes of it (15 µs on Batsim's small_platform.xml, 600 µs
+// through cluster512.xml's backbone). The engine runs Batsim's actors
+// message by message (Engine.masterMsg): submitters say hello, send each batch of
 // submissions and say goodbye, each waiting for the server to get the
 // message before going on; the request-reply actor sends each decision,
 // then SCHED_READY; a waiter and a killer each send one message when done.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"slices"
 
 	"github.com/batkube/batkube/pkg/simtime/timerq"
 )
@@ -26,10 +27,12 @@ type activity struct {
 	run *run
 	// hosts are the constraints the activity uses: host ids (flops in
 	// coef) and, after them, links' (bytes in coef; see sharer.link).
+	// Every coef is > 0.
 	hosts []int
 	coef  []float64
-	// bound is the rate at which the activity runs alone: every executor
-	// uses one core, so min(speed / flops) over its executors.
+	// bound is the most the activity's rate may be (SimGrid's variable
+	// bound): every executor uses at most one core, so min(speed / flops)
+	// over its executors, and its flows are bounded by the TCP window.
 	bound     float64
 	remaining float64
 	rate      float64
@@ -42,8 +45,9 @@ type activity struct {
 
 	// solver scratch
 	mark    uint64
-	fixed   bool
-	newRate float64
+	fixed   bool    // it grows no more
+	newRate float64 // its rate so far
+	inc     float64 // what it grew by in its last round
 }
 
 // settle accounts for the work done since the last update.
@@ -57,13 +61,17 @@ func (a *activity) settle(now timerq.Time) {
 	}
 }
 
-// sharer sets the rates of the activities running on shared hosts, as
-// SimGrid's ptask_L07 model without network does: max-min fairness over the
-// activities' rates, each host h bounded by capacity[h] flops per second
-// (sum of rate × flops on h), each activity by its bound.
+// sharer sets the rates of the activities running on shared hosts and
+// links as SimGrid's ptask_L07 model does, with its default solver (the
+// fair bottleneck of host/solver): each host h offers capacity[h] flops per
+// second (sum of rate × flops on h), each link its bandwidth (sum of rate ×
+// bytes, or for a FATPIPE link each activity's rate × bytes alone), each
+// activity is bounded by its bound. See solve.
 type sharer struct {
 	capacity []float64     // per constraint: hosts, then links
-	acts     [][]*activity // per constraint
+	fatpipe  []bool        // per constraint: a FATPIPE link's
+	acts     [][]*activity // per constraint, in the order they were added
+	coefs    [][]float64   // per constraint: the acts' coef on it
 	hostMark []uint64
 	mark     uint64
 	// links are the links' constraints, by linkUse.constraint()
@@ -72,18 +80,23 @@ type sharer struct {
 	// scratch, reused between updates
 	compHosts []int
 	compActs  []*activity
-	remcap    []float64
-	sumcoef   []float64
+	remcap    []float64 // what a constraint has left
+	share     []float64 // what it offers each activity in this round
+	open      []bool    // it is not saturated
 	changed   []*activity
 }
 
 func newSharer(resources []Resource, model SharingModel) *sharer {
+	n := len(resources)
 	s := &sharer{
-		capacity: make([]float64, len(resources)),
-		acts:     make([][]*activity, len(resources)),
-		hostMark: make([]uint64, len(resources)),
-		remcap:   make([]float64, len(resources)),
-		sumcoef:  make([]float64, len(resources)),
+		capacity: make([]float64, n),
+		fatpipe:  make([]bool, n),
+		acts:     make([][]*activity, n),
+		coefs:    make([][]float64, n),
+		hostMark: make([]uint64, n),
+		remcap:   make([]float64, n),
+		share:    make([]float64, n),
+		open:     make([]bool, n),
 	}
 	for i, r := range resources {
 		s.capacity[i] = r.Speed
@@ -95,8 +108,8 @@ func newSharer(resources []Resource, model SharingModel) *sharer {
 }
 
 // link returns the constraint of a link's bandwidth (bytes per second),
-// adding it the first time.
-func (s *sharer) link(key int, bw float64) int {
+// adding it the first time; a FATPIPE link bounds each activity alone.
+func (s *sharer) link(key int, bw float64, fatpipe bool) int {
 	if c, ok := s.links[key]; ok {
 		return c
 	}
@@ -106,10 +119,13 @@ func (s *sharer) link(key int, bw float64) int {
 	c := len(s.capacity)
 	s.links[key] = c
 	s.capacity = append(s.capacity, bw)
+	s.fatpipe = append(s.fatpipe, fatpipe)
 	s.acts = append(s.acts, nil)
+	s.coefs = append(s.coefs, nil)
 	s.hostMark = append(s.hostMark, 0)
 	s.remcap = append(s.remcap, 0)
-	s.sumcoef = append(s.sumcoef, 0)
+	s.share = append(s.share, 0)
+	s.open = append(s.open, false)
 	return c
 }
 
@@ -117,8 +133,9 @@ func (s *sharer) link(key int, bw float64) int {
 // changed (the new one included); the slice is reused by the next call.
 func (s *sharer) add(a *activity, now timerq.Time) []*activity {
 	a.remaining, a.rate, a.updated = 1, 0, now
-	for _, h := range a.hosts {
+	for i, h := range a.hosts {
 		s.acts[h] = append(s.acts[h], a)
+		s.coefs[h] = append(s.coefs[h], a.coef[i])
 	}
 	return s.update(a.hosts, now)
 }
@@ -127,15 +144,10 @@ func (s *sharer) add(a *activity, now timerq.Time) []*activity {
 // changed; the slice is reused by the next call.
 func (s *sharer) remove(a *activity, now timerq.Time) []*activity {
 	for _, h := range a.hosts {
-		list := s.acts[h]
-		for i, other := range list {
-			if other == a {
-				last := len(list) - 1
-				list[i] = list[last]
-				list[last] = nil
-				s.acts[h] = list[:last]
-				break
-			}
+		// in order: the solver's sums follow it
+		if i := slices.Index(s.acts[h], a); i >= 0 {
+			s.acts[h] = slices.Delete(s.acts[h], i, i+1)
+			s.coefs[h] = slices.Delete(s.coefs[h], i, i+1)
 		}
 	}
 	return s.update(a.hosts, now)
@@ -182,68 +194,112 @@ func (s *sharer) update(seed []int, now timerq.Time) []*activity {
 	return s.changed
 }
 
-// solve sets newRate for the activities of the component by progressive
-// filling: all rates grow together until a host is saturated or an activity
-// reaches its bound; those are fixed, and the others go on growing.
+// solverPrecision is SimGrid's maxmin/precision: what a constraint has left
+// below it is nothing.
+const solverPrecision = 1e-5
+
+// maxSolverRounds bounds the rounds of solve, which end after a few in
+// practice (each saturates a constraint or bounds an activity).
+const maxSolverRounds = 1 << 16
+
+// solve sets newRate for the activities of the component as SimGrid 3.32's
+// fair bottleneck solver does (the ptask_L07 model's default), in rounds:
+//
+//   - each constraint still open offers each of its activities that still
+//     grow an equal part of what it has left (a FATPIPE link offers each
+//     all it has left);
+//   - each growing activity grows by the least of its constraints' offers
+//     (over its use of each) and of what its bound leaves, and grows no
+//     more once at its bound;
+//   - each constraint loses what every activity on it grew by in its last
+//     round (a FATPIPE link the least of those), the grown ones' included;
+//     a constraint with less than solverPrecision left is saturated, and
+//     its activities grow no more.
+//
+// So activities sharing a saturated constraint get equal shares of it (in
+// flops or bytes per second, not equal rates), unless bounded elsewhere.
 func (s *sharer) solve() {
-	for _, h := range s.compHosts {
-		s.remcap[h] = s.capacity[h]
-	}
-	unfixed := len(s.compActs)
+	growing := 0
 	for _, a := range s.compActs {
-		a.fixed = false
+		a.fixed, a.newRate, a.inc = false, 0, 0
+		growing++
 	}
-	for unfixed > 0 {
-		for _, h := range s.compHosts {
-			s.sumcoef[h] = 0
+	for _, c := range s.compHosts {
+		s.remcap[c], s.open[c] = s.capacity[c], true
+	}
+	for round := 0; growing > 0 && round < maxSolverRounds; round++ {
+		for _, c := range s.compHosts {
+			if !s.open[c] {
+				continue
+			}
+			n := 0
+			for _, a := range s.acts[c] {
+				if !a.fixed {
+					n++
+				}
+			}
+			switch {
+			case n == 0:
+				s.open[c] = false
+			case s.fatpipe[c]:
+				s.share[c] = s.remcap[c]
+			default:
+				s.share[c] = s.remcap[c] / float64(n)
+			}
 		}
-		minBound := math.Inf(1)
 		for _, a := range s.compActs {
 			if a.fixed {
 				continue
 			}
-			for i, h := range a.hosts {
-				s.sumcoef[h] += a.coef[i]
+			inc := math.Inf(1)
+			for i, c := range a.hosts {
+				inc = math.Min(inc, s.share[c]/a.coef[i])
 			}
-			minBound = math.Min(minBound, a.bound)
+			if !math.IsInf(a.bound, 1) {
+				inc = math.Min(inc, a.bound-a.newRate)
+			}
+			a.inc = inc
+			a.newRate += inc
+			if a.newRate == a.bound || math.IsInf(inc, 1) {
+				a.fixed = true
+				growing--
+			}
 		}
-		share, saturated := math.Inf(1), -1
-		for _, h := range s.compHosts {
-			if s.sumcoef[h] > 0 {
-				if v := s.remcap[h] / s.sumcoef[h]; v < share {
-					share, saturated = v, h
+		for _, c := range s.compHosts {
+			if !s.open[c] {
+				continue
+			}
+			// the newest activity first, as SimGrid lists them
+			acts, coefs := s.acts[c], s.coefs[c]
+			if s.fatpipe[c] {
+				used := s.share[c]
+				for i := len(acts) - 1; i >= 0; i-- {
+					used = math.Min(used, coefs[i]*acts[i].inc)
+				}
+				s.remcap[c] = lessPrecise(s.remcap[c], used)
+			} else {
+				for i := len(acts) - 1; i >= 0; i-- {
+					s.remcap[c] = lessPrecise(s.remcap[c], coefs[i]*acts[i].inc)
+				}
+			}
+			if s.remcap[c] > 0 {
+				continue
+			}
+			s.open[c] = false
+			for _, a := range acts {
+				if !a.fixed {
+					a.fixed = true
+					growing--
 				}
 			}
 		}
-		for _, a := range s.compActs {
-			if a.fixed {
-				continue
-			}
-			switch {
-			case minBound <= share && a.bound <= minBound:
-				s.fix(a, a.bound)
-				unfixed--
-			case minBound > share && touches(a, saturated):
-				s.fix(a, share)
-				unfixed--
-			}
-		}
 	}
 }
 
-func (s *sharer) fix(a *activity, rate float64) {
-	a.fixed = true
-	a.newRate = rate
-	for i, h := range a.hosts {
-		s.remcap[h] = math.Max(0, s.remcap[h]-a.coef[i]*rate)
+// lessPrecise is x - y, or 0 if that is below solverPrecision.
+func lessPrecise(x, y float64) float64 {
+	if x -= y; x < solverPrecision {
+		return 0
 	}
-}
-
-func touches(a *activity, host int) bool {
-	for _, h := range a.hosts {
-		if h == host {
-			return true
-		}
-	}
-	return false
+	return x
 }

@@ -6,9 +6,13 @@ import (
 )
 
 // TestWalltimeBoundary runs testdata/walltime/walltime.json, jobs ending at
-// their walltime or about, one at a time on hosts of 1 Gflops, and checks
-// the rows Batsim 4.2.1 writes for them (a real run gives these rows, byte
-// for byte). As Batsim's do_delay_task, a delay sleeps its whole length
+// their walltime or about, one at a time on hosts of 1 Gflops with no
+// network, and checks the rows Batsim 4.2.1 writes for them where its
+// messages take no time (a real run on platform_4.xml with SimGrid's
+// loopback taken away, --sg-cfg network/loopback-bw:1e300, gives these rows
+// byte for byte; with the loopback, its tenths of a nanosecond make
+// neg_wall reach its walltime, and step_b_comp too when started after
+// step_a_delay: the recording testdata/batsim-4.2.1/walltime). As Batsim's do_delay_task, a delay sleeps its whole length
 // only if it is shorter than the walltime left (remaining_time), and
 // otherwise sleeps until the walltime and reaches it; as
 // execute_parallel_task, a computation is waited for until the walltime,
