@@ -12,7 +12,8 @@ import (
 
 // batsimPlatforms is where the platforms of Batsim 4.2.1's repository are
 // extracted, if they are (the test using them is skipped otherwise).
-const batsimPlatforms = "/tmp/batsim421/platforms"
+// batsimPlatforms are Batsim 4.2.1's platforms, in ../shared/data.
+const batsimPlatforms = batsimData + "/platforms"
 
 // TestBatsimRepositoryPlatforms loads every platform of Batsim 4.2.1's
 // repository with the master host it needs, and checks how many compute
@@ -30,7 +31,7 @@ const batsimPlatforms = "/tmp/batsim421/platforms"
 // the engine does.)
 func TestBatsimRepositoryPlatforms(t *testing.T) {
 	if _, err := os.Stat(batsimPlatforms); err != nil {
-		t.Skipf("Batsim's platforms are not extracted at %s", batsimPlatforms)
+		t.Fatalf("Batsim 4.2.1's platforms: %v (../shared/data/batsim-4.2.1 beside the clone, as CI has it)", err)
 	}
 	want := map[string][2]int{
 		"cluster512.xml": {512, 0}, "cluster512_pfs.xml": {512, 1}, "cluster_energy_128.xml": {128, 0},
@@ -64,11 +65,18 @@ func TestBatsimRepositoryPlatforms(t *testing.T) {
 	}
 	more, _ := filepath.Glob(filepath.Join(batsimPlatforms, "*", "*.xml"))
 	files = append(files, more...)
-	if len(files) != len(want) {
-		t.Errorf("found %d platforms, want the %d of Batsim 4.2.1", len(files), len(want))
+	// ../shared/data holds 19 of the repository's 21 platforms (not
+	// energy_platform_homogeneous_no_net_512.xml nor
+	// heterogeneous/platform.xml, checked when Batsim's repository was).
+	if len(files) < len(want)-2 {
+		t.Errorf("found %d platforms in %s, want at least %d of Batsim 4.2.1's %d", len(files), batsimPlatforms, len(want)-2, len(want))
 	}
 	for _, path := range files {
 		name, _ := filepath.Rel(batsimPlatforms, path)
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: not a platform of Batsim 4.2.1's repository", name)
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			p, err := ReadPlatformFileWith(path, PlatformOptions{MasterHost: masters[name]})
 			if err != nil {
