@@ -10,7 +10,7 @@ PKGS  := . ./cmd/... ./pkg/... ./docs ./examples/timed-scheduler ./examples/sche
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
 
-.PHONY: help check-zmq build run run-batsim compare compare-kueue test test-unit vet fuzz bench figures bench-scale pictures generate check-generated serve clean
+.PHONY: help check-zmq build run run-batsim compare compare-kueue check test test-slow test-unit vet fuzz bench figures bench-scale pictures generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -71,11 +71,22 @@ compare-kueue: build upstream ## run Kueue's settings side by side (examples/kue
 
 -include examples/upstream.mk
 
-test: build upstream vet ## everything CI runs: vet, unit, integration and e2e tests (race detector on), the QoS plugin module's tests, short fuzzing
-	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
+# The end-to-end scenarios that take longest (about 10 of the e2e
+# package's 14 minutes here): make test leaves them out for a quick loop,
+# make check runs them. pkg/e2e's TestSlowScenariosAreTests checks that
+# every name is one of its tests.
+SLOW_E2E := TestHundredThousandJobsAtOneInstant|TestKueueBaselineScenario|TestKubeScheduler118SettlesExactly|TestQoSDrivenExampleMeetsEverySLO|TestKueueAdmitsWithinQuotas|TestBatsimEdgeCasesThroughTheStack|TestKueueStrictFIFOFromTheJobsCreation|TestKubeSchedulerSettlesExactly|TestMixedGangsSettleExactly|TestReportInChromium|TestReadmeCommands
+
+check: test test-slow ## everything CI runs: make test, the slow end-to-end scenarios, then every fuzz target for 5,000 inputs
+	$(MAKE) fuzz FUZZTIME=5000x
+
+test: build upstream vet ## the quick loop: vet, unit, integration and end-to-end tests (race detector on) but the slow scenarios, the Kueue and QoS modules' tests
+	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 30m -skip '^($(SLOW_E2E))$$' ./...
 	$(GO) test -C examples/kueue -count=1 ./...
 	$(MAKE) test-qos
-	$(MAKE) fuzz FUZZTIME=5000x
+
+test-slow: build upstream ## the slow end-to-end scenarios that make test leaves out (SLOW_E2E)
+	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 40m -run '^($(SLOW_E2E))$$' ./pkg/e2e
 
 test-unit: ## the tests that need no upstream binary (all but pkg/e2e)
 	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v /pkg/e2e)

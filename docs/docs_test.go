@@ -24,6 +24,36 @@ func TestReadmeIsAFrontDoor(t *testing.T) {
 	}
 }
 
+// TestCIRunsTheReadmesTestCommand: the README's command for every test,
+// the line of its first-run block saying "as CI runs it", is the one
+// .ci/run runs.
+func TestCIRunsTheReadmesTestCommand(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, err := os.ReadFile("../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var command string
+	for line := range strings.Lines(string(readme)) {
+		if cmd, comment, ok := strings.Cut(line, "#"); ok && strings.Contains(comment, "as CI runs it") {
+			command = strings.TrimSpace(cmd)
+			break
+		}
+	}
+	if !strings.HasPrefix(command, "make ") {
+		t.Fatalf("the README has no `make ...  # ... as CI runs it` line (found %q)", command)
+	}
+	for line := range strings.Lines(string(ci)) {
+		if strings.TrimSpace(line) == command {
+			return
+		}
+	}
+	t.Errorf(".ci/run does not run the README's test command %q", command)
+}
+
 // TestFiguresHaveTheirGeneratedTable: make bench rewrites the table of
 // figures.md between its markers, which must therefore stand there once.
 func TestFiguresHaveTheirGeneratedTable(t *testing.T) {
