@@ -446,8 +446,9 @@ func decisionKills(d batsim.EventData) []batsim.JobID {
 // exact settle policy).
 type idlePolicy struct{}
 
-func (idlePolicy) Name() string         { return "idle" }
-func (idlePolicy) Observe(store.Change) {}
+func (idlePolicy) Name() string                { return "idle" }
+func (idlePolicy) Observe(store.Change)        {}
+func (idlePolicy) Abilities() settle.Abilities { return settle.Abilities{} }
 func (idlePolicy) Check(context.Context, settle.State) (settle.Verdict, error) {
 	return settle.Verdict{Done: true, Exact: true}, nil
 }

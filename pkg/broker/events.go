@@ -152,12 +152,12 @@ func (r *run) submit(ctx context.Context, d batsim.JobSubmitted, now float64) er
 	r.jobs.add(j)
 	r.pods.created(j)
 	if group != nil {
-		if rel, ok := r.opts.Settle.(settle.GroupReleaser); ok && rel.ReleasesGroups() {
+		if hold := r.settle.Abilities().Hold; hold != nil {
 			// Created held: the policy releases it once the scheduler holds
 			// all its pods, and whenever it may fit again.
 			ref := settle.GroupRef{Namespace: group.Namespace, Name: group.Name}
 			r.gangs[ref] = group
-			rel.Hold(ref)
+			hold(ref)
 			group = heldGroup(group)
 		}
 		if _, err := r.api.Create(ctx, podGroupsGVR, group); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/batkube/batkube/pkg/translate"
 )
 
-// Gangs whose attempts the settle policy decides (settle.GroupReleaser).
+// Gangs whose attempts the settle policy decides (settle.Abilities.Hold).
 //
 // kube-scheduler 1.37 retries a pod group it could not place only on a
 // back-off of real time, whatever the cluster does meanwhile; and a group

@@ -38,7 +38,7 @@ func (r *run) takeIn(ctx context.Context) (int, error) {
 			r.clusterQueues.changed(c, r.opts.Clock.Seconds())
 			continue
 		}
-		r.settle.observe(c)
+		r.settle.Observe(*c)
 		if c.GR == podsGVR.GroupResource() {
 			if err := r.podChanged(ctx, c); err != nil {
 				return 0, err

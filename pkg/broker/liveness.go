@@ -3,8 +3,6 @@ package broker
 import (
 	"fmt"
 	"time"
-
-	"github.com/batkube/batkube/pkg/settle"
 )
 
 // liveness follows whether a scheduler is there: it has shown itself once
@@ -36,7 +34,7 @@ func (r *run) schedulerListening() bool {
 	if !r.live.lastBound.IsZero() && time.Since(r.live.lastBound) < r.opts.SchedulerTimeout {
 		return true
 	}
-	if l, ok := r.opts.Settle.(settle.Listener); ok && l.Listening(r.opts.SchedulerTimeout) {
+	if listening := r.settle.Abilities().Listening; listening != nil && listening(r.opts.SchedulerTimeout) {
 		return true
 	}
 	return r.api.SchedulerWatching()

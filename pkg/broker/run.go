@@ -43,7 +43,7 @@ type run struct {
 	noMoreJobs     bool
 	profilesSent   map[string]bool
 
-	settle   settler
+	settle   *settle.Settler
 	live     liveness
 	wakeups  wakeups
 	rejected int // pods the kubelet refused
@@ -56,7 +56,7 @@ type run struct {
 	// pods writes _pods.csv (nil: off).
 	pods *podLog
 	// gangs are the PodGroups of the gangs whose attempts the settle
-	// policy decides (settle.GroupReleaser), as translated (released).
+	// policy decides (settle.Abilities.Hold), as translated (released).
 	gangs map[settle.GroupRef]*schedulingv1beta1.PodGroup
 	// objects are the timed objects still to create, by instant.
 	objects []TimedObject
@@ -114,7 +114,9 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		pods:          newPodLog(b.opts.PodsCSV, st),
 		objects:       slices.Clone(b.opts.Objects),
 	}
-	r.settle = settler{policy: b.opts.Settle, stats: settle.Stats{Policy: b.opts.Settle.Name()}}
+	r.settle = settle.NewSettler(b.opts.Settle, settle.SettlerOptions{
+		Barrier: b.opts.Controllers, Clock: b.opts.Clock, MaxSettle: b.opts.MaxSettle, Logger: b.log,
+	})
 	return r
 }
 
@@ -136,8 +138,8 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	r.removeDueFinishedPods(ctx, now)
 	for i, ev := range msg.Events {
 		if _, ends := ev.Data.(batsim.SimulationEnds); ends {
-			if s, ok := r.opts.Settle.(settle.Ender); ok {
-				s.End()
+			if end := r.settle.Abilities().End; end != nil {
+				end()
 			}
 			return batsim.Message{Now: now}, true, nil
 		}
@@ -195,7 +197,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 
 // wait takes in what happens until the scheduler is done at this instant.
 func (r *run) wait(ctx context.Context, now float64, woken bool) error {
-	return r.settle.wait(ctx, r, now, woken)
+	return r.settle.Wait(ctx, stepCluster{r}, now, woken)
 }
 
 func (r *run) progress(now float64) Progress {
@@ -203,11 +205,7 @@ func (r *run) progress(now float64) Progress {
 	if r.noMoreJobs {
 		total = r.jobs.submitted
 	}
-	stats := r.settle.stats
-	stats.Policy = r.opts.Settle.Name()
-	if p, ok := r.opts.Settle.(settle.Prober); ok {
-		stats.Probes = p.Probes()
-	}
+	stats := r.settle.Stats()
 	return Progress{Now: now, Submitted: r.jobs.submitted, Pending: r.jobs.pending, Running: r.jobs.running, Done: r.jobs.done,
 		Total: total, Steps: r.steps, Settle: stats, AdmissionRejected: r.rejected,
 		Preempted: r.preemptions, Resubmitted: r.resubmitted}

@@ -88,7 +88,7 @@ func (r *run) pendingWakeUps(now, replyNow float64) {
 	if r.deadlocked() {
 		r.timeoutCall(now)
 	}
-	polling := r.settle.last == settle.Silent || r.settle.last == settle.MaxWait || r.dynamicEnabled.Load()
+	polling := r.settle.Last() == settle.Silent || r.settle.Last() == settle.MaxWait || r.dynamicEnabled.Load()
 	if !polling || r.opts.Clock.Pending() > 0 {
 		// The scheduler is known to be done until something changes, or
 		// a time-virtualised scheduler decides at its timers, which

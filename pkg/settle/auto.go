@@ -5,7 +5,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/batkube/batkube/pkg/store"
 )
@@ -27,18 +26,6 @@ type Auto struct {
 func NewAuto(signals *Signals, quiet *Quiet, exact ...Policy) *Auto {
 	return &Auto{exact: exact, signals: signals, quiet: quiet}
 }
-
-// End tells the schedulers waiting on an idle signal that the simulation
-// is over, so that their long polls return at once.
-func (a *Auto) End() {
-	if a.signals != nil {
-		a.signals.End()
-	}
-}
-
-// Listening reports whether a scheduler waits on the idle signal or sent
-// one within the last d.
-func (a *Auto) Listening(d time.Duration) bool { return a.signals != nil && a.signals.Listening(d) }
 
 // Name implements Policy: the policies that have decided steps so far,
 // joined by "+" (e.g. "kube-scheduler", "signal", "quiet").
@@ -70,37 +57,35 @@ func (a *Auto) Observe(c store.Change) {
 	}
 }
 
-// Probes implements Prober.
-func (a *Auto) Probes() int {
-	n := 0
+// Abilities implements Policy: the idle signals' (waking a step, gating
+// the schedulers, ending their waits, telling whether one is alive), the
+// exact policies' probes, summed, and the hold of pod groups of the one
+// exact policy that releases them.
+func (a *Auto) Abilities() Abilities {
+	var ab Abilities
+	if a.signals != nil {
+		ab = a.signals.Abilities()
+	}
+	var probes []func() int
 	for _, p := range a.exact {
-		if pr, ok := p.(Prober); ok {
-			n += pr.Probes()
+		pa := p.Abilities()
+		if pa.Probes != nil {
+			probes = append(probes, pa.Probes)
+		}
+		if pa.Hold != nil && ab.Hold == nil {
+			ab.Hold = pa.Hold
 		}
 	}
-	return n
-}
-
-// Wake implements Waker.
-func (a *Auto) Wake() <-chan struct{} {
-	if a.signals == nil {
-		return nil
+	if len(probes) > 0 {
+		ab.Probes = func() int {
+			n := 0
+			for _, f := range probes {
+				n += f()
+			}
+			return n
+		}
 	}
-	return a.signals.Wake()
-}
-
-// Open implements Gate.
-func (a *Auto) Open() {
-	if a.signals != nil {
-		a.signals.Open()
-	}
-}
-
-// Shut implements Gate.
-func (a *Auto) Shut() {
-	if a.signals != nil {
-		a.signals.Shut()
-	}
+	return ab
 }
 
 // Check implements Policy.
@@ -134,26 +119,6 @@ func (a *Auto) Check(ctx context.Context, st State) (Verdict, error) {
 		a.note(p)
 	}
 	return done, nil
-}
-
-// ReleasesGroups implements GroupReleaser: one of the exact policies
-// releases pod groups (then the only one to: Hold goes to it).
-func (a *Auto) ReleasesGroups() bool { return a.releaser() != nil }
-
-// Hold implements GroupReleaser.
-func (a *Auto) Hold(g GroupRef) {
-	if r := a.releaser(); r != nil {
-		r.Hold(g)
-	}
-}
-
-func (a *Auto) releaser() GroupReleaser {
-	for _, p := range a.exact {
-		if r, ok := p.(GroupReleaser); ok && r.ReleasesGroups() {
-			return r
-		}
-	}
-	return nil
 }
 
 func (a *Auto) note(p Policy) {

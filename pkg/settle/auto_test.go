@@ -11,7 +11,8 @@ import (
 )
 
 // TestAutoEndEndsTheLongPolls: a scheduler waiting on the idle signal is
-// answered Ended when the simulation ends through an Auto policy.
+// answered Ended when the simulation ends through an Auto policy's
+// Abilities.
 func TestAutoEndEndsTheLongPolls(t *testing.T) {
 	signals := settle.NewSignals()
 	a := settle.NewAuto(signals, nil)
@@ -31,7 +32,11 @@ func TestAutoEndEndsTheLongPolls(t *testing.T) {
 		}
 		done <- out
 	}()
-	a.End()
+	end := a.Abilities().End
+	if end == nil {
+		t.Fatal("an Auto policy with idle signals has no End")
+	}
+	end()
 	if out := <-done; !out.Ended {
 		t.Fatalf("answer %+v, want Ended", out)
 	}

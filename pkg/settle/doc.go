@@ -24,10 +24,17 @@
 // one is configured, the signals once a scheduler has sent one, silence
 // otherwise.
 //
-// Who does what: this package holds the policies and what the broker may
-// ask of them (Policy, and the optional Waker, Gate, GroupReleaser, Prober,
-// Ender, Listener); package broker holds the loop that applies a step and
-// waits on the policy (settle.go); package simulation picks the run's
-// policy from its configuration (--settle), as it assembles the rest. This
-// package imports neither.
+// A step's wait (Settler.Wait, step.go) is this package's too: it takes
+// in what clients do, waits for the controllers' Barrier (package
+// controllers) and the policy to agree at one state of the store, voids a
+// verdict any change since contradicts, and labels how the step ended
+// (Reason: nothing pending, idle, silent, max-wait, unproven; label).
+// What else a policy does (wake a wait, gate its schedulers, hold gangs'
+// pod groups, count its probes, end the schedulers' waits, hear from
+// them) it says in one value, Abilities.
+//
+// Who does what: this package decides; package broker applies a step and
+// hands the wait what it needs of the cluster (Cluster: broker/settle.go);
+// package simulation picks the run's policy from its configuration
+// (--settle), as it assembles the rest. This package imports neither.
 package settle

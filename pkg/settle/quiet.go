@@ -24,6 +24,9 @@ func NewQuiet(window time.Duration) *Quiet { return &Quiet{Window: window, now: 
 // Name implements Policy.
 func (q *Quiet) Name() string { return "quiet" }
 
+// Abilities implements Policy: Check is all it does.
+func (q *Quiet) Abilities() Abilities { return Abilities{} }
+
 // Observe implements Policy: silence is all it looks at.
 func (q *Quiet) Observe(store.Change) {}
 

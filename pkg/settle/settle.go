@@ -20,21 +20,41 @@ type Policy interface {
 	Observe(c store.Change)
 	// Check reports whether the scheduler is done at this instant.
 	Check(ctx context.Context, st State) (Verdict, error)
+	// Abilities says what else the policy does; read once per run.
+	Abilities() Abilities
 }
 
-// Waker is implemented by policies whose verdict can change without any
-// change of the cluster (a scheduler's idle signal): the broker also waits
-// on Wake.
-type Waker interface {
-	Wake() <-chan struct{}
+// Abilities is what a policy does beside Check, each field nil when it
+// does not (the zero value: nothing more).
+type Abilities struct {
+	// Wake has a token when the verdict may have changed without any
+	// change of the cluster (a scheduler's idle signal): a step's wait
+	// also waits on it.
+	Wake <-chan struct{}
+	// Gate serves schedulers who should act only on a whole step: it is
+	// opened once a step's events are all applied and the step waits for
+	// the scheduler, and shut when the step ends. (A scheduler that read
+	// the cluster half-way through a step would decide on a state that
+	// never existed at any instant: runs would not be reproducible.)
+	Gate Gate
+	// Hold: the policy decides when the gangs' pod groups are attempted.
+	// The broker then creates each gang's PodGroup held (a gang policy
+	// whose minCount is one more than its pods, which the scheduler keeps
+	// gated), tells the policy (Hold), and acts on the verdicts'
+	// GroupActions.
+	Hold func(GroupRef)
+	// Probes counts the policy's looks at the scheduler so far (for
+	// kube-scheduler, its metrics scrapes).
+	Probes func() int
+	// End tells the scheduler the simulation has ended (its idle signal
+	// answers so).
+	End func()
+	// Listening reports whether the scheduler was heard from (its idle
+	// signal) within d, which tells the broker it is alive.
+	Listening func(d time.Duration) bool
 }
 
-// Gate is implemented by policies that serve schedulers who should act
-// only on a whole step: the broker opens it once a step's events are all
-// applied and it waits for the scheduler, and shuts it when the step ends.
-// (A scheduler that read the cluster half-way through a step would decide
-// on a state that never existed at any instant: runs would not be
-// reproducible.)
+// Gate is a policy's door for the schedulers it serves (Abilities.Gate).
 type Gate interface {
 	Open()
 	Shut()
@@ -69,7 +89,7 @@ type Verdict struct {
 	// cannot be read completely): the step is reported as not exact.
 	Unproven string
 	// Groups, when not Done, are the pod groups the broker must release
-	// (GroupReleaser) before asking again, so that the scheduler attempts
+	// (Abilities.Hold) before asking again, so that the scheduler attempts
 	// them at this instant (see package kubescheduler).
 	Groups []GroupAction
 	// RetryAfter, when not Done, is when to ask again if nothing changes
@@ -123,16 +143,6 @@ func (a GroupAction) String() string {
 		return "renew and release " + a.Group.String()
 	}
 	return "release " + a.Group.String()
-}
-
-// GroupReleaser is implemented by policies that decide when the gangs'
-// pod groups are attempted: the broker then creates each gang's PodGroup
-// held (a gang policy whose minCount is one more than its pods, which the
-// scheduler keeps gated), tells the policy (Hold), and acts on the
-// verdicts' GroupActions.
-type GroupReleaser interface {
-	ReleasesGroups() bool
-	Hold(g GroupRef)
 }
 
 // Reason tells how a step's wait for the scheduler ended.
@@ -196,25 +206,6 @@ type Stats struct {
 	// were released once the barrier held (simclock.Pause).
 	BarrierChecks int `json:"barrierChecks,omitempty"`
 	PauseReleases int `json:"pauseReleases,omitempty"`
-}
-
-// Prober is implemented by policies that look at the scheduler: Probes
-// counts the looks so far.
-type Prober interface {
-	Probes() int
-}
-
-// Ender is implemented by policies that tell the scheduler the simulation
-// has ended (its idle signal answers so): the broker calls End then.
-type Ender interface {
-	End()
-}
-
-// Listener is implemented by policies that hear from the scheduler (its
-// idle signal): Listening reports whether it asked within d, which tells
-// the broker the scheduler is alive.
-type Listener interface {
-	Listening(d time.Duration) bool
 }
 
 // Add counts one step ended for reason r.

@@ -45,7 +45,7 @@ func TestSignalsEndAStepOnceEverySchedulerHasSeenTheLatestChange(t *testing.T) {
 		t.Fatalf("b has not seen RV 10: %+v, want not done", v)
 	}
 	select {
-	case <-s.Wake():
+	case <-s.Abilities().Wake:
 	default:
 		t.Fatal("a signal does not wake the broker")
 	}

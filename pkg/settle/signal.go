@@ -96,6 +96,13 @@ func (s *Signals) Observe(c store.Change) {
 	}
 }
 
+// Abilities implements Policy: the schedulers' signals wake a step's
+// wait, which they make only on whole steps (Gate), and tell whether a
+// scheduler is alive; End answers their waits.
+func (s *Signals) Abilities() Abilities {
+	return Abilities{Wake: s.wake, Gate: s, End: s.End, Listening: s.Listening}
+}
+
 // Open implements Gate: the step's events are applied and the broker waits
 // for the schedulers; their waits may end.
 func (s *Signals) Open() {
@@ -113,9 +120,6 @@ func (s *Signals) Shut() {
 func (s *Signals) End() {
 	s.raise(&s.ended)
 }
-
-// Wake implements Waker: it has a token when a signal arrived.
-func (s *Signals) Wake() <-chan struct{} { return s.wake }
 
 // Check implements Policy.
 func (s *Signals) Check(_ context.Context, st State) (Verdict, error) {

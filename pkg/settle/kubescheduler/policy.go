@@ -105,8 +105,7 @@ type Policy struct {
 }
 
 var (
-	_ settle.Policy        = (*Policy)(nil)
-	_ settle.GroupReleaser = (*Policy)(nil)
+	_ settle.Policy = (*Policy)(nil)
 )
 
 // New returns the policy.
@@ -158,19 +157,23 @@ func New(opts Options) (*Policy, error) {
 // Name implements settle.Policy.
 func (p *Policy) Name() string { return "kube-scheduler" }
 
-// Probes implements settle.Prober: the scrapes made so far.
+// Abilities implements settle.Policy: the policy holds the gangs' pod
+// groups and releases them (kube-scheduler 1.37 attempts a pod group at
+// once when it appears, and retries one it could not place only on a
+// back-off of real time, whatever the cluster does meanwhile: see the
+// package documentation); its probes are its metrics scrapes.
+func (p *Policy) Abilities() settle.Abilities {
+	return settle.Abilities{Hold: p.Hold, Probes: p.Probes}
+}
+
+// Probes counts the scrapes made so far.
 func (p *Policy) Probes() int { return p.scrapes }
 
 // Observe implements settle.Policy.
 func (p *Policy) Observe(c store.Change) { p.want.observe(c) }
 
-// ReleasesGroups implements settle.GroupReleaser: kube-scheduler 1.37
-// attempts a pod group at once when it appears, and retries one it could
-// not place only on a back-off of real time, whatever the cluster does
-// meanwhile (see the package documentation).
-func (p *Policy) ReleasesGroups() bool { return true }
-
-// Hold implements settle.GroupReleaser.
+// Hold takes a gang's pod group, created held, into the policy's care:
+// its verdicts release it (settle.Abilities.Hold).
 func (p *Policy) Hold(g settle.GroupRef) { p.want.own(g) }
 
 // ErrRefused is returned when the scheduler refuses the scrapes.

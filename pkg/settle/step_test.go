@@ -1,0 +1,105 @@
+package settle
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/batkube/batkube/pkg/store"
+)
+
+// TestLabel: a step is exact only when the policy and the controllers'
+// barrier are both proven; otherwise it says why, or that it went by
+// silence.
+func TestLabel(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		v       Verdict
+		barrier string
+		want    Reason
+		why     string
+	}{
+		{"both proven", Verdict{Done: true, Exact: true}, "", Idle, ""},
+		{"barrier unproven", Verdict{Done: true, Exact: true}, "no sock_diag", Unproven, "no sock_diag"},
+		{"policy unproven", Verdict{Done: true, Unproven: "metrics incomplete"}, "", Unproven, "metrics incomplete"},
+		{"silence", Verdict{Done: true}, "", Silent, ""},
+	} {
+		if got, why := label(tc.v, tc.barrier); got != tc.want || why != tc.why {
+			t.Errorf("%s: label = %v, %q; want %v, %q", tc.name, got, why, tc.want, tc.why)
+		}
+	}
+}
+
+// fakeCluster is a cluster whose writes are scripted: each TakeIn takes
+// the next count of changes (0 once the script is over).
+type fakeCluster struct {
+	pending int
+	takes   []int
+	rv      uint64
+}
+
+func (c *fakeCluster) TakeIn(context.Context) (int, error) {
+	if len(c.takes) == 0 {
+		return 0, nil
+	}
+	n := c.takes[0]
+	c.takes = c.takes[1:]
+	c.rv += uint64(n)
+	return n, nil
+}
+func (c *fakeCluster) Written() <-chan struct{}     { return nil }
+func (c *fakeCluster) Terminating() <-chan struct{} { return nil }
+func (c *fakeCluster) Pending() int                 { return c.pending }
+func (c *fakeCluster) SchedulerPresent() bool       { return true }
+func (c *fakeCluster) CheckScheduler() error        { return nil }
+func (c *fakeCluster) ReleaseGroups(context.Context, []GroupAction) error {
+	return nil
+}
+func (c *fakeCluster) OwedInWallTime() string { return "" }
+func (c *fakeCluster) StoreRV() uint64        { return c.rv }
+func (c *fakeCluster) WatchedRV() uint64      { return c.rv }
+
+type stillClock struct{}
+
+func (stillClock) Elapsed() time.Duration                   { return 0 }
+func (stillClock) Pauses() int                              { return 0 }
+func (stillClock) ReleasePauses() int                       { return 0 }
+func (stillClock) TimerActivity() (uint64, <-chan struct{}) { return 0, nil }
+
+// countingPolicy says done and exact, and counts its checks.
+type countingPolicy struct{ checks int }
+
+func (p *countingPolicy) Name() string         { return "counting" }
+func (p *countingPolicy) Abilities() Abilities { return Abilities{} }
+func (p *countingPolicy) Observe(store.Change) {}
+func (p *countingPolicy) Check(context.Context, State) (Verdict, error) {
+	p.checks++
+	return Verdict{Done: true, Exact: true}, nil
+}
+
+// TestWaitVoidsAVerdictAChangeContradicts: a Done verdict is taken only
+// if nothing was written while the policy looked; with nothing pending
+// and no barrier, the step ends at once without asking.
+func TestWaitVoidsAVerdictAChangeContradicts(t *testing.T) {
+	p := &countingPolicy{}
+	s := NewSettler(p, SettlerOptions{Clock: stillClock{}, MaxSettle: time.Hour})
+	// Takes: the wait's first, the loop's first, then a binding landing
+	// while the policy looked (voids it), then nothing.
+	c := &fakeCluster{pending: 1, takes: []int{0, 0, 1}}
+	if err := s.Wait(context.Background(), c, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if p.checks != 2 || s.Last() != Idle {
+		t.Errorf("checks %d, ended %v; want 2 checks (the first voided), idle", p.checks, s.Last())
+	}
+	c.pending = 0
+	if err := s.Wait(context.Background(), c, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if p.checks != 2 || s.Last() != NothingPending {
+		t.Errorf("checks %d, ended %v; want no check, nothing pending", p.checks, s.Last())
+	}
+	if st := s.Stats(); st.Idle != 1 || st.NothingPending != 1 || st.Checks != 2 || st.Policy != "counting" {
+		t.Errorf("stats %+v", st)
+	}
+}
