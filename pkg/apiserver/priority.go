@@ -28,6 +28,19 @@ func (s *Server) resolvePriority(pod *corev1.Pod) error {
 	return nil
 }
 
+// keepPriority keeps, in an update of a pod that does not state them, the
+// priority and preemption policy its creation resolved, as the Priority
+// admission plugin does on update (update validation refuses any other
+// change of them).
+func keepPriority(pod, old *corev1.Pod) {
+	if pod.Spec.Priority == nil {
+		pod.Spec.Priority = old.Spec.Priority
+	}
+	if pod.Spec.PreemptionPolicy == nil {
+		pod.Spec.PreemptionPolicy = old.Spec.PreemptionPolicy
+	}
+}
+
 // resolvePodGroupPriority sets a pod group's priority from its
 // PriorityClass (or the global default one), as the Priority admission
 // plugin does with the GenericWorkload feature: kube-scheduler refuses a

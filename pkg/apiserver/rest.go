@@ -385,7 +385,7 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 				return nil, err
 			}
 		}
-		if errs := registry.Validate(obj); len(errs) > 0 {
+		if errs := registry.ValidateCreate(obj); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(r.gvk.GroupKind(), obj.GetName(), errs)
 		}
 	}

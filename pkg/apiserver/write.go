@@ -104,12 +104,15 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 			if out, err = s.mutate(ctx, r, admissionv1.Update, sub, out.(store.Object), cur, dry); err != nil {
 				return nil, err
 			}
+			if pod, ok := out.(*corev1.Pod); ok {
+				keepPriority(pod, cur.(*corev1.Pod))
+			}
 			if def, ok := out.(*apiextensionsv1.CustomResourceDefinition); ok {
 				if err := s.admitDefinition(ctx, def, cur.(*apiextensionsv1.CustomResourceDefinition), sub == "status"); err != nil {
 					return nil, err
 				}
 			}
-			if errs := registry.Validate(out); len(errs) > 0 {
+			if errs := registry.ValidateUpdate(out, cur); len(errs) > 0 {
 				return nil, apierrors.NewInvalid(r.gvk.GroupKind(), name, errs)
 			}
 		}

@@ -90,7 +90,7 @@ func TestValidate(t *testing.T) {
 		{"configmap with a slash", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a/b"}}, "metadata.name"},
 	}
 	for _, tt := range tests {
-		errs := Validate(tt.obj)
+		errs := ValidateCreate(tt.obj)
 		switch {
 		case tt.want == "" && len(errs) > 0:
 			t.Errorf("%s: got %v, want valid", tt.name, errs)

@@ -13,12 +13,38 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// Validate returns what the real API server would reject in obj with 422
-// Invalid: the name, for pods the containers and volumes, for Jobs their
-// spec and pod template (validateJob). It is deliberately small:
-// Batkube checks what schedulers and kubectl scripts trip over, not every
-// rule of the Kubernetes validation code.
-func Validate(obj runtime.Object) field.ErrorList {
+// ValidateCreate returns what the real API server would reject in a new
+// object with 422 Invalid: the name, for pods the containers and volumes,
+// for Jobs their spec and pod template (validateJob), webhooks' clients.
+// It is deliberately small: Batkube checks what schedulers, controllers
+// and kubectl scripts trip over, not every rule of the Kubernetes
+// validation code.
+func ValidateCreate(obj runtime.Object) field.ErrorList {
+	return validateObject(obj)
+}
+
+// ValidateUpdate returns what the real API server would reject in an
+// update of old to obj: what ValidateCreate rejects, and the changes no
+// update may make (a pod's spec but the fields validatePodSpecUpdate
+// allows, a Job's selector).
+func ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+	errs := validateObject(obj)
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		if oldPod, ok := old.(*corev1.Pod); ok {
+			errs = append(errs, validatePodSpecUpdate(&o.Spec, &oldPod.Spec, field.NewPath("spec"))...)
+		}
+	case *batchv1.Job:
+		if oldJob, ok := old.(*batchv1.Job); ok {
+			errs = append(errs, validateJobUpdate(o, oldJob)...)
+		}
+	}
+	return errs
+}
+
+// validateObject holds the rules an object meets whether it is created or
+// updated.
+func validateObject(obj runtime.Object) field.ErrorList {
 	m, ok := obj.(metav1.Object)
 	if !ok {
 		return nil

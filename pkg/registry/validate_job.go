@@ -18,7 +18,8 @@ const maxIndexedParallelism = 100000
 // what it needs, the pod template (containers, volumes) and its restart
 // policy. It leaves out the check of the selector against the template's
 // labels (defaultJob generates both), the failure and success policies'
-// rules, and updates' immutability.
+// rules, and (but for the selector and completion mode:
+// validateJobUpdate) updates' immutability.
 func validateJob(job *batchv1.Job) field.ErrorList {
 	spec := &job.Spec
 	path := field.NewPath("spec")

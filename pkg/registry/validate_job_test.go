@@ -64,12 +64,48 @@ func TestValidateJob(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := indexedJob()
 			tc.change(j)
-			errs := Validate(j)
+			errs := ValidateCreate(j)
 			switch {
 			case tc.want == "" && len(errs) > 0:
 				t.Errorf("got %v, want valid", errs)
 			case tc.want != "" && (len(errs) == 0 || !strings.Contains(errs[0].Error(), tc.want)):
 				t.Errorf("got %v, want an error on %s", errs, tc.want)
+			}
+		})
+	}
+}
+
+// TestValidateJobUpdate: an update may unsuspend a Job and change its
+// parallelism; its selector and completion mode are immutable.
+func TestValidateJobUpdate(t *testing.T) {
+	old := indexedJob()
+	old.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": "u1"}}
+	old.Spec.Suspend = ptr.To(true)
+	for _, tc := range []struct {
+		name   string
+		change func(*batchv1.Job)
+		want   string
+	}{
+		{"unsuspended", func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(false) }, ""},
+		{"parallelism", func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To(int32(2)) }, ""},
+		{"selector", func(j *batchv1.Job) { j.Spec.Selector.MatchLabels = map[string]string{"a": "b"} }, "spec.selector"},
+		{"completion mode", func(j *batchv1.Job) {
+			j.Spec.CompletionMode = ptr.To(batchv1.NonIndexedCompletion)
+			j.Spec.BackoffLimitPerIndex, j.Spec.MaxFailedIndexes = nil, nil
+		}, "spec.completionMode"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := old.DeepCopy()
+			tc.change(j)
+			errs := ValidateUpdate(j, old)
+			switch {
+			case tc.want == "" && len(errs) > 0:
+				t.Errorf("got %v, want valid", errs)
+			case tc.want != "" && (len(errs) == 0 || !strings.Contains(errs[0].Error(), tc.want)):
+				t.Errorf("got %v, want an error on %s", errs, tc.want)
+			}
+			if errs := ValidateCreate(j); tc.want != "" && len(errs) > 0 {
+				t.Errorf("ValidateCreate refuses the updated Job: %v", errs)
 			}
 		})
 	}
