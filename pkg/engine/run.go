@@ -428,20 +428,6 @@ func (e *Engine) communications(r *run, p *Profile) (latency, latBytes float64, 
 	return latency, latBytes, e.linkBytes
 }
 
-// hostRoute is the route between two resources, computed once.
-func (e *Engine) hostRoute(i, j int) hostRoute {
-	key := [2]int{i, j}
-	if rt, ok := e.routes[key]; ok {
-		return rt
-	}
-	if e.routes == nil {
-		e.routes = map[[2]int]hostRoute{}
-	}
-	rt := e.platform.route(i, j)
-	e.routes[key] = rt
-	return rt
-}
-
 // reschedule moves the timers of the runs whose computation changed pace.
 func (e *Engine) reschedule(changed []*activity) {
 	for _, a := range changed {
@@ -537,15 +523,6 @@ func (e *Engine) finishRun(r *run, state JobState, ret int) {
 		return
 	}
 	e.post(message{cost: e.noticeTime(r), run: r})
-}
-
-// noticeTime is the time the end message of a run takes to the master
-// host: from its first host (Batsim runs the job's actor there).
-func (e *Engine) noticeTime(r *run) MessageTime {
-	if e.opts.NoNetwork || len(r.alloc) == 0 {
-		return MessageTime{}
-	}
-	return e.platform.Resources[r.alloc[0]].Notice
 }
 
 // noticeEnd is Batsim's server hearing of a run's end: JOB_COMPLETED, and
