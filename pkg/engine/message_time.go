@@ -9,8 +9,9 @@ import "fmt"
 // a message of one byte (send_message in Batsim's ipp.cpp), and the
 // decision process hears of the end only when the server has it. With
 // SimGrid's ptask_L07 model, the one Batsim sets, a message alone on its
-// route takes the route's latency (the sum of its links') plus its size
-// over the narrowest bandwidth, with no latency or bandwidth factor. So on
+// route takes the route's latency (the sum of its links', plus the
+// distance between the hosts in a Vivaldi zone) plus its size over the
+// narrowest bandwidth, with no latency or bandwidth factor. So on
 // a platform whose routes have latency every job end reaches the decision
 // process that much later (1.6 ms on Batsim's cluster512.xml), although
 // the job ends, and its hosts are free, at its own date. The engine
@@ -29,7 +30,8 @@ import "fmt"
 // alone there (SimGrid's ptask_L07 model, with no latency or bandwidth
 // factor): the route's latency, then the byte at its narrowest bandwidth.
 type MessageTime struct {
-	// Latency is the sum of the route's links' latencies, in seconds.
+	// Latency is the sum of the route's links' latencies, plus the
+	// distance between the hosts in a Vivaldi zone, in seconds.
 	Latency float64
 	// Bandwidth is the narrowest link's, in bytes per second; 0 for a
 	// route of no link.
