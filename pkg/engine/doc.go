@@ -52,19 +52,21 @@
 //
 // # The computation model, and what it leaves out
 //
-// The engine simulates delays, computations and the network:
+// The engine simulates delays, computations and the network, each part in
+// a file named for it:
 //
 //   - A delay profile takes exactly its delay, whatever else runs on its
-//     hosts.
+//     hosts; a composed profile runs its steps in order, repeat times
+//     (run.go runs a job's profile leaf by leaf).
 //
 //   - A computation puts flops on each executor's host (parallel: its
 //     amount for each executor; parallel_homogeneous: cpu on each;
 //     parallel_homogeneous_total: cpu split evenly over them). An executor
 //     uses one core of its host at the speed of the host's initial power
 //     state: computation time = flops / host speed, and alone a job takes
-//     the time of its slowest executor.
-//
-//   - A composed profile runs its steps in order, repeat times.
+//     the time of its slowest executor. A leaf that computes or
+//     communicates is one SimGrid parallel task (parallel_task.go): its
+//     flops and its bytes progress together, at one rate.
 //
 //   - Compute sharing (Options.ComputeSharing, Batsim's
 //     --enable-compute-sharing) lets jobs share a host's cores, as SimGrid's
@@ -72,40 +74,46 @@
 //     a host offers cores × speed flops per second (SharePerCore, the
 //     default; ShareWholeHost offers speed and ignores cores), an executor
 //     never gets more than one core (speed), and the capacity is divided as
-//     SimGrid's fair bottleneck solver (ptask_L07's default) divides it:
-//     in equal flops per second between the executors on the host, unless
-//     one is held back elsewhere. So a host with c cores runs up to c
-//     single-executor jobs at full speed; beyond that k executors get
-//     speed × c / k flops per second each (a job of 1e9 flops and one of
-//     3e9 sharing a core end at 2 s and 4 s), two executors of one job on
-//     one host take two shares, and a parallel job advances at the pace
-//     its most loaded host allows.
+//     SimGrid's fair bottleneck solver (ptask_L07's default,
+//     fair_sharing.go) divides it: in equal flops per second between the
+//     executors on the host, unless one is held back elsewhere. So a host
+//     with c cores runs up to c single-executor jobs at full speed; beyond
+//     that k executors get speed × c / k flops per second each (a job of
+//     1e9 flops and one of 3e9 sharing a core end at 2 s and 4 s), two
+//     executors of one job on one host take two shares, and a parallel job
+//     advances at the pace its most loaded host allows.
 //
-//   - The network is SimGrid's ptask_L07 model (network.go, server.go):
-//     the platform's links (bandwidth, latency, SHARED, SPLITDUPLEX or
-//     FATPIPE), routes and zone routes, clusters (private links, limiters,
-//     backbones, loopbacks) and cabinets, routed as SimGrid 3.32 routes
-//     them (Full, Floyd, Dijkstra, Cluster, Vivaldi, None). A parallel
-//     task that communicates (the com of parallel, parallel_homogeneous
-//     and parallel_homogeneous_total profiles) first waits the longest
-//     latency of its routes, then progresses at the pace its hosts and
-//     links allow, each link's bandwidth shared with the other tasks
-//     crossing it by the fair bottleneck solver (the bytes of all the
-//     task's flows on a SHARED link or a SPLITDUPLEX link's way add up; a
-//     FATPIPE link bounds each flow alone, so only the task's largest flow
-//     on it counts), bounded by the TCP window (gamma / (2 × latency ×
-//     bytes)). Batsim's own messages cross the network too: a job's end
-//     reaches Batsim's server after the route from the job's first host
-//     to the master host (latency, then one byte at its bandwidth); the
-//     server gets one message at a time, in the order they were put, and
-//     tells the decision process only when its mailbox is empty; every
-//     message of Batsim's actors on the master host (submitters' hello,
-//     batches and goodbye, each decision and the SCHED_READY after them,
-//     waiters, killers) crosses its route to itself, as in Batsim 4.2.1:
-//     SimGrid's default loopback (one byte at 10 GBps, 1e-10 s) or what the
-//     platform routes (15 µs on Batsim's small_platform.xml, 600 µs on
-//     cluster512.xml). Engine.Options.NoNetwork turns Batsim's messages
-//     back into instants.
+//   - The network is the platform's (platform_network.go reads it, with
+//     the units of units.go): its links (bandwidth, latency, SHARED,
+//     SPLITDUPLEX or FATPIPE), routes and zone routes, clusters (private
+//     links, limiters, backbones, loopbacks) and cabinets, routed
+//     (routing.go) as SimGrid 3.32 routes them (Full, Floyd, Dijkstra,
+//     Cluster, Vivaldi, None).
+//
+//   - Jobs communicate as in SimGrid's ptask_L07 model (bandwidth.go): a
+//     parallel task that communicates (the com of parallel,
+//     parallel_homogeneous and parallel_homogeneous_total profiles) first
+//     waits the longest latency of its routes, then progresses at the pace
+//     its hosts and links allow, each link's bandwidth shared with the
+//     other tasks crossing it by the fair bottleneck solver (the bytes of
+//     all the task's flows on a SHARED link or a SPLITDUPLEX link's way
+//     add up; a FATPIPE link bounds each flow alone, so only the task's
+//     largest flow on it counts), bounded by the TCP window (gamma / (2 ×
+//     latency × bytes)).
+//
+//   - Batsim's own messages cross the network too (message_time.go: the
+//     time a message takes; server.go: Batsim's server getting them): a
+//     job's end reaches Batsim's server after the route from the job's
+//     first host to the master host (latency, then one byte at its
+//     bandwidth); the server gets one message at a time, in the order they
+//     were put, and tells the decision process only when its mailbox is
+//     empty; every message of Batsim's actors on the master host
+//     (submitters' hello, batches and goodbye, each decision and the
+//     SCHED_READY after them, waiters, killers) crosses its route to
+//     itself, as in Batsim 4.2.1: SimGrid's default loopback (one byte at
+//     10 GBps, 1e-10 s) or what the platform routes (15 µs on Batsim's
+//     small_platform.xml, 600 µs on cluster512.xml). Options.NoNetwork
+//     turns Batsim's messages back into instants.
 //
 // There is no I/O model (disks are ignored; the profile types
 // parallel_homogeneous_pfs and data_staging are refused, as are send, recv,

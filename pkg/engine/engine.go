@@ -200,7 +200,8 @@ type Engine struct {
 	posted, handled uint64
 	decisionErr     error
 	crossing        bool // the message's byte is crossing (its latency is over)
-	// routes between resources, computed once; scratch of communications
+	// routes between resources, computed once (routing.go); scratch of
+	// communications and useLinks (bandwidth.go)
 	routes    map[[2]int]hostRoute
 	linkBytes map[int]float64
 	linkKeys  []int

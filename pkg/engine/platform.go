@@ -51,8 +51,10 @@ type Platform struct {
 	// itself, between two of Batsim's actors there (1e-10 s through
 	// SimGrid's default loopback, one byte at 10 GBps). See server.go.
 	MasterMessage MessageTime
-	// NetworkNotes say what of the platform's network the engine does not
-	// model (see network.go), if anything.
+	// NetworkNotes say what of the platform's network the engine leaves
+	// out, if anything: what it does not read (see platform_network.go),
+	// and the hosts with no route to the master host (the master host
+	// itself included), which real Batsim aborts on.
 	NetworkNotes []string
 
 	// net routes between the resources (nil for a platform built in Go:
@@ -80,7 +82,7 @@ type Resource struct {
 	// Notice is the time a message of one byte takes from the host to the
 	// master host: how much later than its end Batsim's server hears of
 	// the end of a job whose first host this is (none where the route has
-	// no link). See network.go.
+	// no link). See message_time.go.
 	Notice MessageTime
 }
 
@@ -171,7 +173,7 @@ type frame struct {
 // its hosts' properties; a <cabinet> adds hosts named prefix, number and
 // suffix (one per number of its radical), of one core at its speed, to its
 // zone (which must be routed as a cluster). Links and routes give each
-// host's Notice (see network.go).
+// host's Notice (see message_time.go).
 func ParsePlatform(r io.Reader) (*Platform, error) {
 	return ParsePlatformWith(r, PlatformOptions{})
 }

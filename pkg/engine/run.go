@@ -33,7 +33,7 @@ type run struct {
 	// atWall says that a delay leaf sleeps until the walltime (it is not
 	// shorter than the time left).
 	atWall bool
-	act    *activity // the leaf's computation, if it computes
+	act    *activity // the leaf's parallel task, if it computes or sends
 
 	// ending says that the job has ended (at end, with endState and
 	// endRet) and its hosts are free, but Batsim's server has not heard
@@ -283,8 +283,8 @@ func (e *Engine) startLeaf(r *run, p *Profile) bool {
 	r.atWall = false
 	a := e.newActivity(r, p)
 	if a == nil {
-		// Nothing to compute: SimGrid completes the empty computation
-		// at once, before a timeout of the same date.
+		// Nothing to compute or send: SimGrid completes the empty
+		// parallel task at once, before a timeout of the same date.
 		return false
 	}
 	r.act = a
@@ -305,163 +305,6 @@ func (e *Engine) startLeaf(r *run, p *Profile) bool {
 		e.reschedule(e.sharer.add(a, e.vt))
 	}
 	return true
-}
-
-// newActivity builds the computation of a leaf on the run's executors, or
-// returns nil if it computes nothing. Each executor that computes uses its
-// host on its own (SimGrid gives each its own share of the host's cpu, so
-// two executors on one host take two shares).
-func (e *Engine) newActivity(r *run, p *Profile) *activity {
-	n := len(r.executors)
-	bound := math.Inf(1)
-	computes := false
-	for i, h := range r.executors {
-		if f := executorFlops(p, i, n); f > 0 {
-			computes = true
-			bound = math.Min(bound, e.platform.Resources[h].Speed/f)
-		}
-	}
-	latency, latBytes, bytes := e.communications(r, p)
-	if !computes && len(bytes) == 0 {
-		return nil
-	}
-	var a *activity
-	if n := len(e.freeActs); n > 0 {
-		a = e.freeActs[n-1]
-		e.freeActs = e.freeActs[:n-1]
-	} else {
-		a = &activity{}
-	}
-	a.run, a.latency, a.waiting = r, latency, false
-	a.hosts, a.coef = a.hosts[:0], a.coef[:0]
-	for i, h := range r.executors {
-		if f := executorFlops(p, i, n); f > 0 {
-			a.hosts = append(a.hosts, h)
-			a.coef = append(a.coef, f)
-		}
-	}
-	// in the order of the links (the solver sums in this order)
-	e.linkKeys = e.linkKeys[:0]
-	for key := range bytes {
-		e.linkKeys = append(e.linkKeys, key)
-	}
-	slices.Sort(e.linkKeys)
-	for _, key := range e.linkKeys {
-		b := bytes[key]
-		l := e.platform.net.all[key/2]
-		if l.bw > 0 {
-			a.hosts = append(a.hosts, e.sharer.link(key, l.bw, l.policy == linkFatpipe))
-			a.coef = append(a.coef, b)
-		}
-	}
-	if latBytes > 0 {
-		// SimGrid's TCP window: gamma / (2 × the largest latency × bytes)
-		bound = math.Min(bound, tcpGamma/(2*latBytes))
-	}
-	a.bound = bound
-	return a
-}
-
-// executorFlops is what executor i of n computes in a leaf.
-func executorFlops(p *Profile, i, n int) float64 {
-	switch p.Type {
-	case ProfileParallelHomogeneous:
-		return p.CPU
-	case ProfileParallelHomogeneousTotal:
-		return p.CPU / float64(n)
-	case ProfileParallel:
-		return p.CPUs[i]
-	}
-	return 0
-}
-
-// tcpGamma is SimGrid's network/TCP-gamma default (4 MiB): the window that
-// bounds a flow's rate by gamma / (2 × latency).
-const tcpGamma = 4194304
-
-// communications adds up what a leaf of a parallel task sends: the bytes
-// crossing each link's bandwidth (by linkUse.constraint(), in a map reused
-// by the next call; for a FATPIPE link, which bounds each flow on its own,
-// the bytes of its largest flow, as SimGrid's expand keeps the largest use
-// of a FATPIPE constraint), and the latency the task waits first (the longest of
-// its routes'), as SimGrid's ptask_L07 model, and the largest latency ×
-// bytes of a route (for the TCP window). Executor x sends to executor y Coms[x*n+y]
-// bytes (parallel), Com (parallel_homogeneous) or Com / n
-// (parallel_homogeneous_total) when x != y.
-func (e *Engine) communications(r *run, p *Profile) (latency, latBytes float64, bytes map[int]float64) {
-	if p.Coms == nil && p.Com == 0 {
-		return 0, 0, nil
-	}
-	clear(e.linkBytes)
-	if e.linkBytes == nil {
-		e.linkBytes = map[int]float64{}
-	}
-	n := len(r.executors)
-	for x, hx := range r.executors {
-		for y, hy := range r.executors {
-			var b float64
-			switch {
-			case p.Type == ProfileParallel:
-				b = p.Coms[x*n+y]
-			case x == y:
-			case p.Type == ProfileParallelHomogeneous:
-				b = p.Com
-			case p.Type == ProfileParallelHomogeneousTotal:
-				b = p.Com / float64(n)
-			}
-			if !(b > 0) {
-				continue
-			}
-			rt := e.hostRoute(hx, hy)
-			latency = math.Max(latency, rt.latency)
-			latBytes = math.Max(latBytes, rt.latency*b)
-			for _, u := range rt.uses {
-				if u.link.policy == linkFatpipe {
-					// a FATPIPE constrains each flow on its own
-					e.linkBytes[u.constraint()] = max(e.linkBytes[u.constraint()], b)
-				} else {
-					e.linkBytes[u.constraint()] += b
-				}
-			}
-		}
-	}
-	return latency, latBytes, e.linkBytes
-}
-
-// hostRoute is the route between two resources, computed once.
-func (e *Engine) hostRoute(i, j int) hostRoute {
-	key := [2]int{i, j}
-	if rt, ok := e.routes[key]; ok {
-		return rt
-	}
-	if e.routes == nil {
-		e.routes = map[[2]int]hostRoute{}
-	}
-	rt := e.platform.route(i, j)
-	e.routes[key] = rt
-	return rt
-}
-
-// reschedule moves the timers of the runs whose computation changed pace.
-func (e *Engine) reschedule(changed []*activity) {
-	for _, a := range changed {
-		left := math.Inf(1)
-		if a.rate > 0 {
-			left = a.remaining / a.rate
-		}
-		e.computeEnds(&a.run.timer, left)
-	}
-}
-
-// stopActivity ends the run's computation and lets the others speed up.
-func (e *Engine) stopActivity(r *run) {
-	a := r.act
-	r.act = nil
-	if !a.waiting {
-		e.reschedule(e.sharer.remove(a, e.vt))
-	}
-	a.run = nil
-	e.freeActs = append(e.freeActs, a)
 }
 
 // onRunTimer handles the end of a run's leaf: a delay's sleep (which may
@@ -537,15 +380,6 @@ func (e *Engine) finishRun(r *run, state JobState, ret int) {
 		return
 	}
 	e.post(message{cost: e.noticeTime(r), run: r})
-}
-
-// noticeTime is the time the end message of a run takes to the master
-// host: from its first host (Batsim runs the job's actor there).
-func (e *Engine) noticeTime(r *run) MessageTime {
-	if e.opts.NoNetwork || len(r.alloc) == 0 {
-		return MessageTime{}
-	}
-	return e.platform.Resources[r.alloc[0]].Notice
 }
 
 // noticeEnd is Batsim's server hearing of a run's end: JOB_COMPLETED, and

@@ -7,7 +7,7 @@ package engine
 // and the server gets them in the order they were put; a message crosses
 // the network only once the server gets it, and its sender waits until it
 // has. So a message from a host whose route to the master host has latency
-// (network.go) keeps the server busy for that time, and the messages
+// (message_time.go) keeps the server busy for that time, and the messages
 // behind it wait. The server tells the decision process what happened only
 // when its mailbox is empty. So two jobs ending at once on hosts 120 µs
 // away from the master are heard of at +120 µs and +240 µs, in one message

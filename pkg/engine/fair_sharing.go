@@ -7,8 +7,17 @@ import (
 	"github.com/batkube/batkube/pkg/simtime/timerq"
 )
 
-// SharingModel says how much computing power a host offers to the jobs that
-// share it (with compute sharing on).
+// The fair bottleneck solver of SimGrid's ptask_L07 model (its default
+// solver, so Batsim's): it sets the rate of every running parallel task
+// (parallel_task.go) from what the hosts (flops per second) and the links
+// (bytes per second, bandwidth.go) that the tasks use have to share. The
+// tasks on a saturated host or link get equal flops or bytes per second of
+// it, unless held back elsewhere (a FATPIPE link offers each all it has
+// left); each task is bounded by its own bound.
+
+// SharingModel says how much computing power a host offers to the
+// executors that share it: several jobs' (with compute sharing on), or one
+// job's mapped onto the host more than once.
 type SharingModel int
 
 const (
@@ -19,47 +28,6 @@ const (
 	// and each executor uses at most that.
 	ShareWholeHost
 )
-
-// activity is a running computation: the current step of a job whose
-// profile computes flops. Its progress goes from remaining = 1 to 0 at rate
-// (fraction of the work per second).
-type activity struct {
-	run *run
-	// hosts are the constraints the activity uses: host ids (flops in
-	// coef) and, after them, links' (bytes in coef; see sharer.link).
-	// Every coef is > 0.
-	hosts []int
-	coef  []float64
-	// bound is the most the activity's rate may be (SimGrid's variable
-	// bound): every executor uses at most one core, so min(speed / flops)
-	// over its executors, and its flows are bounded by the TCP window.
-	bound     float64
-	remaining float64
-	rate      float64
-	updated   timerq.Time // virtual time
-	// latency is the time the parallel task waits before it computes or
-	// sends anything (the longest of its routes' latencies), waiting
-	// says it is waiting it.
-	latency float64
-	waiting bool
-
-	// solver scratch
-	mark    uint64
-	fixed   bool    // it grows no more
-	newRate float64 // its rate so far
-	inc     float64 // what it grew by in its last round
-}
-
-// settle accounts for the work done since the last update.
-func (a *activity) settle(now timerq.Time) {
-	if a.updated.Before(now) {
-		a.remaining -= a.rate * now.Minus(a.updated)
-		if a.remaining < 0 {
-			a.remaining = 0
-		}
-		a.updated = now
-	}
-}
 
 // sharer sets the rates of the activities running on shared hosts and
 // links as SimGrid's ptask_L07 model does, with its default solver (the
@@ -153,8 +121,8 @@ func (s *sharer) remove(a *activity, now timerq.Time) []*activity {
 	return s.update(a.hosts, now)
 }
 
-// update recomputes the rates of the activities connected to the seed hosts
-// (through hosts they share).
+// update recomputes the rates of the activities connected to the seed
+// constraints (through the hosts and links they share).
 func (s *sharer) update(seed []int, now timerq.Time) []*activity {
 	s.mark++
 	s.compHosts = s.compHosts[:0]
