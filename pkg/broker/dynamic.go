@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/translate"
 )
 
 // Dynamic jobs: a pod created through the API during a simulation becomes
@@ -66,11 +67,9 @@ func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
 			Profile: batsim.Profile{Type: "delay", Fields: fields}})
 		r.profilesSent[profileName] = true
 	}
-	walltime := float64(batsim.NoWalltime)
-	if d := pod.Spec.ActiveDeadlineSeconds; d != nil && *d > 0 {
-		// The kubelet fails a pod that outlives its deadline
-		// (DeadlineExceeded): Batsim's walltime.
-		walltime = float64(*d)
+	walltime, ok := translate.Walltime(&pod.Spec)
+	if !ok {
+		walltime = batsim.NoWalltime
 	}
 	r.step.decisions = append(r.step.decisions, batsim.RegisterJob{JobID: id, Job: batsim.Job{ID: id, Subtime: now, Res: 1, Profile: profileName, Walltime: walltime}})
 	ref := podRef{pod.Namespace, pod.Name}

@@ -55,6 +55,7 @@ var stageRunning = podStage{phase: corev1.PodRunning, ready: corev1.ConditionTru
 var finalStages = map[batsim.JobState]podStage{
 	batsim.JobStateCompletedSuccessfully: {phase: corev1.PodSucceeded, ready: corev1.ConditionFalse, readyReason: "PodCompleted",
 		containers: containersTerminated, terminatedReason: "Completed"},
+	// A walltime is its pods' deadline (translate.Deadline).
 	batsim.JobStateCompletedWalltimeReached: {phase: corev1.PodFailed, reason: "DeadlineExceeded",
 		message: "Pod was active on the node longer than the specified deadline", ready: corev1.ConditionFalse, readyReason: "PodCompleted",
 		containers: containersTerminated, terminatedReason: "DeadlineExceeded"},

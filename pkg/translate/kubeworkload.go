@@ -195,7 +195,7 @@ func kubeObject(job Job, subtime float64, opts PodOptions) (runtime.Object, erro
 	}
 	template.Labels["app"] = name
 	template.Spec.RestartPolicy = corev1.RestartPolicyAlways
-	template.Spec.ActiveDeadlineSeconds = nil // a Deployment's pods have none
+	WithoutDeadline(&template.Spec)
 	spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
 	spec.Template = template
 	meta.Annotations[DeleteAtAnnotation] = formatSeconds(subtime + delay)

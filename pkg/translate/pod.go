@@ -183,10 +183,7 @@ func Pods(job Job, opts PodOptions) ([]*corev1.Pod, error) {
 		c.Resources.Requests = corev1.ResourceList{HostResource: one}
 		c.Resources.Limits = corev1.ResourceList{HostResource: one.DeepCopy()} // an extended resource's limit equals its request
 	}
-	if job.Walltime > 0 {
-		secs := int64(math.Ceil(job.Walltime))
-		base.Spec.ActiveDeadlineSeconds = &secs
-	}
+	base.Spec.ActiveDeadlineSeconds = Deadline(job.Walltime)
 	if base.Spec.RestartPolicy == "" {
 		base.Spec.RestartPolicy = corev1.RestartPolicyNever
 	}
