@@ -135,30 +135,26 @@ func (s *Server) Unread() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("server: %w", err)
 	}
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	for c := range s.conns {
-		n, err := procquiet.Unread(c.raw)
-		if err != nil {
-			if c.closed.Load() {
-				continue
-			}
-			return 0, fmt.Errorf("server: %w", err)
-		}
-		total += n
+	n, err := s.sumOverConns(procquiet.Unread)
+	if err != nil {
+		return 0, err
 	}
-	return total, nil
+	return total + n, nil
 }
 
 // Unsent returns the bytes the server wrote to its clients' connections
 // that have not reached their sockets yet (procquiet.Unsent on each):
 // with none, every client's kernel has received all the server sent it.
-func (s *Server) Unsent() (int, error) {
+func (s *Server) Unsent() (int, error) { return s.sumOverConns(procquiet.Unsent) }
+
+// sumOverConns sums a count of bytes over the open connections (a
+// connection closed meanwhile counts none).
+func (s *Server) sumOverConns(count func(syscall.RawConn) (int, error)) (int, error) {
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
 	total := 0
 	for c := range s.conns {
-		n, err := procquiet.Unsent(c.raw)
+		n, err := count(c.raw)
 		if err != nil {
 			if c.closed.Load() {
 				continue
