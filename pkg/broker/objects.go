@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -105,15 +106,7 @@ func SplitTimedObjects(docs []json.RawMessage) (timed []TimedObject, rest []json
 			timed = appendTimed(timed, manifest, head.Kind+"/"+head.Metadata.Namespace+"/"+copyName, at+shift, copyEnd)
 		}
 	}
-	slices.SortStableFunc(timed, func(a, b TimedObject) int {
-		switch {
-		case a.At < b.At:
-			return -1
-		case a.At > b.At:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(timed, func(a, b TimedObject) int { return cmp.Compare(a.At, b.At) })
 	return timed, rest, nil
 }
 

@@ -1,6 +1,7 @@
 package outputs
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -46,15 +47,7 @@ func ReadClusterQueues(path string) ([]ClusterQueueSample, error) {
 		}
 		out = append(out, s)
 	}
-	slices.SortStableFunc(out, func(a, b ClusterQueueSample) int {
-		switch {
-		case a.Time < b.Time:
-			return -1
-		case a.Time > b.Time:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b ClusterQueueSample) int { return cmp.Compare(a.Time, b.Time) })
 	return out, nil
 }
 
