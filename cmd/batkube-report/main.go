@@ -6,6 +6,12 @@
 // chart is also written as SVG and PNG files beside the report, for papers.
 // The page loads nothing from the network.
 //
+// The report names each run by a short label: LABEL=RUN_DIR gives it; a run
+// of a campaign is otherwise named by the campaign's names of its scheduler
+// (its platform and workload when the runs differ in them, its repetition
+// when that tells it apart), another run by its folder's name without the
+// "--"-separated parts all the runs' names share.
+//
 // Exit codes: 0 when the report is written, 1 when it could not be, 2 on a
 // usage error.
 package main
@@ -54,7 +60,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(dirs) == 0 {
 		return cmd.UsageError(stderr, "no run folder given")
 	}
-	var err error
+	dirs, labels, err := labelledDirs(dirs)
+	if err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
 	in := report.Inputs{Platform: opts.Platform, MasterHost: opts.MasterHost, Workloads: opts.Workloads}
 	if in.Nodes.DefaultCPU, err = resource.ParseQuantity(opts.DefaultCPU); err != nil {
 		fmt.Fprintf(stderr, "batkube-report: --node-default-cpu %q: %v\n", opts.DefaultCPU, err)
@@ -64,17 +73,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "batkube-report: --node-default-memory %q: %v\n", opts.DefaultMemory, err)
 		return 2
 	}
-	if err := write(opts, in, dirs, stdout); err != nil {
+	if err := write(opts, in, dirs, labels, stdout); err != nil {
 		fmt.Fprintf(stderr, "batkube-report: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func write(opts options, in report.Inputs, dirs []string, stdout io.Writer) error {
+// labelledDirs splits the arguments LABEL=RUN_DIR into the folders and
+// their labels ("" where none is given). An argument that is a folder is
+// a folder, '=' in its name or not.
+func labelledDirs(args []string) (dirs, labels []string, err error) {
+	for _, arg := range args {
+		label, dir, found := strings.Cut(arg, "=")
+		if st, err := os.Stat(arg); !found || (err == nil && st.IsDir()) {
+			label, dir = "", arg
+		} else if strings.TrimSpace(label) == "" {
+			return nil, nil, fmt.Errorf("%q: an empty label (LABEL=RUN_DIR)", arg)
+		}
+		dirs, labels = append(dirs, dir), append(labels, label)
+	}
+	return dirs, labels, nil
+}
+
+func write(opts options, in report.Inputs, dirs, labels []string, stdout io.Writer) error {
 	runs, err := report.LoadAll(dirs, in)
 	if err != nil {
 		return err
+	}
+	for i, r := range runs {
+		r.Label = labels[i]
 	}
 	rep, err := report.New(opts.Title, runs)
 	if err != nil {
@@ -106,8 +134,12 @@ func write(opts options, in report.Inputs, dirs []string, stdout io.Writer) erro
 
 // command names the command and says what it does, for --help.
 func command() cli.Command {
-	return cli.Command{Name: "batkube-report", Usage: "[-o report.html] [OPTIONS] RUN_DIR [RUN_DIR...]",
+	return cli.Command{Name: "batkube-report", Usage: "[-o report.html] [OPTIONS] [LABEL=]RUN_DIR [[LABEL=]RUN_DIR...]",
 		Description: "Writes one self-contained HTML report of the runs whose output folders (batkube-run -o) are given: " +
 			"figures, Gantt chart, utilisation, queue length and waiting-time distribution per run, and a comparison of the runs; " +
-			"each chart also as SVG and PNG files beside the report."}
+			"each chart also as SVG and PNG files beside the report. " +
+			"The report names each run by a short label: LABEL=RUN_DIR gives it; " +
+			"a run of a campaign is otherwise named by the campaign's name of its scheduler " +
+			"(with its platform and workload when the runs differ in them, and its repetition when that tells it apart), " +
+			"another run by its folder's name without the \"--\"-separated parts all the runs' names share."}
 }

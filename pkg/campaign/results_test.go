@@ -90,6 +90,33 @@ func TestCollectGroupsRepetitions(t *testing.T) {
 	}
 }
 
+// TestReportLabelsRunsAsTheCampaignNamesThem: the report reads each run's
+// run.json and labels the run as the campaign does (Label): the scheduler's
+// name, with the workload's here where the matrix has two, in the forms an
+// entry takes ({name, files}, a list of paths).
+func TestReportLabelsRunsAsTheCampaignNamesThem(t *testing.T) {
+	testdata, err := filepath.Abs(filepath.Join("..", "report", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustParse(t, "platforms: ["+testdata+"/platform.xml]\n"+
+		"workloads:\n  - {name: tiny, files: ["+testdata+"/workload.json]}\n  - ["+testdata+"/workload.json, "+testdata+"/workload.json]\n"+
+		"schedulers:\n  - {name: kube-scheduler 1.37 (bin-packing)}\n  - {name: B}\n")
+	out := t.TempDir()
+	for _, r := range c.Runs() {
+		tinyRun(t, r, out, false)
+	}
+	res, err := Collect(c, out, "labels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range c.Runs() {
+		if got, want := res.Report.Runs[i].Run.Label, c.Label(r); got != want {
+			t.Errorf("run %s: labelled %q, the campaign's label %q", r.Name, got, want)
+		}
+	}
+}
+
 // TestEmitJobRunsEveryIndexOnce: the manifest is an Indexed Job with one
 // completion per run, whose pods read the campaign file, as it is, from
 // the ConfigMap that follows, and write to the claim.

@@ -268,7 +268,7 @@ schedulers:
 	for _, r := range runs {
 		f := want[r.Name]
 		for metric, v := range map[string]float64{"makespan": f.makespan, "mean-waiting": f.meanWaiting} {
-			cell := regexp.MustCompile(`(?s)<tr data-run="` + regexp.QuoteMeta(r.Name) + `">.*?<td data-metric="` + metric + `">([^<]*)</td>`).FindStringSubmatch(html)
+			cell := regexp.MustCompile(`(?s)<tr data-run="` + regexp.QuoteMeta(r.Name) + `"[^>]*>.*?<td data-metric="` + metric + `">([^<]*)</td>`).FindStringSubmatch(html)
 			if cell == nil || cell[1] != fmt.Sprintf("%.3f", v) {
 				t.Errorf("report.html, run %s, %s: %v; _jobs.csv gives %.3f", r.Name, metric, cell, v)
 			}

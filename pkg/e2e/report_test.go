@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/batkube/batkube/pkg/screenshot"
 )
 
 // TestReportInChromium runs a contended workload with three schedulers
@@ -24,7 +27,11 @@ import (
 // three, and opens each in a real headless Chromium: the page loads nothing
 // from elsewhere, writes nothing to its console, draws every chart, and its
 // comparison table gives the makespan and mean waiting time computed here
-// from _jobs.csv. With BATKUBE_REPORT_SCREENSHOT=FILE it keeps the
+// from _jobs.csv; each run's Gantt chart is titled with the run's label
+// (one given on the command line as LABEL=DIR, the others the folders'
+// names); and its layout has none of screenshot.LayoutScript's defects
+// (the page no wider than the window, no table running off it, no chart
+// text clipped or over a chart's curves). With BATKUBE_REPORT_SCREENSHOT=FILE it keeps the
 // screenshot of the three-run report there (docs/report.png).
 //
 // It needs Chromium (Debian's package chromium); without one it is skipped,
@@ -77,7 +84,9 @@ profiles:
 	}{{"one-run", dirs[:1]}, {"three-runs", dirs}} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "report.html")
-			args := append([]string{"-o", out, "-p", abs(repoRoot(), platform4), "-w", workload}, tc.dirs...)
+			// The last run labelled on the command line.
+			labelled := append(slices.Clone(tc.dirs[:len(tc.dirs)-1]), givenLabel+"="+tc.dirs[len(tc.dirs)-1])
+			args := append([]string{"-o", out, "-p", abs(repoRoot(), platform4), "-w", workload}, labelled...)
 			if b, err := exec.Command(reporter, args...).CombinedOutput(); err != nil {
 				t.Fatalf("batkube-report %s: %v\n%s", strings.Join(args, " "), err, b)
 			}
@@ -100,11 +109,21 @@ profiles:
 			if len(page.Rows) != len(tc.dirs) {
 				t.Fatalf("comparison table: %d rows, want %d", len(page.Rows), len(tc.dirs))
 			}
-			for _, row := range page.Rows {
+			for i, row := range page.Rows {
 				f, ok := want[row["run"]]
 				if !ok {
 					t.Errorf("comparison table: a row for run %q, not one of ours", row["run"])
 					continue
+				}
+				label := row["run"]
+				if i == len(page.Rows)-1 {
+					label = givenLabel
+				}
+				if row["label"] != label {
+					t.Errorf("comparison table: run %s labelled %q, want %q", row["run"], row["label"], label)
+				}
+				if title := label + ": pods on nodes"; !strings.Contains(page.chartText("chart-"+row["run"]+"-gantt"), title) {
+					t.Errorf("run %s: its Gantt chart's texts %q lack its title %q", row["run"], page.chartText("chart-"+row["run"]+"-gantt"), title)
 				}
 				for metric, v := range map[string]float64{"makespan": f.makespan, "mean-waiting": f.meanWaiting} {
 					if got, want := row[metric], fmt.Sprintf("%.3f", v); got != want {
@@ -120,6 +139,9 @@ profiles:
 		})
 	}
 }
+
+// givenLabel is the label TestReportInChromium gives its last run.
+const givenLabel = "FIFO first-fit"
 
 // jobFigures are a run's figures recomputed from _jobs.csv.
 type jobFigures struct {
@@ -185,10 +207,25 @@ type pageCheck struct {
 		Height float64 `json:"height"`
 		Paths  int     `json:"paths"`
 		Texts  int     `json:"texts"`
+		// Text is the chart's texts, joined by spaces.
+		Text string `json:"text"`
 	} `json:"charts"`
-	// Rows are the comparison table's rows: "run" and each metric's text.
-	Rows       []map[string]string `json:"rows"`
-	Screenshot []byte              `json:"-"`
+	// Rows are the comparison table's rows: "run", "label" and each
+	// metric's text.
+	Rows []map[string]string `json:"rows"`
+	// LayoutDefects are what screenshot.LayoutScript finds.
+	LayoutDefects []string `json:"-"`
+	Screenshot    []byte   `json:"-"`
+}
+
+// chartText is the texts of the chart of that element id ("" if none).
+func (p pageCheck) chartText(id string) string {
+	for _, c := range p.Charts {
+		if c.ID == id {
+			return c.Text
+		}
+	}
+	return ""
 }
 
 // inspectPage reads the page's charts and comparison table.
@@ -196,10 +233,11 @@ const inspectPage = `(() => ({
   charts: [...document.querySelectorAll('svg.chart')].map(s => {
     const r = s.getBoundingClientRect();
     return {id: s.id, kind: s.dataset.kind, width: r.width, height: r.height,
-            paths: s.querySelectorAll('path').length, texts: s.querySelectorAll('text').length};
+            paths: s.querySelectorAll('path').length, texts: s.querySelectorAll('text').length,
+            text: [...s.querySelectorAll('text')].map(t => t.textContent).join(' ')};
   }),
   rows: [...document.querySelectorAll('#comparison tbody tr')].map(tr => {
-    const m = {run: tr.dataset.run};
+    const m = {run: tr.dataset.run, label: tr.dataset.label};
     tr.querySelectorAll('td[data-metric]').forEach(td => { m[td.dataset.metric] = td.textContent.trim(); });
     return m;
   }),
@@ -215,7 +253,9 @@ const requestSentinel = "file:///batkube-report-test-sentinel.png"
 
 // openInChromium loads the report in a headless Chromium, inspects it,
 // takes a screenshot, and fails the test if the page wrote to its console
-// (errors, warnings, exceptions) or requested anything but itself.
+// (errors, warnings, exceptions), requested anything but itself, or has
+// a layout defect (screenshot.LayoutScript: the window is 1400 px wide, as
+// the documentation's pictures).
 func openInChromium(t *testing.T, browser, file string) pageCheck {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -277,6 +317,12 @@ func openInChromium(t *testing.T, browser, file string) pageCheck {
 	page, err := chromedp.Run(bctx, chromedp.Evaluate[pageCheck](inspectPage))
 	if err != nil {
 		t.Fatalf("inspecting the page: %v", err)
+	}
+	if page.LayoutDefects, err = chromedp.Run(bctx, chromedp.Evaluate[[]string](screenshot.LayoutScript)); err != nil {
+		t.Fatalf("checking the page's layout: %v", err)
+	}
+	for _, d := range page.LayoutDefects {
+		t.Errorf("the page's layout: %s", d)
 	}
 	if page.Screenshot, err = chromedp.Run(bctx, chromedp.CaptureScreenshot()); err != nil {
 		t.Fatalf("screenshot: %v", err)

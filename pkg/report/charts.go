@@ -26,13 +26,16 @@ type Chart struct {
 	Kind  string // gantt, utilisation, queue, waiting-cdf
 	Title string
 	plot  *plot.Plot
-	w, h  vg.Length
+	// legend names the curves, in a band below the plot.
+	legend legend
+	// w and h are the whole chart's size, legend included.
+	w, h vg.Length
 }
 
 // SVG renders the chart as a standalone SVG document.
 func (c *Chart) SVG() ([]byte, error) {
 	canvas := vgsvg.New(c.w, c.h)
-	c.plot.Draw(draw.New(canvas))
+	c.draw(draw.New(canvas))
 	var b bytes.Buffer
 	if _, err := canvas.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("report: chart %s: %w", c.ID, err)
@@ -43,7 +46,7 @@ func (c *Chart) SVG() ([]byte, error) {
 // PNG renders the chart as a PNG image of the given resolution.
 func (c *Chart) PNG(dpi int) ([]byte, error) {
 	canvas := vgimg.NewWith(vgimg.UseWH(c.w, c.h), vgimg.UseDPI(dpi))
-	c.plot.Draw(draw.New(canvas))
+	c.draw(draw.New(canvas))
 	var b bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: canvas}).WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("report: chart %s: %w", c.ID, err)
@@ -94,7 +97,8 @@ func runCharts(r *Run, prefix string, a axes) ([]*Chart, error) {
 	gantt := ganttChart(r, prefix, a)
 	charts = append(charts, gantt)
 	if cpu, mem := r.Utilisation(); cpu != nil {
-		p := newPlot(r.Name+": requests of running jobs / allocatable", "simulated time (s)", "utilisation (%)")
+		p := newPlot(r.Label+": requests of running jobs / allocatable", "simulated time (s)", "utilisation (%)")
+		var legend []legendEntry
 		for _, s := range []struct {
 			name   string
 			steps  []Step
@@ -105,29 +109,28 @@ func runCharts(r *Run, prefix string, a axes) ([]*Chart, error) {
 				return nil, err
 			}
 			p.Add(l)
-			p.Legend.Add(s.name, l)
+			legend = append(legend, legendEntry{s.name, s.colour})
 		}
-		p.Legend.Top = true
-		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, a.end, 0, 120 // room for the legend above 100 %
-		charts = append(charts, &Chart{ID: prefix + "utilisation", Kind: "utilisation", Title: "cpu and memory utilisation", plot: p, w: chartWidth, h: chartHeight})
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, a.end, 0, 105
+		charts = append(charts, newChart(prefix+"utilisation", "utilisation", "cpu and memory utilisation", p, legend, chartWidth, chartHeight))
 	}
-	p := newPlot(r.Name+": jobs pending (submitted, not started)", "simulated time (s)", "jobs pending")
+	p := newPlot(r.Label+": jobs pending (submitted, not started)", "simulated time (s)", "jobs pending")
 	l, err := stepLine(r.Queue(), a.end, 1, palette[0])
 	if err != nil {
 		return nil, err
 	}
 	p.Add(l)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, a.end, 0, a.queue*1.05
-	charts = append(charts, &Chart{ID: prefix + "queue", Kind: "queue", Title: "queue length", plot: p, w: chartWidth, h: chartHeight})
+	charts = append(charts, newChart(prefix+"queue", "queue", "queue length", p, nil, chartWidth, chartHeight))
 
-	p = newPlot(r.Name+": waiting time distribution", "waiting time (simulated s)", "fraction of jobs")
+	p = newPlot(r.Label+": waiting time distribution", "waiting time (simulated s)", "fraction of jobs")
 	l, err = cdfLine(r.WaitingCDF(), palette[0])
 	if err != nil {
 		return nil, err
 	}
 	p.Add(l)
 	p.Y.Min, p.Y.Max = 0, 1.02
-	charts = append(charts, &Chart{ID: prefix + "waiting-cdf", Kind: "waiting-cdf", Title: "waiting time CDF", plot: p, w: chartWidth, h: chartHeight})
+	charts = append(charts, newChart(prefix+"waiting-cdf", "waiting-cdf", "waiting time CDF", p, nil, chartWidth, chartHeight))
 	kueue, err := kueueCharts(r, prefix, a)
 	if err != nil {
 		return nil, err
@@ -171,11 +174,12 @@ func kueueCharts(r *Run, prefix string, a axes) ([]*Chart, error) {
 				series[name] = st
 			}
 		}
-		p := newPlot(r.Name+": cpu quota used by admitted Workloads", "simulated time (s)", "cpu")
-		if err := addSeries(p, series, end); err != nil {
+		p := newPlot(r.Label+": cpu quota used by admitted Workloads", "simulated time (s)", "cpu")
+		legend, err := addSeries(p, series, end)
+		if err != nil {
 			return nil, err
 		}
-		charts = append(charts, &Chart{ID: prefix + "kueue-usage", Kind: "kueue-usage", Title: "Kueue: quota used by ClusterQueue", plot: p, w: chartWidth, h: chartHeight})
+		charts = append(charts, newChart(prefix+"kueue-usage", "kueue-usage", "Kueue: quota used by ClusterQueue", p, legend, chartWidth, chartHeight))
 	}
 	if len(r.workloads) > 0 {
 		cq := outputs.ClusterQueueOf(r.workloads)
@@ -198,75 +202,77 @@ func kueueCharts(r *Run, prefix string, a axes) ([]*Chart, error) {
 				series[name] = steps(byQueue[name])
 			}
 		}
-		p := newPlot(r.Name+": Workloads admitted (first admissions)", "simulated time (s)", "Workloads admitted")
-		if err := addSeries(p, series, end); err != nil {
+		p := newPlot(r.Label+": Workloads admitted (first admissions)", "simulated time (s)", "Workloads admitted")
+		legend, err := addSeries(p, series, end)
+		if err != nil {
 			return nil, err
 		}
-		charts = append(charts, &Chart{ID: prefix + "kueue-admissions", Kind: "kueue-admissions", Title: "Kueue: admissions over time", plot: p, w: chartWidth, h: chartHeight})
+		charts = append(charts, newChart(prefix+"kueue-admissions", "kueue-admissions", "Kueue: admissions over time", p, legend, chartWidth, chartHeight))
 	}
 	return charts, nil
 }
 
-// addSeries draws step functions, one line and legend entry each, in
-// name order, up to end.
-func addSeries(p *plot.Plot, series map[string][]Step, end float64) error {
+// addSeries draws step functions, one line each, in name order, up to
+// end; it returns their legend.
+func addSeries(p *plot.Plot, series map[string][]Step, end float64) ([]legendEntry, error) {
+	var legend []legendEntry
 	for i, name := range slices.Sorted(maps.Keys(series)) {
-		l, err := stepLine(series[name], end, 1, palette[i%len(palette)])
+		c := palette[i%len(palette)]
+		l, err := stepLine(series[name], end, 1, c)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.Add(l)
-		p.Legend.Add(name, l)
+		legend = append(legend, legendEntry{name, c})
 	}
-	p.Legend.Top = true
 	p.X.Min, p.X.Max, p.Y.Min = 0, end, 0
-	return nil
+	return legend, nil
 }
 
 // comparisonCharts overlay the runs: waiting-time CDFs, queues and cpu
-// utilisation.
+// utilisation, a colour per run, named in a legend below each.
 func comparisonCharts(runs []*Run, a axes) ([]*Chart, error) {
 	cdf := newPlot("waiting time distribution", "waiting time (simulated s)", "fraction of jobs")
 	queue := newPlot("jobs pending", "simulated time (s)", "jobs pending")
 	cpu := newPlot("cpu requested by running jobs / allocatable", "simulated time (s)", "cpu utilisation (%)")
-	hasCPU := false
+	var legend, cpuLegend []legendEntry
 	for i, r := range runs {
-		c := palette[i%len(palette)]
+		c := runColour(i)
+		entry := legendEntry{r.Label, c}
+		legend = append(legend, entry)
 		l, err := cdfLine(r.WaitingCDF(), c)
 		if err != nil {
 			return nil, err
 		}
 		cdf.Add(l)
-		cdf.Legend.Add(r.Name, l)
 		if l, err = stepLine(r.Queue(), a.end, 1, c); err != nil {
 			return nil, err
 		}
 		queue.Add(l)
-		queue.Legend.Add(r.Name, l)
 		if u, _ := r.Utilisation(); u != nil {
 			if l, err = stepLine(u, a.end, 100, c); err != nil {
 				return nil, err
 			}
 			cpu.Add(l)
-			cpu.Legend.Add(r.Name, l)
-			hasCPU = true
+			cpuLegend = append(cpuLegend, entry)
 		}
 	}
 	cdf.Y.Min, cdf.Y.Max = 0, 1.02
-	cdf.Legend.Left = false
 	queue.X.Min, queue.X.Max, queue.Y.Min, queue.Y.Max = 0, a.end, 0, a.queue*1.05
-	queue.Legend.Top = true
 	charts := []*Chart{
-		{ID: "compare-waiting-cdf", Kind: "waiting-cdf", Title: "waiting time CDF, all runs", plot: cdf, w: chartWidth, h: chartHeight},
-		{ID: "compare-queue", Kind: "queue", Title: "queue length, all runs", plot: queue, w: chartWidth, h: chartHeight},
+		newChart("compare-waiting-cdf", "waiting-cdf", "waiting time CDF, all runs", cdf, legend, chartWidth, chartHeight),
+		newChart("compare-queue", "queue", "queue length, all runs", queue, legend, chartWidth, chartHeight),
 	}
-	if hasCPU {
-		cpu.X.Min, cpu.X.Max, cpu.Y.Min, cpu.Y.Max = 0, a.end, 0, 120
-		cpu.Legend.Top = true
-		charts = append(charts, &Chart{ID: "compare-utilisation", Kind: "utilisation", Title: "cpu utilisation, all runs", plot: cpu, w: chartWidth, h: chartHeight})
+	if len(cpuLegend) > 0 {
+		cpu.X.Min, cpu.X.Max, cpu.Y.Min, cpu.Y.Max = 0, a.end, 0, 105
+		charts = append(charts, newChart("compare-utilisation", "utilisation", "cpu utilisation, all runs", cpu, cpuLegend, chartWidth, chartHeight))
 	}
 	return charts, nil
 }
+
+// runColour is the colour of the i-th run's curves in the charts that
+// overlay the runs.
+func runColour(i int) color.Color { return palette[i%len(palette)] }
 
 // palette is Tableau's ten colours, distinct in print and on screen.
 var palette = []color.Color{
@@ -319,7 +325,7 @@ func steppedLine(xys plotter.XYs, style plotter.StepKind, c color.Color) (*plott
 // lane per pod running at once, a colour per job.
 func ganttChart(r *Run, prefix string, a axes) *Chart {
 	nodes, bars := r.Gantt()
-	p := newPlot(r.Name+": pods on nodes", "simulated time (s)", "")
+	p := newPlot(r.Label+": pods on nodes", "simulated time (s)", "")
 	p.Add(&ganttPlotter{bars: bars, nodes: len(nodes), end: a.end})
 	if len(nodes) > 0 && len(nodes) <= 64 {
 		p.NominalY(nodes...)
@@ -328,7 +334,7 @@ func ganttChart(r *Run, prefix string, a axes) *Chart {
 	}
 	p.X.Min, p.X.Max = 0, a.end
 	h := max(chartHeight, min(vg.Length(len(nodes))*0.5*vg.Centimeter+2.5*vg.Centimeter, 24*vg.Centimeter))
-	return &Chart{ID: prefix + "gantt", Kind: "gantt", Title: "Gantt chart", plot: p, w: chartWidth, h: h}
+	return newChart(prefix+"gantt", "gantt", "Gantt chart", p, nil, chartWidth, h)
 }
 
 type ganttPlotter struct {

@@ -28,4 +28,15 @@
 //
 // Several runs share their charts' axes, so that side by side they read on
 // the same scale, and get overlay charts and a comparison table.
+//
+// # Labels and layout
+//
+// The page and the charts name each run by a short label (Run.Label): one
+// given, else the campaign's names of its setting when a campaign wrote
+// its run.json, else its folder's name without what all the runs' names
+// share (labelRuns). A chart's legend lies in a band below its plot, never
+// over the curves; a title too wide for its chart wraps. Each inline chart
+// gives its data area (data-plot-area), with which screenshot.LayoutScript
+// checks in a browser that no text of the chart lies over its curves or is
+// clipped, and that no table runs off the page.
 package report

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"html/template"
 	"os"
 	"path/filepath"
 
@@ -103,9 +104,18 @@ func (rep *Report) Write(htmlPath, chartsDir string, dpi int) error {
 
 // spread formats a spread for the page: "mean ± standard deviation" with
 // format, the mean alone for a single run.
-func spread(s launch.Spread, n int, format string) string {
+func spread(s launch.Spread, n int, format string) template.HTML {
+	return spreadWithUnit(s, n, format, "")
+}
+
+// spreadWithUnit formats a spread followed by its unit: the standard
+// deviation in a span of class "sd" that a narrow column puts whole on a
+// line of its own.
+func spreadWithUnit(s launch.Spread, n int, format, unit string) template.HTML {
 	if n <= 1 {
-		return fmt.Sprintf(format, s.Mean)
+		return template.HTML(template.HTMLEscapeString(fmt.Sprintf(format, s.Mean) + unit))
 	}
-	return fmt.Sprintf(format+" ± "+format, s.Mean, s.StdDev)
+	mean := template.HTMLEscapeString(fmt.Sprintf(format, s.Mean))
+	sd := template.HTMLEscapeString(fmt.Sprintf("± "+format, s.StdDev) + unit)
+	return template.HTML(mean + ` <span class="sd">` + sd + `</span>`)
 }

@@ -20,8 +20,16 @@ table { border-collapse: collapse; margin: .3em 0 1em; }
 th, td { padding: .15em .6em; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 thead th { border-bottom: 2px solid #ccc; }
+table.figures thead th { white-space: normal; vertical-align: bottom; }
+table.figures td.label { white-space: normal; min-width: 8em; }
+#groups td { white-space: normal; }
+.sd { white-space: nowrap; }
+.swatch { display: inline-block; width: .8em; height: .8em; margin-right: .4em; border-radius: 2px; vertical-align: -.05em; }
+.dir { margin: 0 0 .3em; color: #777; font-size: .8em; overflow-wrap: anywhere; }
 .grid { display: grid; gap: 1em 1.5em; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); }
-#runs { grid-template-columns: repeat({{len .Runs}}, minmax(420px, 720px)); }
+#runs { grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); max-width: calc({{len .Runs}} * (720px + 1.5em)); }
+#runs > .run { display: grid; grid-row: span {{.RunRows}}; grid-template-rows: subgrid; }
+#runs > .run > div { min-width: 0; overflow-x: auto; }
 .grid > div { min-width: 0; overflow-x: auto; }
 table.summary td { white-space: normal; text-align: left; }
 svg.chart { width: 100%; height: auto; display: block; }
@@ -31,14 +39,14 @@ svg.chart { width: 100%; height: auto; display: block; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p class="muted">{{len .Runs}} run{{if gt (len .Runs) 1}}s{{end}}: {{range $i, $r := .Runs}}{{if $i}}, {{end}}<code>{{$r.Run.Dir}}</code>{{end}}. Times are simulated seconds unless said otherwise.</p>
+<p class="muted">{{if gt (len .Runs) 1}}{{len .Runs}} runs (each run's folder is under its name in Runs){{else}}1 run (its folder is under its name in Runs){{end}}. Times are simulated seconds unless said otherwise.</p>
 
 {{if .Groups}}<h2>Settings compared</h2>
-<table id="groups">
-<thead><tr><th>setting</th><th>runs</th><th>jobs</th><th>completed</th><th>makespan (s)</th><th>mean waiting (s)</th><th>p95 waiting (s)</th><th>mean slowdown</th><th>cpu utilisation</th><th>memory utilisation</th><th>wall (s)</th></tr></thead>
+<table id="groups" class="figures">
+<thead><tr><th>setting</th><th>runs</th><th>jobs</th><th>completed</th><th>makespan<br>(s)</th><th>mean<br>waiting (s)</th><th>p95<br>waiting (s)</th><th>mean<br>slowdown</th><th>cpu<br>utilisation</th><th>memory<br>utilisation</th><th>wall<br>(s)</th></tr></thead>
 <tbody>
 {{range .Groups}}{{$n := len .Runs}}<tr data-group="{{.Name}}">
-<td>{{.Name}}</td>
+<td class="label">{{.Name}}</td>
 <td data-metric="runs" title="{{range $i, $r := .Runs}}{{if $i}}, {{end}}{{$r}}{{end}}">{{$n}}</td>
 <td data-metric="jobs">{{spread .Jobs $n "%.0f"}}</td>
 <td data-metric="succeeded">{{spread .Succeeded $n "%.0f"}}</td>
@@ -54,11 +62,11 @@ svg.chart { width: 100%; height: auto; display: block; }
 <p class="muted">Each setting's figures are the mean ± sample standard deviation over its runs (the mean alone for one run); its runs are below.</p>
 {{end}}
 <h2>{{if gt (len .Runs) 1}}Comparison{{else}}Figures{{end}}</h2>
-<table id="comparison">
-<thead><tr><th>run</th>{{if $.HasJobs}}<th>Job wait: mean (s)</th><th>Job wait: p95 (s)</th>{{end}}<th>jobs</th><th>completed</th><th>makespan (s)</th><th>{{if $.HasJobs}}pod {{end}}mean waiting (s)</th><th>{{if $.HasJobs}}pod {{end}}p95 waiting (s)</th><th>mean slowdown</th><th>cpu utilisation</th><th>memory utilisation</th></tr></thead>
+<table id="comparison" class="figures">
+<thead><tr><th>run</th>{{if $.HasJobs}}<th>Job wait:<br>mean (s)</th><th>Job wait:<br>p95 (s)</th>{{end}}<th>jobs</th><th>completed</th><th>makespan<br>(s)</th><th>{{if $.HasJobs}}pod {{end}}mean<br>waiting (s)</th><th>{{if $.HasJobs}}pod {{end}}p95<br>waiting (s)</th><th>mean<br>slowdown</th><th>cpu<br>utilisation</th><th>memory<br>utilisation</th></tr></thead>
 <tbody>
-{{range .Runs}}{{$f := .Figures}}<tr data-run="{{.Run.Name}}">
-<td>{{.Run.Name}}</td>
+{{range $i, $r := .Runs}}{{$f := .Figures}}<tr data-run="{{.Run.Name}}" data-label="{{.Run.Label}}">
+<td class="label" title="{{.Run.Dir}}">{{if gt (len $.Runs) 1}}<span class="swatch" style="background: {{colour $i}}"></span>{{end}}{{.Run.Label}}</td>
 {{if $.HasJobs}}{{if $f.KubeJobs}}<td data-metric="job-mean-waiting">{{seconds $f.MeanJobWaiting}}</td><td data-metric="job-p95-waiting">{{seconds $f.P95JobWaiting}}</td>{{else}}<td>–</td><td>–</td>{{end}}{{end}}
 <td data-metric="jobs">{{$f.Jobs}}</td>
 <td data-metric="succeeded">{{$f.Succeeded}}</td>
@@ -79,8 +87,10 @@ svg.chart { width: 100%; height: auto; display: block; }
 
 <h2>Runs</h2>
 <div class="grid" id="runs">
-{{range .Runs}}{{$f := .Figures}}{{$s := .Run.Summary}}<div class="run" data-run="{{.Run.Name}}">
-<h3>{{.Run.Name}}</h3>
+{{range $i, $r := .Runs}}{{$f := .Figures}}{{$s := .Run.Summary}}<div class="run" data-run="{{.Run.Name}}">
+<div class="summary">
+<h3>{{.Run.Label}}</h3>
+<p class="dir"><code>{{.Run.Dir}}</code></p>
 <table class="summary">
 <tr><th>jobs</th><td>{{$f.Jobs}}: {{$f.Succeeded}} succeeded, {{$f.Failed}} failed, {{$f.WalltimeReached}} walltime, {{$f.Killed}} killed, {{$f.Rejected}} rejected</td></tr>
 <tr><th>makespan</th><td>{{seconds $f.Makespan}} s</td></tr>
@@ -113,8 +123,9 @@ svg.chart { width: 100%; height: auto; display: block; }
 {{end}}</tbody></table>{{end}}{{end}}
 {{with .Run.Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </div>
-{{end}}{{range .ChartRows}}{{range .}}<div>{{with .}}{{svg .}}{{end}}</div>
-{{end}}{{end}}</div>
+{{range $.ChartCells $i}}<div>{{with .}}{{svg .}}{{end}}</div>
+{{end}}</div>
+{{end}}</div>
 <p class="muted">Made by batkube-report. Each chart is also an SVG (and PNG) file beside this page.</p>
 </body>
 </html>

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"image/color"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +34,8 @@ type RunReport struct {
 }
 
 // New computes the figures and charts of runs. Runs of the same name (the
-// same folder name) are told apart by a suffix: "run", "run-2"...
+// same folder name) are told apart by a suffix: "run", "run-2"... Runs
+// without a label get a short one (labelRuns).
 func New(title string, runs []*Run) (*Report, error) {
 	if len(runs) == 0 {
 		return nil, fmt.Errorf("report: no run")
@@ -44,6 +47,7 @@ func New(title string, runs []*Run) (*Report, error) {
 			r.Name = fmt.Sprintf("%s-%d", r.Name, n)
 		}
 	}
+	labelRuns(runs)
 	rep := &Report{Title: title}
 	a := sharedAxes(runs)
 	for _, r := range runs {
@@ -92,26 +96,38 @@ func (rep *Report) Charts() []*Chart {
 // chartKinds are the kinds of a run's charts, in the page's order.
 var chartKinds = []string{"gantt", "utilisation", "queue", "waiting-cdf", "kueue-usage", "kueue-admissions"}
 
-// ChartRows lists the runs' charts by kind: a row per kind, a cell per
-// run (nil where a run has no chart of that kind), so that the page shows
-// the same chart of every run side by side.
-func (rep *Report) ChartRows() [][]*Chart {
-	var rows [][]*Chart
+// shownKinds are the kinds of chart some run has, in the page's order.
+func (rep *Report) shownKinds() []string {
+	var kinds []string
 	for _, kind := range chartKinds {
-		row := make([]*Chart, len(rep.Runs))
-		found := false
-		for i, r := range rep.Runs {
-			for _, c := range r.Charts {
-				if c.Kind == kind {
-					row[i], found = c, true
-				}
+		for _, r := range rep.Runs {
+			if slices.ContainsFunc(r.Charts, func(c *Chart) bool { return c.Kind == kind }) {
+				kinds = append(kinds, kind)
+				break
 			}
 		}
-		if found {
-			rows = append(rows, row)
+	}
+	return kinds
+}
+
+// RunRows is how many rows of the runs' grid each run takes: its summary,
+// then a row per kind of chart some run has.
+func (rep *Report) RunRows() int { return 1 + len(rep.shownKinds()) }
+
+// ChartCells are run i's charts, one per kind some run has (nil where run
+// i has none of that kind): the page shows the same chart of the runs of
+// a row of its grid side by side.
+func (rep *Report) ChartCells(i int) []*Chart {
+	kinds := rep.shownKinds()
+	cells := make([]*Chart, len(kinds))
+	for k, kind := range kinds {
+		for _, c := range rep.Runs[i].Charts {
+			if c.Kind == kind {
+				cells[k] = c
+			}
 		}
 	}
-	return rows
+	return cells
 }
 
 // WriteCharts writes every chart as DIR/<id>.svg and, with dpi > 0,
@@ -158,8 +174,9 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 		"duration": func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 		"mib":      func(b int64) int64 { return b >> 20 },
 		"spread":   spread,
-		"spreadPercent": func(s launch.Spread, n int) string {
-			return spread(launch.Spread{Mean: 100 * s.Mean, StdDev: 100 * s.StdDev}, n, "%.1f") + " %"
+		"colour":   func(i int) template.CSS { return template.CSS(hexColour(runColour(i))) },
+		"spreadPercent": func(s launch.Spread, n int) template.HTML {
+			return spreadWithUnit(launch.Spread{Mean: 100 * s.Mean, StdDev: 100 * s.StdDev}, n, "%.1f", "\u00a0%")
 		},
 	}).Parse(pageTemplate)
 	if err != nil {
@@ -184,8 +201,23 @@ func inlineSVG(c *Chart) (template.HTML, error) {
 	if i < 0 {
 		return "", fmt.Errorf("report: chart %s: no <svg> element", c.ID)
 	}
-	// The chart's own SVG, from gonum/plot, with its id; the page's CSS
-	// sizes it.
-	s = `<svg id="chart-` + template.HTMLEscapeString(c.ID) + `" class="chart" data-kind="` + c.Kind + `"` + s[i+len("<svg"):]
+	// The chart's own SVG, from gonum/plot, with its id and its data
+	// area (for the page's checks); the page's CSS sizes it.
+	s = `<svg id="chart-` + template.HTMLEscapeString(c.ID) + `" class="chart" data-kind="` + c.Kind + `"` +
+		` data-plot-area="` + c.plotArea() + `"` + s[i+len("<svg"):]
 	return template.HTML(s), nil
+}
+
+// plotArea is the chart's data area in its SVG's coordinates (origin at
+// the top left, in points): "x y width height".
+func (c *Chart) plotArea() string {
+	d := c.layout().Data
+	top := c.h - d.Max.Y
+	return fmt.Sprintf("%.2f %.2f %.2f %.2f", d.Min.X.Points(), top.Points(), d.Size().X.Points(), d.Size().Y.Points())
+}
+
+// hexColour writes a colour as CSS's #rrggbb.
+func hexColour(c color.Color) string {
+	r, g, b, _ := c.RGBA()
+	return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
 }

@@ -273,7 +273,7 @@ func TestGroups(t *testing.T) {
 	html := page.String()
 	for _, want := range []string{
 		`<tr data-group="a and b">`,
-		fmt.Sprintf(`<td data-metric="makespan" data-mean="%.3f">%.3f ± %.3f</td>`, mean, mean, sd),
+		fmt.Sprintf(`<td data-metric="makespan" data-mean="%.3f">%.3f <span class="sd">± %.3f</span></td>`, mean, mean, sd),
 		fmt.Sprintf(`<td data-metric="makespan" data-mean="%.3f">%.3f</td>`, mk[0], mk[0]),
 		`<td data-metric="runs" title="tiny, tiny-2">2</td>`,
 	} {

@@ -45,8 +45,16 @@ func DefaultNodeOptions() translate.NodeOptions {
 
 // Run is what a run's output folder tells.
 type Run struct {
-	Name string // a label: the folder's name
-	Dir  string
+	// Name tells the run apart in the report's files and elements: the
+	// folder's name (made unique by New).
+	Name string
+	// Label is what the page and the charts call the run: given (e.g.
+	// batkube-report's LABEL=DIR), or else made short by New (labelRuns).
+	Label string
+	Dir   string
+	// Origin is the campaign's run.json of a run of a campaign (nil for
+	// another run).
+	Origin *Origin
 	// Summary is the runner's summary.json, nil when the folder has none.
 	Summary *launch.Summary
 	// Controllers are _controllers.csv's rows (nil without the file: a
@@ -149,6 +157,9 @@ func Load(dir string, in Inputs) (*Run, error) {
 		return nil, fmt.Errorf("report: %s is not a run's output folder", dir)
 	}
 	if err := r.readSummary(&in); err != nil {
+		return nil, err
+	}
+	if err := r.readOrigin(); err != nil {
 		return nil, err
 	}
 	if err := r.readJobs(); err != nil {

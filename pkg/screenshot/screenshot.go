@@ -38,17 +38,46 @@ func FindBrowser() (string, error) {
 
 // Capture returns a PNG of the HTML file as the browser shows it.
 func Capture(ctx context.Context, htmlPath string, opts Options) ([]byte, error) {
+	var png []byte
+	err := inBrowser(ctx, htmlPath, opts, func(tab context.Context) error {
+		var err error
+		if png, err = chromedp.Run(tab, chromedp.CaptureScreenshot()); err != nil {
+			return fmt.Errorf("screenshot: capturing %s: %w", htmlPath, err)
+		}
+		return nil
+	})
+	return png, err
+}
+
+// LayoutDefects opens the HTML file (a Batkube report) in the browser at
+// the viewport's size and returns what LayoutScript finds wrong with its
+// layout, nothing when it reads well.
+func LayoutDefects(ctx context.Context, htmlPath string, opts Options) ([]string, error) {
+	var defects []string
+	err := inBrowser(ctx, htmlPath, opts, func(tab context.Context) error {
+		var err error
+		if defects, err = chromedp.Run(tab, chromedp.Evaluate[[]string](LayoutScript)); err != nil {
+			return fmt.Errorf("screenshot: inspecting %s: %w", htmlPath, err)
+		}
+		return nil
+	})
+	return defects, err
+}
+
+// inBrowser opens the HTML file in a headless browser, its viewport of the
+// options' size, and runs do on its tab.
+func inBrowser(ctx context.Context, htmlPath string, opts Options, do func(tab context.Context) error) error {
 	abs, err := filepath.Abs(htmlPath)
 	if err != nil {
-		return nil, fmt.Errorf("screenshot: %w", err)
+		return fmt.Errorf("screenshot: %w", err)
 	}
 	if _, err := os.Stat(abs); err != nil {
-		return nil, fmt.Errorf("screenshot: %w", err)
+		return fmt.Errorf("screenshot: %w", err)
 	}
 	browser := opts.Browser
 	if browser == "" {
 		if browser, err = FindBrowser(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	w, h := opts.Width, opts.Height
@@ -57,7 +86,7 @@ func Capture(ctx context.Context, htmlPath string, opts Options) ([]byte, error)
 	}
 	profile, err := os.MkdirTemp("", "batkube-screenshot-")
 	if err != nil {
-		return nil, fmt.Errorf("screenshot: %w", err)
+		return fmt.Errorf("screenshot: %w", err)
 	}
 	defer os.RemoveAll(profile)
 	allocOpts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
@@ -67,13 +96,9 @@ func Capture(ctx context.Context, htmlPath string, opts Options) ([]byte, error)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	defer cancelBrowser()
 	if err := chromedp.Do(bctx, chromedp.EmulateViewport(int64(w), int64(h)), chromedp.Navigate("file://"+abs)); err != nil {
-		return nil, fmt.Errorf("screenshot: opening %s in %s: %w", abs, browser, err)
+		return fmt.Errorf("screenshot: opening %s in %s: %w", abs, browser, err)
 	}
-	png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		return nil, fmt.Errorf("screenshot: capturing %s: %w", abs, err)
-	}
-	return png, nil
+	return do(bctx)
 }
 
 // ToFile captures the HTML file into a PNG file.
