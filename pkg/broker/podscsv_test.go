@@ -8,6 +8,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/batsim"
 	"github.com/batkube/batkube/pkg/broker"
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // TestPodsLog: _pods.csv has a row per pod with the simulated instants it
@@ -26,7 +27,7 @@ func TestPodsLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"job_id", "namespace", "pod", "node", "created", "first_attempt", "bound", "started", "finished", "phase", "reason", "failed_scheduling", "preempted"},
+		outputs.PodsColumns,
 		{"w!1", "default", "w-1", "node0", "1.000000", "1.000000", "1.000000", "1.000000", "11.000000", "Succeeded", "", "0", "false"},
 		{"w!stuck", "default", "w-stuck", "", "1.000000", "", "", "", "", "Pending", "", "0", "false"},
 	}

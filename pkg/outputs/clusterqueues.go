@@ -19,7 +19,7 @@ type ClusterQueueSample struct {
 
 // ReadClusterQueues reads _clusterqueues.csv, in time order.
 func ReadClusterQueues(path string) ([]ClusterQueueSample, error) {
-	rows, err := ReadCSV(path)
+	rows, err := readTable(path, ClusterQueuesColumns)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func (w Workload) TimeToAdmission() float64 { return w.Admitted - w.Created }
 
 // ReadWorkloads reads _workloads.csv.
 func ReadWorkloads(path string) ([]Workload, error) {
-	rows, err := ReadCSV(path)
+	rows, err := readTable(path, WorkloadsColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (c Controller) Wait() float64 { return c.FirstStart - c.Created }
 
 // ReadControllers reads _controllers.csv.
 func ReadControllers(path string) ([]Controller, error) {
-	rows, err := ReadCSV(path)
+	rows, err := readTable(path, ControllersColumns)
 	if err != nil {
 		return nil, err
 	}
