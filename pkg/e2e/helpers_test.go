@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -14,21 +13,6 @@ import (
 	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
-
-// binary returns the path of an upstream binary built by `make upstream`.
-func binary(t testing.TB, name string) string {
-	t.Helper()
-	dir := os.Getenv("BATKUBE_BIN")
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "bin")
-	}
-	path := filepath.Join(dir, name)
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%s not found (%v): run `make upstream` (or `make test`, which builds it)", path, err)
-	}
-	return path
-}
 
 // cluster is a Batkube server with a kubeconfig pointing at it.
 type cluster struct {
