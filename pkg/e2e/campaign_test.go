@@ -22,38 +22,11 @@ import (
 	"github.com/batkube/batkube/pkg/launch"
 )
 
-// campaignBuild is batkube-campaign built once for the tests.
-var campaignBuild struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 // campaignCommand builds cmd/batkube-campaign (with the race detector
-// when the tests have it) and returns its path.
+// when the tests have it), once, and returns its path.
 func campaignCommand(t *testing.T) string {
 	t.Helper()
-	campaignBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "batkube-e2e-campaign-")
-		if err != nil {
-			campaignBuild.err = err
-			return
-		}
-		campaignBuild.path = filepath.Join(dir, "batkube-campaign")
-		args := []string{"build", "-o", campaignBuild.path}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, "./cmd/batkube-campaign")...)
-		cmd.Dir = repoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			campaignBuild.err = fmt.Errorf("go build batkube-campaign: %v\n%s", err, out)
-		}
-	})
-	if campaignBuild.err != nil {
-		t.Fatal(campaignBuild.err)
-	}
-	return campaignBuild.path
+	return filepath.Join(buildCommands(t, raceEnabled, "./cmd/batkube-campaign"), "batkube-campaign")
 }
 
 // writeCampaign writes a campaign file and returns its path and runs.

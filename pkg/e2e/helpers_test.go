@@ -2,10 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -14,21 +15,6 @@ import (
 	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/server/servertest"
 )
-
-// binary returns the path of an upstream binary built by `make upstream`.
-func binary(t testing.TB, name string) string {
-	t.Helper()
-	dir := os.Getenv("BATKUBE_BIN")
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "bin")
-	}
-	path := filepath.Join(dir, name)
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("%s not found (%v): run `make upstream` (or `make test`, which builds it)", path, err)
-	}
-	return path
-}
 
 // cluster is a Batkube server with a kubeconfig pointing at it.
 type cluster struct {
@@ -67,4 +53,51 @@ func command(ctx context.Context, t testing.TB, logPath, bin string, args ...str
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
+}
+
+// writeJSON writes v to path as JSON, or fails t.
+func writeJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, data)
+}
+
+// readFile returns the content of path, or fails t.
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// writeFile writes data to path, or fails t.
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// schedulerConfig is a minimal KubeSchedulerConfiguration for an upstream
+// binary (kube-scheduler or kube-scheduler-1.18): the cluster's kubeconfig,
+// client limits raised, leader election on.
+func schedulerConfig(binary, kubeconfig string) []byte {
+	apiVersion := "kubescheduler.config.k8s.io/v1"
+	if binary == "kube-scheduler-1.18" {
+		apiVersion = "kubescheduler.config.k8s.io/v1alpha2"
+	}
+	return fmt.Appendf(nil, `apiVersion: %s
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %s
+  qps: 5000
+  burst: 5000
+leaderElection:
+  leaderElect: true
+`, apiVersion, kubeconfig)
 }

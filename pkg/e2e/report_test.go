@@ -182,20 +182,11 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// buildReportCommand builds cmd/batkube-report for the test.
+// buildReportCommand builds cmd/batkube-report (with the race detector
+// when the tests have it), once, and returns its path.
 func buildReportCommand(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "batkube-report")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command("go", append(args, "./cmd/batkube-report")...)
-	cmd.Dir = repoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build batkube-report: %v\n%s", err, out)
-	}
-	return bin
+	return filepath.Join(buildCommands(t, raceEnabled, "./cmd/batkube-report"), "batkube-report")
 }
 
 // pageCheck is what the browser saw of a report.

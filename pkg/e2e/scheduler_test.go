@@ -17,25 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// schedulerConfig is a minimal KubeSchedulerConfiguration for an upstream
-// binary (kube-scheduler or kube-scheduler-1.18): the cluster's kubeconfig,
-// client limits raised, leader election on.
-func schedulerConfig(binary, kubeconfig string) []byte {
-	apiVersion := "kubescheduler.config.k8s.io/v1"
-	if binary == "kube-scheduler-1.18" {
-		apiVersion = "kubescheduler.config.k8s.io/v1alpha2"
-	}
-	return fmt.Appendf(nil, `apiVersion: %s
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %s
-  qps: 5000
-  burst: 5000
-leaderElection:
-  leaderElect: true
-`, apiVersion, kubeconfig)
-}
-
 // expectedSchedulerErrors are error lines an unmodified scheduler logs against
 // any API server in this setup (no kubelet, no TLS serving) or when it is
 // stopped at the end of a test.

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -191,32 +189,4 @@ func TestHundredThousandJobsAtOneInstant(t *testing.T) {
 	}
 	t.Logf("100,000 jobs at t=0 on 1,000 nodes: makespan %.0f s, wall %s, server peak RSS %d MiB, %d steps",
 		sum.Makespan, sum.Wall.Round(time.Second), sum.Usage(launch.ServerProcess).MaxRSS>>20, sum.Steps)
-}
-
-// writeJSON writes v to path as JSON, or fails t.
-func writeJSON(t testing.TB, path string, v any) {
-	t.Helper()
-	data, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, path, data)
-}
-
-// readFile returns the content of path, or fails t.
-func readFile(t testing.TB, path string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
-// writeFile writes data to path, or fails t.
-func writeFile(t testing.TB, path string, data []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -8,9 +8,7 @@ import (
 	"math"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -34,86 +32,6 @@ import (
 	"github.com/batkube/batkube/pkg/simtime/simclock"
 	"github.com/batkube/batkube/pkg/translate"
 )
-
-// repoRoot is the repository's top directory.
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// builds holds the Batkube binaries built for the tests, with and without
-// the race detector.
-var builds [2]struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// TestMain removes the binaries the tests built (some 350 MB a run, which
-// piled up in the temporary directory run after run).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for i := range builds {
-		if builds[i].dir != "" {
-			os.RemoveAll(builds[i].dir)
-		}
-	}
-	os.Exit(code)
-}
-
-// batkubeBinaries builds kubernetes-server, batkube-engine and the example
-// schedulers from this checkout (with the race detector when the tests have
-// it) into a directory that also links the upstream kube-scheduler, and
-// returns it. Building here, rather than using bin/, means a test never
-// runs a stale binary.
-func batkubeBinaries(t testing.TB) string { return buildBinaries(t, raceEnabled) }
-
-// batkubeBinariesWithoutRace is batkubeBinaries without the race detector,
-// for the tests whose point is volume (its instrumentation makes the
-// server 5 to 10 times slower).
-func batkubeBinariesWithoutRace(t testing.TB) string { return buildBinaries(t, false) }
-
-func buildBinaries(t testing.TB, race bool) string {
-	t.Helper()
-	scheduler := binary(t, "kube-scheduler")
-	b := &builds[0]
-	if race {
-		b = &builds[1]
-	}
-	b.once.Do(func() {
-		b.dir, b.err = os.MkdirTemp("", "batkube-e2e-bin-")
-		if b.err != nil {
-			return
-		}
-		args := []string{"build", "-o", b.dir + "/"}
-		if race {
-			args = append(args, "-race")
-		}
-		args = append(args, "./cmd/kubernetes-server", "./cmd/batkube-engine", "./examples/timed-scheduler", "./examples/schedulers/...")
-		cmd := exec.Command("go", args...)
-		cmd.Dir = repoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-			return
-		}
-		if b.err = os.Symlink(scheduler, filepath.Join(b.dir, "kube-scheduler")); b.err != nil {
-			return
-		}
-		// kube-controller-manager and Kueue, for the tests that start them.
-		for _, name := range []string{"kube-controller-manager", "kueue", "kueue-manifests.yaml"} {
-			path := filepath.Join(filepath.Dir(scheduler), name)
-			if _, err := os.Stat(path); err == nil {
-				if b.err = os.Symlink(path, filepath.Join(b.dir, name)); b.err != nil {
-					return
-				}
-			}
-		}
-	})
-	if b.err != nil {
-		t.Fatalf("building the Batkube binaries: %v", b.err)
-	}
-	return b.dir
-}
 
 // simulation is one run of launch.Run in a test, with a client-go watch on
 // the pods and nodes of the cluster from before Batsim starts.
