@@ -127,10 +127,13 @@ type PodClaim struct {
 
 // PodContainer is the container that uses the claim.
 type PodContainer struct {
-	Name      string `json:"name"`
-	Resources struct {
-		Claims []ContainerClaim `json:"claims"`
-	} `json:"resources"`
+	Name      string             `json:"name"`
+	Resources ContainerResources `json:"resources"`
+}
+
+// ContainerResources lists the pod claims a container uses.
+type ContainerResources struct {
+	Claims []ContainerClaim `json:"claims"`
 }
 
 // ContainerClaim names a pod claim a container uses.
@@ -233,9 +236,7 @@ func Convert(nodes []Node, pods []Pod, opts Options) (Workload, Report, error) {
 		}
 		if k.gpu.Count > 0 {
 			spec.ResourceClaims = []PodClaim{{Name: gpuClaimName, ResourceClaimTemplateName: templates.name(k.gpu)}}
-			c := PodContainer{Name: "main"}
-			c.Resources.Claims = []ContainerClaim{{Name: gpuClaimName}}
-			spec.Containers = []PodContainer{c}
+			spec.Containers = []PodContainer{{Name: "main", Resources: ContainerResources{Claims: []ContainerClaim{{Name: gpuClaimName}}}}}
 		}
 		if spec.PriorityClassName != "" || len(spec.ResourceClaims) > 0 {
 			prof.PodTemplate = &PodTemplate{Spec: spec}

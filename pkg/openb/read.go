@@ -84,7 +84,7 @@ func ReadNodes(r io.Reader) ([]Node, error) {
 		}
 		seen[n.Name] = line
 		var gpus int64
-		if err := f.ints(map[string]*int64{"cpu_milli": &n.CPUMilli, "memory_mib": &n.MemMiB, "gpu": &gpus}); err != nil {
+		if err := f.ints(intColumn{"cpu_milli", &n.CPUMilli}, intColumn{"memory_mib", &n.MemMiB}, intColumn{"gpu", &gpus}); err != nil {
 			return err
 		}
 		if gpus > math.MaxInt32 {
@@ -113,7 +113,7 @@ func ReadPods(r io.Reader) ([]Pod, error) {
 		}
 		seen[p.Name] = line
 		var gpus int64
-		if err := f.ints(map[string]*int64{"cpu_milli": &p.CPUMilli, "memory_mib": &p.MemMiB, "num_gpu": &gpus, "gpu_milli": &p.GPUMilli}); err != nil {
+		if err := f.ints(intColumn{"cpu_milli", &p.CPUMilli}, intColumn{"memory_mib", &p.MemMiB}, intColumn{"num_gpu", &gpus}, intColumn{"gpu_milli", &p.GPUMilli}); err != nil {
 			return err
 		}
 		if gpus > math.MaxInt32 {
@@ -156,14 +156,21 @@ type fields struct {
 
 func (f fields) text(column string) string { return strings.TrimSpace(f.cells[f.index[column]]) }
 
-// ints reads non-negative integer columns.
-func (f fields) ints(into map[string]*int64) error {
-	for column, dst := range into {
-		v, err := strconv.ParseInt(f.text(column), 10, 64)
+// intColumn is a column to read as a non-negative integer, and where.
+type intColumn struct {
+	name string
+	into *int64
+}
+
+// ints reads non-negative integer columns, in order: an error names the
+// first bad one.
+func (f fields) ints(columns ...intColumn) error {
+	for _, c := range columns {
+		v, err := strconv.ParseInt(f.text(c.name), 10, 64)
 		if err != nil || v < 0 {
-			return fmt.Errorf("column %s: %q is not a non-negative integer", column, f.text(column))
+			return fmt.Errorf("column %s: %q is not a non-negative integer", c.name, f.text(c.name))
 		}
-		*dst = v
+		*c.into = v
 	}
 	return nil
 }
@@ -185,7 +192,6 @@ func (f fields) time(column string) (*float64, error) {
 // (line numbers from 1, the header's); an error names its line.
 func readCSV(r io.Reader, columns []string, row func(line int, f fields) error) error {
 	cr := csv.NewReader(r)
-	cr.ReuseRecord = false
 	header, err := cr.Read()
 	if err == io.EOF {
 		return errors.New("empty file: want a CSV header")
