@@ -16,7 +16,7 @@ help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
 # Batkube's own commands.
-COMMANDS := kubernetes-server batkube-engine batkube-run batkube-report batkube-campaign batkube-swf
+COMMANDS := kubernetes-server batkube-engine batkube-run batkube-report batkube-campaign batkube-swf batkube-openb
 GO_SOURCES := $(shell find cmd pkg restapi -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 # The packages the example commands share (examples/internal/...).
 EXAMPLE_SHARED := $(shell find examples/internal -name '*.go' -not -name '*_test.go' 2>/dev/null)

@@ -10,6 +10,8 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/batkube/batkube/pkg/translate"
 )
 
 // TestDevicesAllocatedExactly: GPUs through Dynamic Resource Allocation,
@@ -100,15 +102,17 @@ func TestDevicesAllocatedExactly(t *testing.T) {
 }
 
 // claimAllocations records, through a client-go watch, the devices
-// allocated to each pod's claims (pool/device), by pod name.
+// allocated to each pod's claims (pool/device), by pod name, with the
+// capacity each allocation consumes of a shared device (its
+// consumedCapacity, milli; 0 for an exclusive device).
 type claimAllocations struct {
 	mu      sync.Mutex
-	devices map[string]map[string]bool
+	devices map[string]map[string]int64
 	done    <-chan struct{}
 }
 
 func (c *claimAllocations) watch(s *simulation) {
-	c.devices = map[string]map[string]bool{}
+	c.devices = map[string]map[string]int64{}
 	c.done = watchObjects(s, "ResourceClaims", s.client.ResourceV1().ResourceClaims(metav1.NamespaceAll).Watch, func(claim *resourcev1.ResourceClaim) {
 		if claim.Status.Allocation == nil {
 			return
@@ -120,10 +124,11 @@ func (c *claimAllocations) watch(s *simulation) {
 				continue
 			}
 			if c.devices[user.Name] == nil {
-				c.devices[user.Name] = map[string]bool{}
+				c.devices[user.Name] = map[string]int64{}
 			}
 			for _, r := range claim.Status.Allocation.Devices.Results {
-				c.devices[user.Name][r.Pool+"/"+r.Device] = true
+				milli := r.ConsumedCapacity[translate.GPUMilliCapacity]
+				c.devices[user.Name][r.Pool+"/"+r.Device] = milli.Value()
 			}
 		}
 	})
@@ -131,13 +136,26 @@ func (c *claimAllocations) watch(s *simulation) {
 
 // byPod returns the devices of each pod, once the watch has ended.
 func (c *claimAllocations) byPod() map[string][]string {
+	out := map[string][]string{}
+	for pod, ds := range c.consumedByPod() {
+		for d := range ds {
+			out[pod] = append(out[pod], d)
+		}
+	}
+	return out
+}
+
+// consumedByPod returns, once the watch has ended, the devices of each
+// pod with the milli of each it consumes (0 for an exclusive device).
+func (c *claimAllocations) consumedByPod() map[string]map[string]int64 {
 	<-c.done
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := map[string][]string{}
+	out := make(map[string]map[string]int64, len(c.devices))
 	for pod, ds := range c.devices {
-		for d := range ds {
-			out[pod] = append(out[pod], d)
+		out[pod] = make(map[string]int64, len(ds))
+		for d, milli := range ds {
+			out[pod][d] = milli
 		}
 	}
 	return out

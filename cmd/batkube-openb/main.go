@@ -1,0 +1,208 @@
+// Command batkube-openb converts the Alibaba GPU-sharing trace (the
+// openb_node_list_*.csv and openb_pod_list_*.csv files of
+// alibaba/clusterdata's cluster-trace-gpu-v2023) into a Batkube run's
+// inputs: a SimGrid platform of the nodes, a Batsim workload of the pods,
+// and the Kubernetes objects the pods name (ResourceClaimTemplates of
+// their GPUs, PriorityClasses of their qos). The conventions are those of
+// package github.com/batkube/batkube/pkg/openb.
+//
+// The three files go to --out-dir as platform.xml, workload.json and
+// objects.yaml; the report of what was kept and dropped goes to standard
+// error. Then:
+//
+//	batkube-run -p DIR/platform.xml -w DIR/workload.json --objects DIR/objects.yaml
+//
+// Exit codes: 0 when the files were written, 1 on an error (unreadable or
+// malformed list, nothing left to convert, unwritable output), 2 on a
+// usage error.
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/batkube/batkube/pkg/cli"
+	"github.com/batkube/batkube/pkg/openb"
+)
+
+// The files written into --out-dir.
+const (
+	platformFile = "platform.xml"
+	workloadFile = "workload.json"
+	objectsFile  = "objects.yaml"
+)
+
+type options struct {
+	OutDir            string  `short:"o" long:"out-dir" value-name:"DIR" required:"true" description:"write platform.xml, workload.json and objects.yaml into DIR (created if need be)"`
+	From              float64 `long:"from" value-name:"SECONDS" default:"0" description:"keep pods created at or after this time, in the trace's seconds"`
+	To                float64 `long:"to" value-name:"SECONDS" default:"0" description:"keep pods created before this time, in the trace's seconds (0: no bound)"`
+	MaxPods           int     `long:"max-pods" value-name:"N" default:"0" description:"keep at most the first N pods (after cleaning and the window) in creation order (0: all)"`
+	Pending           string  `long:"pending" choice:"drop" choice:"keep" default:"drop" description:"pods the trace never scheduled (no scheduled_time): drop them, or replay them for the time they existed (deletion - creation)"`
+	KeepAbsoluteTimes bool    `long:"keep-absolute-times" description:"keep the trace's creation times instead of shifting the first kept pod to 0"`
+	ExclusiveGPUs     bool    `long:"exclusive-gpus" description:"the cluster without GPU sharing: GPUs are exclusive devices and a share of a GPU asks for the whole GPU"`
+	NoPriority        bool    `long:"no-priority" description:"give pods no PriorityClass (by default the trace's qos maps onto one)"`
+	Quiet             bool    `short:"q" long:"quiet" description:"print no report"`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var opts options
+	cmd := command()
+	rest, code, ok := cli.Parse(cmd, &opts, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	switch {
+	case len(rest) < 2:
+		return cmd.UsageError(stderr, "want a node list and a pod list, got %d file(s)", len(rest))
+	case len(rest) > 2:
+		return cmd.UsageError(stderr, "unexpected argument %q", rest[2])
+	}
+	if msg := checkFlags(opts); msg != "" {
+		return cmd.UsageError(stderr, "%s", msg)
+	}
+	nodesPath, podsPath := rest[0], rest[1]
+	nodes, err := openb.ReadNodesFile(nodesPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "batkube-openb: cannot read the node list: %v\n", err)
+		return 1
+	}
+	pods, err := openb.ReadPodsFile(podsPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "batkube-openb: cannot read the pod list: %v\n", err)
+		return 1
+	}
+	w, rep, err := openb.Convert(nodes, pods, openb.Options{
+		From:              opts.From,
+		To:                opts.To,
+		MaxPods:           opts.MaxPods,
+		Pending:           openb.PendingPolicy(opts.Pending),
+		KeepAbsoluteTimes: opts.KeepAbsoluteTimes,
+		ExclusiveGPUs:     opts.ExclusiveGPUs,
+		NoPriority:        opts.NoPriority,
+	})
+	if err != nil {
+		if !opts.Quiet && rep.Read > 0 {
+			rep.Write(stderr)
+		}
+		fmt.Fprintf(stderr, "batkube-openb: %s: %v\n", podsPath, err)
+		return 1
+	}
+	origin := "converted from " + filepath.Base(nodesPath) + " and " + filepath.Base(podsPath) + " by batkube-openb" + flagsSummary(opts)
+	w.Description = origin
+	if err := writeOutputs(opts.OutDir, nodes, w, origin, opts.ExclusiveGPUs); err != nil {
+		fmt.Fprintf(stderr, "batkube-openb: %v\n", err)
+		return 1
+	}
+	if !opts.Quiet {
+		rep.Write(stderr)
+		fmt.Fprintf(stderr, "%d nodes; %s, %s and %s written to %s\n", len(nodes), platformFile, workloadFile, objectsFile, opts.OutDir)
+	}
+	return 0
+}
+
+// checkFlags checks the values go-flags cannot, naming the flag at fault.
+func checkFlags(o options) string {
+	switch {
+	case o.From < 0:
+		return fmt.Sprintf("--from %g: want 0 or more", o.From)
+	case o.To < 0:
+		return fmt.Sprintf("--to %g: want 0 (no bound) or more", o.To)
+	case o.To > 0 && o.To <= o.From:
+		return fmt.Sprintf("--from %g --to %g: the window is empty", o.From, o.To)
+	case o.MaxPods < 0:
+		return fmt.Sprintf("--max-pods %d: want 0 (all) or more", o.MaxPods)
+	}
+	return ""
+}
+
+// flagsSummary lists the options that change the conversion, for the
+// outputs' description (not the output folder, so that it does not depend
+// on where the files go).
+func flagsSummary(o options) string {
+	var s string
+	if o.From > 0 {
+		s += fmt.Sprintf(" --from %g", o.From)
+	}
+	if o.To > 0 {
+		s += fmt.Sprintf(" --to %g", o.To)
+	}
+	if o.MaxPods > 0 {
+		s += fmt.Sprintf(" --max-pods %d", o.MaxPods)
+	}
+	if o.Pending != string(openb.PendingDrop) {
+		s += " --pending " + o.Pending
+	}
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{o.KeepAbsoluteTimes, "--keep-absolute-times"}, {o.ExclusiveGPUs, "--exclusive-gpus"}, {o.NoPriority, "--no-priority"}} {
+		if f.set {
+			s += " " + f.name
+		}
+	}
+	return s
+}
+
+// writeOutputs writes the three files into dir, each whole or not at all.
+func writeOutputs(dir string, nodes []openb.Node, w openb.Workload, origin string, exclusive bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create the output folder: %w", err)
+	}
+	var platform, workload, objects bytes.Buffer
+	if err := openb.WritePlatform(&platform, nodes, openb.PlatformOptions{ExclusiveGPUs: exclusive, Comment: origin}); err != nil {
+		return fmt.Errorf("platform: %w", err)
+	}
+	if err := w.WriteJSON(&workload); err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	if err := w.WriteObjects(&objects, origin+"; load with batkube-run --objects"); err != nil {
+		return fmt.Errorf("objects: %w", err)
+	}
+	for name, data := range map[string][]byte{platformFile: platform.Bytes(), workloadFile: workload.Bytes(), objectsFile: objects.Bytes()} {
+		if err := writeFile(filepath.Join(dir, name), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile replaces path with data through a temporary file, so that a
+// reader never sees half a file.
+func writeFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return nil
+}
+
+// command names the command and says what it does, for --help.
+func command() cli.Command {
+	return cli.Command{Name: "batkube-openb", Usage: "[OPTIONS] NODES.csv PODS.csv",
+		Description: "Converts the Alibaba GPU-sharing trace (openb_node_list_*.csv, openb_pod_list_*.csv) into a SimGrid platform " +
+			"(one host a node; GPUs shared through DRA consumable capacity), a Batsim workload (one delay job a pod, run time " +
+			"deletion_time - scheduled_time) and the Kubernetes objects its pods name (ResourceClaimTemplates, PriorityClasses), " +
+			"written to --out-dir as platform.xml, workload.json and objects.yaml; run them with batkube-run -p DIR/platform.xml " +
+			"-w DIR/workload.json --objects DIR/objects.yaml. The report of kept and dropped pods goes to standard error."}
+}
