@@ -48,12 +48,16 @@ var podsColumns = columns[podRow]{
 		return strconv.Itoa(int(failed))
 	}},
 	{"preempted", func(r podRow) string { return strconv.FormatBool(r.job.preempted) }},
+	{"devices", func(r podRow) string { return r.times.devices }},
 }
 
 // podTimes is what the log gathers of one pod while its job lives.
 type podTimes struct {
 	firstAttempt, bound float64 // -1: not yet
 	node                string
+	// devices are the devices its resource claims held when it started
+	// (podDevices).
+	devices string
 	// failedScheduling counts the scheduler's FailedScheduling events about
 	// the pod, by event name (an Event aggregates repeats in its count).
 	failedScheduling map[string]int32
@@ -108,6 +112,18 @@ func (l *podLog) observe(j *job, pod *corev1.Pod, now float64) {
 	}
 	if t.bound < 0 && pod.Spec.NodeName != "" {
 		t.bound, t.node = now, pod.Spec.NodeName
+	}
+}
+
+// started records the devices a job's pods hold as the job starts.
+func (l *podLog) started(r *run, j *job) {
+	if l == nil || j.times == nil {
+		return
+	}
+	for _, ref := range j.pods {
+		if t := j.times[ref]; t != nil {
+			t.devices = r.podDevices(ref)
+		}
 	}
 }
 

@@ -28,8 +28,8 @@ func TestPodsLog(t *testing.T) {
 	}
 	want := [][]string{
 		outputs.PodsColumns,
-		{"w!1", "default", "w-1", "node0", "1.000000", "1.000000", "1.000000", "1.000000", "11.000000", "Succeeded", "", "0", "false"},
-		{"w!stuck", "default", "w-stuck", "", "1.000000", "", "", "", "", "Pending", "", "0", "false"},
+		{"w!1", "default", "w-1", "node0", "1.000000", "1.000000", "1.000000", "1.000000", "11.000000", "Succeeded", "", "0", "false", ""},
+		{"w!stuck", "default", "w-stuck", "", "1.000000", "", "", "", "", "Pending", "", "0", "false", ""},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("got %d rows %q, want %q", len(rows), rows, want)

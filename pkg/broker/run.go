@@ -175,6 +175,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	for _, j := range r.step.toStart {
 		j.startedAt = r.opts.Clock.Seconds()
 		r.owners.started(j)
+		r.pods.started(r, j)
 		if err := r.setStage(ctx, j.pods, stageRunning, 0); err != nil {
 			return batsim.Message{}, false, err
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/batkube/batkube/pkg/openb"
 	"github.com/batkube/batkube/pkg/translate"
@@ -181,12 +184,38 @@ func readOpenBRuns(t *testing.T, podsCSV string, sample openBSample, consumed ma
 		for dev, milli := range consumed[row["pod"]] {
 			r.gpus[dev] = milli
 		}
+		if logged := devicesCell(t, row["devices"]); !maps.Equal(logged, r.gpus) {
+			t.Errorf("pod %s: _pods.csv's devices %q, its claims' allocations %v", name, row["devices"], r.gpus)
+		}
 		runs[name] = r
 	}
 	if len(runs) != len(sample.pods) {
 		t.Fatalf("_pods.csv has %d pods, want %d", len(runs), len(sample.pods))
 	}
 	return runs
+}
+
+// devicesCell reads _pods.csv's devices cell: the milli each GPU
+// ("pool/device") consumes, 1000 when the cell states no capacity (an
+// exclusive GPU).
+func devicesCell(t *testing.T, cell string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	if cell == "" {
+		return out
+	}
+	for dev := range strings.SplitSeq(cell, ";") {
+		name, capacity, _ := strings.Cut(dev, ":")
+		out[name] = 1000
+		if milli, ok := strings.CutPrefix(capacity, "milli="); ok {
+			q, err := resource.ParseQuantity(milli)
+			if err != nil {
+				t.Fatalf("devices cell %q: %v", cell, err)
+			}
+			out[name] = q.Value()
+		}
+	}
+	return out
 }
 
 // checkOpenBAllocations checks each pod's devices against what it asked:
