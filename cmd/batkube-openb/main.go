@@ -44,6 +44,9 @@ type options struct {
 	KeepAbsoluteTimes bool    `long:"keep-absolute-times" description:"keep the trace's creation times instead of shifting the first kept pod to 0"`
 	ExclusiveGPUs     bool    `long:"exclusive-gpus" description:"the cluster without GPU sharing: GPUs are exclusive devices and a share of a GPU asks for the whole GPU"`
 	NoPriority        bool    `long:"no-priority" description:"give pods no PriorityClass (by default the trace's qos maps onto one)"`
+	Arrivals          float64 `long:"arrivals" value-name:"PERCENT" default:"0" description:"the FGD paper's arrival-only experiment instead of the trace's times: pods (drawn again at random while short) arrive one every --interval, shuffled, until their GPU requests reach PERCENT % of the cluster's GPUs (the paper: 130), and none leaves while pods arrive; also writes arrivals.csv, which the allocation subcommand reads (0: replay the trace)"`
+	Seed              uint64  `long:"seed" value-name:"N" default:"42" description:"with --arrivals, the seed of the draws and the shuffle"`
+	Interval          float64 `long:"interval" value-name:"SECONDS" default:"1" description:"with --arrivals, the simulated time between two arrivals"`
 	Quiet             bool    `short:"q" long:"quiet" description:"print no report"`
 }
 
@@ -52,6 +55,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "allocation" {
+		return runAllocation(args[1:], stdout, stderr)
+	}
 	var opts options
 	cmd := command()
 	rest, code, ok := cli.Parse(cmd, &opts, args, stdout, stderr)
@@ -78,6 +84,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "batkube-openb: cannot read the pod list: %v\n", err)
 		return 1
 	}
+	var arrivals []openb.Arrival
+	if opts.Arrivals > 0 {
+		if arrivals, err = openb.Arrivals(nodes, pods, openb.ArrivalOptions{Percent: opts.Arrivals, Seed: opts.Seed, Interval: opts.Interval, ExclusiveGPUs: opts.ExclusiveGPUs}); err != nil {
+			fmt.Fprintf(stderr, "batkube-openb: %v\n", err)
+			return 1
+		}
+		pods = openb.ArrivalPods(arrivals)
+	}
 	w, rep, err := openb.Convert(nodes, pods, openb.Options{
 		From:              opts.From,
 		To:                opts.To,
@@ -100,6 +114,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "batkube-openb: %v\n", err)
 		return 1
 	}
+	if arrivals != nil {
+		var b bytes.Buffer
+		if err := openb.WriteArrivals(&b, arrivals, openb.GPUCapacity(nodes)); err == nil {
+			err = writeFile(filepath.Join(opts.OutDir, openb.ArrivalsFile), b.Bytes())
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "batkube-openb: arrivals: %v\n", err)
+			return 1
+		}
+	}
 	if !opts.Quiet {
 		rep.Write(stderr)
 		fmt.Fprintf(stderr, "%d nodes; %s, %s and %s written to %s\n", len(nodes), platformFile, workloadFile, objectsFile, opts.OutDir)
@@ -118,6 +142,12 @@ func checkFlags(o options) string {
 		return fmt.Sprintf("--from %g --to %g: the window is empty", o.From, o.To)
 	case o.MaxPods < 0:
 		return fmt.Sprintf("--max-pods %d: want 0 (all) or more", o.MaxPods)
+	case o.Arrivals < 0:
+		return fmt.Sprintf("--arrivals %g: want a percent above 0, or 0 to replay the trace", o.Arrivals)
+	case !(o.Interval > 0):
+		return fmt.Sprintf("--interval %g: want a time above 0", o.Interval)
+	case o.Arrivals > 0 && (o.From > 0 || o.To > 0 || o.MaxPods > 0 || o.Pending != string(openb.PendingDrop) || o.KeepAbsoluteTimes):
+		return "--arrivals sets the pods and their times: it takes none of --from, --to, --max-pods, --pending, --keep-absolute-times"
 	}
 	return ""
 }
@@ -135,6 +165,9 @@ func flagsSummary(o options) string {
 	}
 	if o.MaxPods > 0 {
 		s += fmt.Sprintf(" --max-pods %d", o.MaxPods)
+	}
+	if o.Arrivals > 0 {
+		s += fmt.Sprintf(" --arrivals %g --seed %d --interval %g", o.Arrivals, o.Seed, o.Interval)
 	}
 	if o.Pending != string(openb.PendingDrop) {
 		s += " --pending " + o.Pending

@@ -130,3 +130,59 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestArrivalsWritesTheirListAndAllocationReadsARun: --arrivals writes
+// arrivals.csv beside the workload (every job in it, one a second); the
+// allocation subcommand reads it with a run's _pods.csv and prints the
+// curve, the paper's policies beside it; a wrong call is a usage error.
+func TestArrivalsWritesTheirListAndAllocationReadsARun(t *testing.T) {
+	dir, nodes, pods := writeLists(t, nodesCSV, podsCSV)
+	out := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-q", "-o", out, "--arrivals", "100", "--seed", "1", nodes, pods}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	arrivals, err := os.ReadFile(filepath.Join(out, "arrivals.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pod a asks for 250 of the 2,000 milli: a and seven draws of it reach
+	// 100 %; pod b (and its draws) asks for no GPU, in between.
+	lines := strings.Split(strings.TrimSpace(string(arrivals)), "\n")
+	if lines[0] != "pod,arrived_at,gpu_milli,capacity_milli" || strings.Count(string(arrivals), ",250,2000") != 8 {
+		t.Fatalf("arrivals.csv:\n%s", arrivals)
+	}
+	run1 := filepath.Join(dir, "run")
+	if err := os.MkdirAll(run1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var podsRows strings.Builder
+	podsRows.WriteString("job_id,started,devices\n")
+	for i, l := range lines[1:] {
+		name, rest, _ := strings.Cut(l, ",")
+		at, _, _ := strings.Cut(rest, ",")
+		if strings.HasPrefix(name, "b") {
+			podsRows.WriteString("w!" + name + "," + at + ",\n")
+			continue
+		}
+		podsRows.WriteString("w!" + name + "," + at + ",g0/gpu-" + string(rune('0'+i%2)) + ":milli=250\n")
+	}
+	if err := os.WriteFile(filepath.Join(run1, "_pods.csv"), []byte(podsRows.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paper := filepath.Join(dir, "paper.csv")
+	if err := os.WriteFile(paper, []byte("workload,policy,arrived_gpu_percent,allocated_gpu_percent_mean,min,max,seeds\nx,06-FGD,100,95.23,95,95.5,10\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	if code := run([]string{"allocation", "--step", "50", "--paper", paper, filepath.Join(out, "arrivals.csv"), run1}, &stdout, &stderr); code != 0 {
+		t.Fatalf("allocation: exit %d: %s", code, stderr.String())
+	}
+	last := strings.Fields(strings.Split(strings.TrimSpace(stdout.String()), "\n")[3])
+	if len(last) != 4 || last[0] != "100" || last[2] != "100.00" || last[3] != "95.23" {
+		t.Errorf("allocation printed:\n%s\nwant its 100 %% row: 100 %% arrived, this run 100.00, FGD 95.23", stdout.String())
+	}
+	if code := run([]string{"allocation", filepath.Join(out, "arrivals.csv")}, &stdout, &stderr); code != 2 {
+		t.Errorf("allocation with one argument: exit %d, want 2", code)
+	}
+}
