@@ -24,6 +24,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/batkube/batkube/pkg/atomicfile"
+
 	"github.com/batkube/batkube/pkg/cli"
 	"github.com/batkube/batkube/pkg/openb"
 )
@@ -117,7 +119,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if arrivals != nil {
 		var b bytes.Buffer
 		if err := openb.WriteArrivals(&b, arrivals, openb.GPUCapacity(nodes)); err == nil {
-			err = writeFile(filepath.Join(opts.OutDir, openb.ArrivalsFile), b.Bytes())
+			err = atomicfile.Write(filepath.Join(opts.OutDir, openb.ArrivalsFile), b.Bytes())
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "batkube-openb: arrivals: %v\n", err)
@@ -199,33 +201,9 @@ func writeOutputs(dir string, nodes []openb.Node, w openb.Workload, origin strin
 		return fmt.Errorf("objects: %w", err)
 	}
 	for name, data := range map[string][]byte{platformFile: platform.Bytes(), workloadFile: workload.Bytes(), objectsFile: objects.Bytes()} {
-		if err := writeFile(filepath.Join(dir, name), data); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), data); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// writeFile replaces path with data through a temporary file, so that a
-// reader never sees half a file.
-func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	return nil
 }

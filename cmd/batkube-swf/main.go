@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/batkube/batkube/pkg/atomicfile"
+
 	"github.com/batkube/batkube/pkg/cli"
 	"github.com/batkube/batkube/pkg/swf"
 )
@@ -160,23 +162,8 @@ func writeWorkload(path string, w swf.Workload, stdout io.Writer) error {
 	if path == "" {
 		return w.WriteJSON(stdout)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
+	if err := atomicfile.WriteWith(path, w.WriteJSON); err != nil {
 		return fmt.Errorf("cannot write the workload: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := w.WriteJSON(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("cannot write the workload to %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cannot write the workload to %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("cannot write the workload to %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("cannot write the workload to %s: %w", path, err)
 	}
 	return nil
 }

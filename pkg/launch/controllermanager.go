@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/batkube/batkube/pkg/atomicfile"
+
 	kubeclock "github.com/batkube/batkube/pkg/simtime/kubeclock"
 )
 
@@ -90,5 +92,5 @@ func (r *run) startController(name, pidFile string, argv []string) (*process, er
 // writePIDFile writes the process's PID to path, for the server, which
 // watches the process for quiescence.
 func writePIDFile(path string, p *process) error {
-	return writeFileAtomic(path, []byte(strconv.Itoa(p.cmd.Process.Pid)+"\n"))
+	return atomicfile.Write(path, []byte(strconv.Itoa(p.cmd.Process.Pid)+"\n"))
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batkube/batkube/pkg/atomicfile"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -115,7 +117,7 @@ func writeYAMLDocs[T any](path string, objs []T) error {
 		buf.WriteString("---\n")
 		buf.Write(data)
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	return atomicfile.Write(path, buf.Bytes())
 }
 
 // kueueConfig is the manager's configuration for a run: alone (no leader
@@ -227,7 +229,7 @@ func (r *run) prepareKueue() error {
 			return fmt.Errorf("launch: Kueue's configuration %s: %w", r.cfg.KueueConfig, err)
 		}
 	}
-	if err := writeFileAtomic(filepath.Join(r.cfg.OutDir, kueueConfigFile), config); err != nil {
+	if err := atomicfile.Write(filepath.Join(r.cfg.OutDir, kueueConfigFile), config); err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
 	r.cfg.Objects = append(append([]string{installFile}, r.cfg.Objects...), webhooksFile)
@@ -289,7 +291,7 @@ func mountSecret(ctx context.Context, apiURL, namespace, name, dir string) error
 		secret, err := getSecret(ctx, client, url)
 		if err == nil && secret.ResourceVersion != lastRV {
 			for key, value := range secret.Data {
-				if err := writeFileAtomic(filepath.Join(dir, key), value); err != nil {
+				if err := atomicfile.Write(filepath.Join(dir, key), value); err != nil {
 					return err
 				}
 			}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/batkube/batkube/pkg/atomicfile"
+
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/metrics"
 	"github.com/batkube/batkube/pkg/outputs"
@@ -258,30 +260,7 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(b, '\n'))
-}
-
-// writeFileAtomic writes data to path through a temporary file renamed
-// over it: readers see the old file or the whole new one.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // humanSeconds says a number of simulated seconds in hours, minutes and

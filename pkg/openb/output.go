@@ -2,11 +2,8 @@ package openb
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -17,59 +14,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/batkube/batkube/pkg/translate"
+	"github.com/batkube/batkube/pkg/workloadjson"
 )
 
 // WriteJSON writes the workload as Batsim workload JSON, one job and one
 // profile a line, profiles sorted by name: the same workload always gives
-// the same bytes.
+// the same bytes (package workloadjson).
 func (w Workload) WriteJSON(out io.Writer) error {
-	bw := bufio.NewWriter(out)
-	fmt.Fprintf(bw, "{\n  \"nb_res\": %d,\n", w.NbRes)
-	if w.Description != "" {
-		desc, err := json.Marshal(w.Description)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(bw, "  \"description\": %s,\n", desc)
-	}
-	bw.WriteString("  \"jobs\": [")
-	for i, j := range w.Jobs {
-		line, err := json.Marshal(j)
-		if err != nil {
-			return fmt.Errorf("job %s: %w", j.ID, err)
-		}
-		writeItem(bw, i, line)
-	}
-	closeList(bw, len(w.Jobs), "],\n  \"profiles\": {")
-	names := make([]string, 0, len(w.Profiles))
-	for name := range w.Profiles {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for i, name := range names {
-		line, err := json.Marshal(w.Profiles[name])
-		if err != nil {
-			return fmt.Errorf("profile %s: %w", name, err)
-		}
-		writeItem(bw, i, append([]byte(strconv.Quote(name)+": "), line...))
-	}
-	closeList(bw, len(names), "}\n}\n")
-	return bw.Flush()
-}
-
-func writeItem(bw *bufio.Writer, i int, item []byte) {
-	if i > 0 {
-		bw.WriteByte(',')
-	}
-	bw.WriteString("\n    ")
-	bw.Write(item)
-}
-
-func closeList(bw *bufio.Writer, n int, closing string) {
-	if n > 0 {
-		bw.WriteString("\n  ")
-	}
-	bw.WriteString(closing)
+	return workloadjson.Write(out, w.NbRes, w.Description, w.Jobs, w.Profiles)
 }
 
 // Objects returns the Kubernetes objects the workload's pods name: its

@@ -2,65 +2,18 @@ package swf
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
+
+	"github.com/batkube/batkube/pkg/workloadjson"
 )
 
 // WriteJSON writes the workload as Batsim workload JSON, one job and one
 // profile per line, profiles sorted by name: the same workload always gives
-// the same bytes.
+// the same bytes (package workloadjson).
 func (w Workload) WriteJSON(out io.Writer) error {
-	bw := bufio.NewWriter(out)
-	fmt.Fprintf(bw, "{\n  \"nb_res\": %d,\n", w.NbRes)
-	if w.Description != "" {
-		desc, err := json.Marshal(w.Description)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(bw, "  \"description\": %s,\n", desc)
-	}
-	bw.WriteString("  \"jobs\": [")
-	for i, j := range w.Jobs {
-		line, err := json.Marshal(j)
-		if err != nil {
-			return fmt.Errorf("job %d: %w", j.ID, err)
-		}
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		bw.WriteString("\n    ")
-		bw.Write(line)
-	}
-	if len(w.Jobs) > 0 {
-		bw.WriteString("\n  ")
-	}
-	bw.WriteString("],\n  \"profiles\": {")
-	names := make([]string, 0, len(w.Profiles))
-	for name := range w.Profiles {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for i, name := range names {
-		line, err := json.Marshal(w.Profiles[name])
-		if err != nil {
-			return fmt.Errorf("profile %s: %w", name, err)
-		}
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		bw.WriteString("\n    ")
-		bw.WriteString(strconv.Quote(name))
-		bw.WriteString(": ")
-		bw.Write(line)
-	}
-	if len(names) > 0 {
-		bw.WriteString("\n  ")
-	}
-	bw.WriteString("}\n}\n")
-	return bw.Flush()
+	return workloadjson.Write(out, w.NbRes, w.Description, w.Jobs, w.Profiles)
 }
 
 // Write prints the report for a person: what was kept, nb_res, the largest
