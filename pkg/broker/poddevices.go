@@ -1,12 +1,11 @@
 package broker
 
 import (
-	"maps"
-	"slices"
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // resourceClaimsGR are the pods' resource claims (DRA), whose allocations
@@ -14,11 +13,10 @@ import (
 var resourceClaimsGR = resourcev1.SchemeGroupVersion.WithResource("resourceclaims").GroupResource()
 
 // podDevices says which devices a started pod's resource claims hold, for
-// the devices column of _pods.csv: "pool/device" for each device of each
-// claim, in the pod's order of claims and the allocation's order of
-// results, followed by ":name=quantity" for each part of the device's
-// capacity the claim consumes (a shared GPU's "milli"), the devices
-// separated by ";". A claim not allocated (or gone) adds nothing.
+// the devices column of _pods.csv (outputs.FormatDevices): each device of
+// each claim, in the pod's order of claims and the allocation's order of
+// results, with the parts of its capacity the claim consumes (a shared
+// GPU's "milli"). A claim not allocated (or gone) adds nothing.
 func (r *run) podDevices(ref podRef) string {
 	st, err := r.store.Get(podsGVR.GroupResource(), ref.namespace, ref.name)
 	if err != nil {
@@ -28,7 +26,7 @@ func (r *run) podDevices(ref podRef) string {
 	if !ok || len(pod.Spec.ResourceClaims) == 0 {
 		return ""
 	}
-	var devices []string
+	var devices []outputs.DeviceUse
 	for _, c := range pod.Spec.ResourceClaims {
 		name := claimName(pod, c)
 		if name == "" {
@@ -43,10 +41,17 @@ func (r *run) podDevices(ref podRef) string {
 			continue
 		}
 		for _, res := range claim.Status.Allocation.Devices.Results {
-			devices = append(devices, deviceCell(res))
+			d := outputs.DeviceUse{Device: res.Pool + "/" + res.Device}
+			for name, q := range res.ConsumedCapacity {
+				if d.Consumed == nil {
+					d.Consumed = map[string]resource.Quantity{}
+				}
+				d.Consumed[string(name)] = q
+			}
+			devices = append(devices, d)
 		}
 	}
-	return strings.Join(devices, ";")
+	return outputs.FormatDevices(devices)
 }
 
 // claimName is the name of the ResourceClaim behind a pod's claim: the one
@@ -62,16 +67,4 @@ func claimName(pod *corev1.Pod, c corev1.PodResourceClaim) string {
 		}
 	}
 	return ""
-}
-
-// deviceCell is one device of a claim's allocation: "pool/device", then
-// ":name=quantity" for each part of its capacity consumed, by name.
-func deviceCell(res resourcev1.DeviceRequestAllocationResult) string {
-	var b strings.Builder
-	b.WriteString(res.Pool + "/" + res.Device)
-	for _, name := range slices.Sorted(maps.Keys(res.ConsumedCapacity)) {
-		q := res.ConsumedCapacity[name]
-		b.WriteString(":" + string(name) + "=" + q.String())
-	}
-	return b.String()
 }

@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/batkube/batkube/pkg/openb"
+	"github.com/batkube/batkube/pkg/outputs"
 	"github.com/batkube/batkube/pkg/translate"
 )
 
@@ -196,24 +195,16 @@ func readOpenBRuns(t *testing.T, podsCSV string, sample openBSample, consumed ma
 }
 
 // devicesCell reads _pods.csv's devices cell: the milli each GPU
-// ("pool/device") consumes, 1000 when the cell states no capacity (an
-// exclusive GPU).
+// ("pool/device") holds (outputs.DeviceUse.Milli).
 func devicesCell(t *testing.T, cell string) map[string]int64 {
 	t.Helper()
-	out := map[string]int64{}
-	if cell == "" {
-		return out
+	devices, err := outputs.ParseDevices(cell)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for dev := range strings.SplitSeq(cell, ";") {
-		name, capacity, _ := strings.Cut(dev, ":")
-		out[name] = 1000
-		if milli, ok := strings.CutPrefix(capacity, "milli="); ok {
-			q, err := resource.ParseQuantity(milli)
-			if err != nil {
-				t.Fatalf("devices cell %q: %v", cell, err)
-			}
-			out[name] = q.Value()
-		}
+	out := map[string]int64{}
+	for _, d := range devices {
+		out[d.Device] = d.Milli()
 	}
 	return out
 }

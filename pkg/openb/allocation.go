@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	"github.com/batkube/batkube/pkg/outputs"
 )
 
@@ -128,25 +126,15 @@ func AllocationCurve(arrivalsCSV, runDir string, step float64) ([]AllocationPoin
 }
 
 // devicesMilli sums the thousandths of GPU a devices cell of _pods.csv
-// holds ("pool/device:milli=460;pool/device").
+// holds (outputs.ParseDevices).
 func devicesMilli(cell string) (float64, error) {
-	if cell == "" {
-		return 0, nil
+	devices, err := outputs.ParseDevices(cell)
+	if err != nil {
+		return 0, err
 	}
 	var total float64
-	for dev := range strings.SplitSeq(cell, ";") {
-		_, capacity, _ := strings.Cut(dev, ":")
-		milli := int64(1000)
-		for part := range strings.SplitSeq(capacity, ":") {
-			if v, ok := strings.CutPrefix(part, "milli="); ok {
-				q, err := resource.ParseQuantity(v)
-				if err != nil {
-					return 0, fmt.Errorf("devices %q: %w", cell, err)
-				}
-				milli = q.Value()
-			}
-		}
-		total += float64(milli)
+	for _, d := range devices {
+		total += float64(d.Milli())
 	}
 	return total, nil
 }

@@ -13,8 +13,7 @@ import (
 var (
 	// PodsColumns: _pods.csv, a row per pod of a Batsim job (podscsv.go
 	// in pkg/broker); devices are the DRA devices its claims held when it
-	// started, "pool/device[:capacity=quantity...]" separated by ";"
-	// (poddevices.go).
+	// started (FormatDevices, ParseDevices; written by poddevices.go).
 	PodsColumns = []string{"job_id", "namespace", "pod", "node", "created", "first_attempt", "bound", "started", "finished", "phase", "reason", "failed_scheduling", "preempted", "devices"}
 	// ControllersColumns: _controllers.csv, a row per object a user
 	// created for controllers to run (a batch/v1 Job), from its creation
