@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 )
 
@@ -75,7 +76,7 @@ func Arrivals(nodes []Node, pods []Pod, opts ArrivalOptions) ([]Arrival, error) 
 	}
 	target := opts.Percent / 100 * float64(capacity)
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x6f70656e62)) // "openb"
-	list := pool
+	list := slices.Clone(pool)                            // the draws and the shuffle leave pool as read
 	draws := map[string]int{}
 	for float64(requested) < target {
 		a := pool[rng.IntN(len(pool))]
