@@ -10,7 +10,7 @@ PKGS  := . ./cmd/... ./pkg/... ./docs ./examples/timed-scheduler ./examples/sche
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
 
-.PHONY: help check-zmq build run run-batsim compare compare-kueue check test test-slow test-unit vet fuzz bench figures bench-scale pictures generate check-generated serve clean
+.PHONY: help check-zmq build run run-batsim compare compare-kueue check test test-slow fuzz-short test-unit vet fuzz bench figures bench-scale pictures generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -77,7 +77,9 @@ compare-kueue: build upstream ## run Kueue's settings side by side (examples/kue
 # every name is one of its tests.
 SLOW_E2E := TestHundredThousandJobsAtOneInstant|TestKueueBaselineScenario|TestKubeScheduler118SettlesExactly|TestQoSDrivenExampleMeetsEverySLO|TestKueueAdmitsWithinQuotas|TestBatsimEdgeCasesThroughTheStack|TestKueueStrictFIFOFromTheJobsCreation|TestKubeSchedulerSettlesExactly|TestMixedGangsSettleExactly|TestReportInChromium|TestReadmeCommands
 
-check: test test-slow ## everything CI runs: make test, the slow end-to-end scenarios, then every fuzz target for 5,000 inputs
+check: test test-slow fuzz-short ## everything CI runs (.ci/run runs these three): make test, the slow end-to-end scenarios, every fuzz target for 5,000 inputs
+
+fuzz-short: ## every fuzz target for 5,000 inputs (a count, not a duration)
 	$(MAKE) fuzz FUZZTIME=5000x
 
 test: build upstream vet ## the quick loop: vet, unit, integration and end-to-end tests (race detector on) but the slow scenarios, the Kueue and QoS modules' tests
