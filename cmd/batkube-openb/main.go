@@ -129,6 +129,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !opts.Quiet {
 		rep.Write(stderr)
 		fmt.Fprintf(stderr, "%d nodes; %s, %s and %s written to %s\n", len(nodes), platformFile, workloadFile, objectsFile, opts.OutDir)
+		if n := len(arrivals); n > 0 {
+			// Every pod holds what it got until one interval after the
+			// last arrival: the experiment is over then.
+			fmt.Fprintf(stderr, "%d arrivals, the last at %g s: end the run one interval later with batkube-run --end-at %g\n",
+				n, arrivals[n-1].ArrivedAt, arrivals[n-1].ArrivedAt+opts.Interval)
+		}
 	}
 	return 0
 }

@@ -46,6 +46,7 @@ type options struct {
 	NoGangs           bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
 	MasterHost        string        `short:"m" long:"master-host" value-name:"NAME" description:"the platform's host Batsim makes its master (Batsim's -m; default master_host, or the host whose role property is master): needed by platforms with neither, such as Batsim's cluster_locality_*.xml"`
 	Events            []string      `long:"events" value-name:"FILE" description:"a Batsim external-events file (machines becoming unavailable and available again), for Batsim or the embedded engine (repeatable): an unavailable machine's node goes NotReady with the unreachable taints and the jobs on it are killed"`
+	EndAt             float64       `long:"end-at" value-name:"SECONDS" description:"end the simulation at this simulated time: the first step at or after it rejects the jobs still pending and kills the running ones instead of waiting for the scheduler, and later jobs are rejected (batkube-openb --arrivals says when its experiment's last arrival is); 0: run to the end"`
 	SWFCoresPerHost   int           `long:"swf-cores-per-host" value-name:"C" description:"a workload FILE.swf (or .swf.gz) is a Parallel Workloads Archive trace, converted into OUT/FILE.json: 0 (the default) is Batsim's convention, one processor is one host held alone; with C > 0 a job of P processors asks for ceil(P/C) hosts whose pods request the cores (and memory) of their share"`
 	SWFFrom           float64       `long:"swf-from" value-name:"SECONDS" description:"of a trace, keep the jobs submitted from this time on (the trace's own submit times)"`
 	SWFTo             float64       `long:"swf-to" value-name:"SECONDS" description:"of a trace, keep the jobs submitted before this time (0: to the end)"`
@@ -94,6 +95,7 @@ func simulate(ctx context.Context, opts options, stdout, stderr io.Writer) int {
 		NoGangs:                    opts.NoGangs,
 		MasterHost:                 opts.MasterHost,
 		Events:                     opts.Events,
+		EndAt:                      time.Duration(opts.EndAt * float64(time.Second)),
 		SWF: swf.Options{CoresPerHost: opts.SWFCoresPerHost, From: opts.SWFFrom, To: opts.SWFTo, MaxJobs: opts.SWFMaxJobs,
 			Walltime: swf.WalltimePolicy(opts.SWFWalltime)},
 		Objects:          opts.Objects,
@@ -112,6 +114,10 @@ func simulate(ctx context.Context, opts options, stdout, stderr io.Writer) int {
 	}
 	if !opts.Quiet {
 		cfg.Progress = show.print
+	}
+	if opts.EndAt < 0 {
+		fmt.Fprintf(stderr, "batkube-run: --end-at %g: want a simulated time of 0 (run to the end) or more\n", opts.EndAt)
+		return 2
 	}
 	if opts.Repeat < 1 {
 		fmt.Fprintf(stderr, "batkube-run: --repeat %d: want at least 1\n", opts.Repeat)

@@ -83,6 +83,7 @@ type simulationOptions struct {
 	BackoffMin         time.Duration `long:"backoff-min" default:"1s" description:"first simulated delay of the wake-ups asked while pods stay pending"`
 	BackoffMax         time.Duration `long:"backoff-max" default:"1m" description:"largest simulated delay of those wake-ups"`
 	PendingTimeout     time.Duration `long:"pending-timeout" default:"1h" description:"simulated time after which pods still pending, with nothing left that could free resources, are rejected"`
+	EndAt              time.Duration `long:"end-at" value-name:"DURATION" description:"end the simulation at this simulated time (e.g. 10884s): the first step at or after it rejects the pending jobs and kills the running ones instead of waiting for the scheduler, and later jobs are rejected (an arrival-only experiment ends at its last arrival so); 0: run to the end"`
 	SchedulerTimeout   time.Duration `long:"scheduler-timeout" default:"10s" description:"pods pending while the scheduler (the client that binds them, by User-Agent) holds no watch on pods this long (wall time) means it is gone: the run fails"`
 	StartTimeout       time.Duration `long:"scheduler-start-timeout" default:"1m" description:"pods pending this long (wall time) before any scheduler binds or examines one means there is no scheduler: the run fails"`
 	DynamicJobDelay    time.Duration `long:"dynamic-job-delay" default:"1m" description:"simulated duration of a pod created through the API during a run (needs Batsim's dynamic jobs); the pod annotation batkube.io/delay (seconds) overrides it"`
@@ -312,6 +313,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 			BackoffMin:         sim.BackoffMin,
 			BackoffMax:         sim.BackoffMax,
 			PendingTimeout:     sim.PendingTimeout,
+			EndAt:              sim.EndAt,
 			SchedulerTimeout:   sim.SchedulerTimeout,
 			StartTimeout:       sim.StartTimeout,
 			ChargeDecisionTime: sim.ChargeDecisionTime,

@@ -74,6 +74,13 @@ type Options struct {
 	// while nothing runs and no job is left to submit, is rejected
 	// (default 1h).
 	PendingTimeout time.Duration
+	// EndAt, when positive, ends the simulation at that simulated time:
+	// the first step at or after it takes in its events (the completions
+	// at that instant), then rejects every pending job and kills every
+	// running one instead of waiting for the scheduler, creates no more
+	// timed objects, and rejects the jobs submitted later (see endRun).
+	// An arrival-only experiment ends so at its last arrival.
+	EndAt time.Duration
 	// SchedulerTimeout is how long pods may stay pending with no client
 	// watching pods before the scheduler is reported dead (default 10s).
 	SchedulerTimeout time.Duration

@@ -20,7 +20,12 @@ func (r *run) apply(ctx context.Context, ev batsim.Event, now float64) error {
 	case batsim.SimulationBegins:
 		return r.begin(ctx, d)
 	case batsim.JobSubmitted:
-		return r.submit(ctx, d, now)
+		if err := r.submit(ctx, d, now); err != nil {
+			return err
+		}
+		if j := r.jobs.byID[d.JobID]; r.ended && j != nil && j.phase == jobPending {
+			r.reject(ctx, j) // submitted after Options.EndAt
+		}
 	case batsim.JobCompleted:
 		return r.completed(ctx, d)
 	case batsim.JobKilled:

@@ -42,6 +42,8 @@ type run struct {
 	dynamicAck     bool
 	noMoreJobs     bool
 	profilesSent   map[string]bool
+	// ended: the run reached Options.EndAt (endRun).
+	ended bool
 
 	settle   *settle.Settler
 	live     liveness
@@ -147,6 +149,12 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 			return batsim.Message{}, false, fmt.Errorf("broker: event %d (%s) at %g: %w", i, ev.Type(), ev.Timestamp, err)
 		}
 	}
+	if r.endDue(now) {
+		r.endRun(ctx, now)
+	}
+	if r.ended {
+		return r.reply(now), false, nil
+	}
 	if r.begun.Load() {
 		if err := r.createDueObjects(ctx, now); err != nil {
 			return batsim.Message{}, false, fmt.Errorf("broker: %w", err)
@@ -189,11 +197,16 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 		r.step.decisions = append(r.step.decisions, batsim.Notify{Type: batsim.RegistrationFinished})
 		r.registrationOK.Store(true)
 	}
+	return r.reply(replyNow), false, nil
+}
+
+// reply carries the step's decisions, at replyNow.
+func (r *run) reply(replyNow float64) batsim.Message {
 	reply := batsim.Message{Now: replyNow, Events: make([]batsim.Event, len(r.step.decisions))}
 	for i, d := range r.step.decisions {
 		reply.Events[i] = batsim.Event{Timestamp: replyNow, Data: d}
 	}
-	return reply, false, nil
+	return reply
 }
 
 // wait takes in what happens until the scheduler is done at this instant.

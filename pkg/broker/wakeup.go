@@ -50,6 +50,7 @@ func (r *run) scheduleWakeUps(now, replyNow float64) {
 	r.pendingWakeUps(now, replyNow)
 	r.timerWakeUp(replyNow)
 	r.objectWakeUp(replyNow)
+	r.endAtWakeUp(replyNow)
 }
 
 // callAt asks Batsim for a REQUESTED_CALL at `at`, unless an earlier one is

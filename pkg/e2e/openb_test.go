@@ -100,6 +100,20 @@ type openBSample struct {
 // defaults (shared GPUs, pods never scheduled dropped).
 func convertOpenBSample(t *testing.T) openBSample {
 	t.Helper()
+	nodes, pods := readOpenBSample(t)
+	w, rep, err := openb.Convert(nodes, pods, openb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Dropped[openb.ReasonNeverScheduled] != 1 || rep.DroppedTotal() != 1 {
+		t.Fatalf("conversion dropped %v, want the one pod never scheduled", rep.Dropped)
+	}
+	return writeOpenBInputs(t, nodes, pods, w)
+}
+
+// readOpenBSample reads the nodes and pods of testdata/openb_sample.
+func readOpenBSample(t *testing.T) ([]openb.Node, []openb.Pod) {
+	t.Helper()
 	dir := filepath.Join(repoRoot(), "pkg/e2e/testdata/openb_sample")
 	nodes, err := openb.ReadNodesFile(filepath.Join(dir, "nodes.csv"))
 	if err != nil {
@@ -109,13 +123,13 @@ func convertOpenBSample(t *testing.T) openBSample {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, rep, err := openb.Convert(nodes, pods, openb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Dropped[openb.ReasonNeverScheduled] != 1 || rep.DroppedTotal() != 1 {
-		t.Fatalf("conversion dropped %v, want the one pod never scheduled", rep.Dropped)
-	}
+	return nodes, pods
+}
+
+// writeOpenBInputs writes a converted workload's run inputs into a
+// temporary folder.
+func writeOpenBInputs(t *testing.T, nodes []openb.Node, pods []openb.Pod, w openb.Workload) openBSample {
+	t.Helper()
 	out := t.TempDir()
 	sample := openBSample{
 		platform: filepath.Join(out, "platform.xml"), workload: filepath.Join(out, "workload.json"), objects: filepath.Join(out, "objects.yaml"),

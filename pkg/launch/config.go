@@ -44,6 +44,10 @@ type Config struct {
 	// Events are Batsim external-event files (machines becoming
 	// unavailable and available again: --events), for Batsim or the engine.
 	Events []string
+	// EndAt, when positive, ends the simulation at that simulated time
+	// (kubernetes-server's --end-at: pending jobs rejected, running ones
+	// killed).
+	EndAt time.Duration
 	// OutDir receives the outputs: _jobs.csv and _schedule.csv (Batsim's
 	// prefix OutDir/), the processes' logs, the kubeconfig and the summary.
 	OutDir string

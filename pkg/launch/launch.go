@@ -312,6 +312,9 @@ func (r *run) startServer(ctx context.Context) error {
 	if r.gangs {
 		args = append(args, "--gangs=podgroup")
 	}
+	if r.cfg.EndAt > 0 {
+		args = append(args, "--end-at", r.cfg.EndAt.String())
+	}
 	if r.cfg.ControllerManager {
 		args = append(args, "--controller-manager-pid-file", r.controllerManagerPIDFile(),
 			"--controllers-file", filepath.Join(r.cfg.OutDir, "_controllers.csv"))
