@@ -50,10 +50,27 @@ func AcceptQueue(syscall.RawConn) (int, error) { return 0, unsupported("accept q
 // Unsent is not supported on this system.
 func Unsent(syscall.RawConn) (int, error) { return 0, unsupported("unsent bytes") }
 
-// Connection is a TCP connection as one of its ends sees it.
-type Connection struct {
-	Local, Remote netip.AddrPort
-}
-
 // PeersUnread is not supported on this system.
 func PeersUnread([]Connection) (int, error) { return 0, unsupported("peers' unread bytes") }
+
+// Undelivered is not supported on this system.
+func Undelivered([]OwnConnection) (int, error) { return 0, unsupported("undelivered bytes") }
+
+// SocketDiag is not supported on this system.
+type SocketDiag struct{}
+
+// NewSocketDiag returns an error wrapping errors.ErrUnsupported.
+func NewSocketDiag() (*SocketDiag, error) { return nil, unsupported("sock_diag") }
+
+// Close returns nil.
+func (d *SocketDiag) Close() error { return nil }
+
+// PeerUnread returns an error wrapping errors.ErrUnsupported.
+func (d *SocketDiag) PeerUnread(Connection) (int, error) {
+	return 0, unsupported("peers' unread bytes")
+}
+
+// Undelivered returns an error wrapping errors.ErrUnsupported.
+func (d *SocketDiag) Undelivered(OwnConnection) (int, error) {
+	return 0, unsupported("undelivered bytes")
+}

@@ -115,3 +115,86 @@ func TestPeersUnread(t *testing.T) {
 		t.Fatalf("no such peer: %d, %v", n, err)
 	}
 }
+
+// Undelivered counts what the peer's socket has not received: the bytes
+// that wait in the sender's send queue behind a full receive buffer, and
+// none once they are received, acknowledged or not. The peer here only
+// reads, as a watch's client does, so after its first segments Linux
+// delays its acknowledgements: SIOCOUTQ (Unsent) then still counts bytes
+// the peer holds, which Undelivered must not.
+func TestUndelivered(t *testing.T) {
+	client, server := tcpPair(t)
+	conn := []OwnConnection{{Connection: Connection{Local: server.LocalAddr().(*net.TCPAddr).AddrPort(), Remote: server.RemoteAddr().(*net.TCPAddr).AddrPort()},
+		Raw: raw(t, server)}}
+	peer := []Connection{conn[0].Connection}
+	if n, err := Undelivered(conn); err != nil || n != 0 {
+		t.Fatalf("nothing sent: %d, %v", n, err)
+	}
+	// Small writes, each received before the next: count those received
+	// while still unacknowledged.
+	const small, writes = 100, 64
+	unacked := 0
+	for i := 1; i <= writes; i++ {
+		if _, err := server.Write(make([]byte, small)); err != nil {
+			t.Fatal(err)
+		}
+		for { // received in the kernel's time
+			n, err := PeersUnread(peer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == i*small {
+				break
+			}
+		}
+		outq, err := Unsent(conn[0].Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if outq > 0 {
+			unacked++
+		}
+		if n, err := Undelivered(conn); err != nil || n != 0 {
+			t.Fatalf("write %d: all %d bytes received by the peer (%d not acknowledged): Undelivered = %d, %v; want 0", i, i*small, outq, n, err)
+		}
+	}
+	if unacked == 0 {
+		t.Fatalf("the peer acknowledged each of %d writes before it was looked at: the delayed acknowledgements this test is about never happened", writes)
+	}
+	t.Logf("%d of %d writes were received and not yet acknowledged when looked at", unacked, writes)
+	if _, err := io.ReadFull(client, make([]byte, small*writes)); err != nil {
+		t.Fatal(err)
+	}
+
+	// More than the peer's receive buffer: the rest waits here.
+	if err := client.SetReadBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 4<<20)
+	wrote := make(chan error, 1)
+	go func() { _, err := server.Write(big); wrote <- err }()
+	for {
+		n, err := Undelivered(conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+	}
+	if _, err := io.ReadFull(client, make([]byte, len(big))); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	for { // the last bytes are received in the kernel's time
+		n, err := Undelivered(conn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+}

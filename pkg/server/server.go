@@ -103,6 +103,10 @@ type Server struct {
 	// conns are the clients' connections, open.
 	connsMu sync.Mutex
 	conns   map[*countingConn]struct{}
+	// diag asks the kernel about the connections' peers (Unsent,
+	// PeersUnread), opened at the first question; diagMu serialises them.
+	diagMu sync.Mutex
+	diag   *procquiet.SocketDiag
 }
 
 // BytesRead returns the bytes read from clients so far.
@@ -143,9 +147,71 @@ func (s *Server) Unread() (int, error) {
 }
 
 // Unsent returns the bytes the server wrote to its clients' connections
-// that have not reached their sockets yet (procquiet.Unsent on each):
-// with none, every client's kernel has received all the server sent it.
-func (s *Server) Unsent() (int, error) { return s.sumOverConns(procquiet.Unsent) }
+// that have not reached their sockets yet (procquiet's
+// SocketDiag.Undelivered): with none, every client's kernel has received
+// all the server sent it. A connection not written to since it was last
+// found delivered is not asked about again.
+func (s *Server) Unsent() (int, error) {
+	return s.sumOverWritten(func(c *countingConn) *atomic.Uint64 { return &c.deliveredAt },
+		func(d *procquiet.SocketDiag, c openConnection) (int, error) {
+			return d.Undelivered(procquiet.OwnConnection{Connection: c.addrs, Raw: c.raw})
+		})
+}
+
+// PeersUnread returns the bytes the server sent that its clients on this
+// machine hold unread in their sockets (procquiet's SocketDiag.PeerUnread).
+// A connection not written to since its peer was last found to have read
+// everything is not asked about again: only the server's writes fill its
+// peer's receive queue.
+func (s *Server) PeersUnread() (int, error) {
+	return s.sumOverWritten(func(c *countingConn) *atomic.Uint64 { return &c.peerReadAt },
+		func(d *procquiet.SocketDiag, c openConnection) (int, error) { return d.PeerUnread(c.addrs) })
+}
+
+// sumOverWritten sums count over the open connections written to since
+// their proof (the count of bytes written when count last found none),
+// and records the new proofs.
+func (s *Server) sumOverWritten(proof func(*countingConn) *atomic.Uint64, count func(*procquiet.SocketDiag, openConnection) (int, error)) (int, error) {
+	s.diagMu.Lock()
+	defer s.diagMu.Unlock()
+	total := 0
+	for _, c := range s.openConnections() {
+		written := c.written.Load() // before the kernel is asked
+		p := proof(c.countingConn)
+		if p.Load() == written {
+			continue
+		}
+		if s.diag == nil {
+			d, err := procquiet.NewSocketDiag()
+			if err != nil {
+				return 0, fmt.Errorf("server: %w", err)
+			}
+			s.diag = d
+		}
+		n, err := count(s.diag, c)
+		if err != nil {
+			if c.closed.Load() {
+				continue // its bytes are no one's to wait for
+			}
+			return 0, fmt.Errorf("server: %w", err)
+		}
+		if n == 0 {
+			p.Store(written)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// closeDiag closes the netlink socket of Unsent and PeersUnread, if open.
+func (s *Server) closeDiag() {
+	s.diagMu.Lock()
+	defer s.diagMu.Unlock()
+	if s.diag != nil {
+		_ = s.diag.Close()
+		s.diag = nil
+	}
+}
 
 // sumOverConns sums a count of bytes over the open connections (a
 // connection closed meanwhile counts none).
@@ -166,11 +232,12 @@ func (s *Server) sumOverConns(count func(syscall.RawConn) (int, error)) (int, er
 	return total, nil
 }
 
-// PeersUnread returns the bytes the server sent that its clients on this
-// machine hold unread in their sockets (procquiet.PeersUnread).
-func (s *Server) PeersUnread() (int, error) {
+// openConnections returns the clients' connections open now, with their
+// TCP addresses (those that have none are left out).
+func (s *Server) openConnections() []openConnection {
 	s.connsMu.Lock()
-	conns := make([]procquiet.Connection, 0, len(s.conns))
+	defer s.connsMu.Unlock()
+	out := make([]openConnection, 0, len(s.conns))
 	for c := range s.conns {
 		if c.closed.Load() {
 			continue
@@ -178,15 +245,16 @@ func (s *Server) PeersUnread() (int, error) {
 		local, lok := c.LocalAddr().(*net.TCPAddr)
 		remote, rok := c.RemoteAddr().(*net.TCPAddr)
 		if lok && rok {
-			conns = append(conns, procquiet.Connection{Local: local.AddrPort(), Remote: remote.AddrPort()})
+			out = append(out, openConnection{countingConn: c, addrs: procquiet.Connection{Local: local.AddrPort(), Remote: remote.AddrPort()}})
 		}
 	}
-	s.connsMu.Unlock()
-	n, err := procquiet.PeersUnread(conns)
-	if err != nil {
-		return 0, fmt.Errorf("server: %w", err)
-	}
-	return n, nil
+	return out
+}
+
+// openConnection is a client's connection with its addresses.
+type openConnection struct {
+	*countingConn
+	addrs procquiet.Connection
 }
 
 // countingListener counts the bytes read from the connections it accepts,
@@ -218,6 +286,18 @@ type countingConn struct {
 	s      *Server
 	raw    syscall.RawConn
 	closed atomic.Bool
+	// written counts the bytes written to the connection; deliveredAt
+	// and peerReadAt are its value when they were last all found
+	// received by the peer's socket, and read by the peer (Unsent,
+	// PeersUnread).
+	written                 atomic.Uint64
+	deliveredAt, peerReadAt atomic.Uint64
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.written.Add(uint64(n))
+	return n, err
 }
 
 func (c *countingConn) Read(b []byte) (int, error) {
@@ -342,6 +422,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.Store.Close()
+	defer s.closeDiag()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := srv.Shutdown(shutdownCtx)

@@ -16,10 +16,10 @@
 //     noted, as is the store's resourceVersion;
 //  2. every watch event stored so far has been written to its client's
 //     connection (Options.Undelivered), and every byte the API server
-//     wrote has reached its peer's socket (Options.Unsent: none waits in
-//     the server's send queues; loopback delivers in a softirq, which a
-//     loaded machine may defer, and a delivery wakes the peer's waiting
-//     thread);
+//     wrote has reached its peer's socket (Options.Unsent: the peer's
+//     socket has received as many bytes as were written, acknowledged or
+//     not; loopback delivers in a softirq, which a loaded machine may
+//     defer, and a delivery wakes the peer's waiting thread);
 //  3. each process is quiescent (package procquiet): none of its threads
 //     ran or could run between two looks at /proc, so every goroutine was
 //     blocked — waiting for events, for its queues, for a response, or
