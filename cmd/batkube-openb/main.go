@@ -7,8 +7,10 @@
 // package github.com/batkube/batkube/pkg/openb.
 //
 // The three files go to --out-dir as platform.xml, workload.json and
-// objects.yaml; the report of what was kept and dropped goes to standard
-// error. Then:
+// objects.yaml, with target-workload.csv, the pod types and popularity
+// the FGD policy of examples/schedulers/gpupolicies measures
+// fragmentation against (openb.TargetWorkload); the report of what was
+// kept and dropped goes to standard error. Then:
 //
 //	batkube-run -p DIR/platform.xml -w DIR/workload.json --objects DIR/objects.yaml
 //
@@ -48,6 +50,7 @@ type options struct {
 	NoPriority        bool    `long:"no-priority" description:"give pods no PriorityClass (by default the trace's qos maps onto one)"`
 	Arrivals          float64 `long:"arrivals" value-name:"PERCENT" default:"0" description:"the FGD paper's arrival-only experiment instead of the trace's times: pods (drawn again at random while short) arrive one every --interval, shuffled, until their GPU requests reach PERCENT % of the cluster's GPUs (the paper: 130), and none leaves while pods arrive; also writes arrivals.csv, which the allocation subcommand reads (0: replay the trace)"`
 	Seed              uint64  `long:"seed" value-name:"N" default:"42" description:"with --arrivals, the seed of the draws and the shuffle"`
+	TargetCoverage    float64 `long:"target-coverage" value-name:"PERCENT" default:"95" description:"target-workload.csv (the FGD policy's pod types and popularity, from the pods that fit a node): the most popular types until they account for PERCENT % of those pods (the FGD paper: 95)"`
 	Interval          float64 `long:"interval" value-name:"SECONDS" default:"1" description:"with --arrivals, the simulated time between two arrivals"`
 	Quiet             bool    `short:"q" long:"quiet" description:"print no report"`
 }
@@ -86,6 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "batkube-openb: cannot read the pod list: %v\n", err)
 		return 1
 	}
+	trace := pods
 	var arrivals []openb.Arrival
 	if opts.Arrivals > 0 {
 		if arrivals, err = openb.Arrivals(nodes, pods, openb.ArrivalOptions{Percent: opts.Arrivals, Seed: opts.Seed, Interval: opts.Interval, ExclusiveGPUs: opts.ExclusiveGPUs}); err != nil {
@@ -110,15 +114,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "batkube-openb: %s: %v\n", podsPath, err)
 		return 1
 	}
+	// The target workload is the trace's, whatever part of it is replayed.
+	types, err := openb.TargetWorkload(nodes, trace, opts.TargetCoverage, opts.ExclusiveGPUs)
+	if err != nil {
+		fmt.Fprintf(stderr, "batkube-openb: %v\n", err)
+		return 1
+	}
 	origin := "converted from " + filepath.Base(nodesPath) + " and " + filepath.Base(podsPath) + " by batkube-openb" + flagsSummary(opts)
 	w.Description = origin
 	if err := writeOutputs(opts.OutDir, nodes, w, origin, opts.ExclusiveGPUs); err != nil {
 		fmt.Fprintf(stderr, "batkube-openb: %v\n", err)
 		return 1
 	}
+	var target bytes.Buffer
+	if err = openb.WriteTargetWorkload(&target, types); err == nil {
+		err = atomicfile.Write(filepath.Join(opts.OutDir, openb.TargetWorkloadFile), target.Bytes())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "batkube-openb: target workload: %v\n", err)
+		return 1
+	}
 	if arrivals != nil {
 		var b bytes.Buffer
-		if err := openb.WriteArrivals(&b, arrivals, openb.GPUCapacity(nodes)); err == nil {
+		if err = openb.WriteArrivals(&b, arrivals, openb.GPUCapacity(nodes)); err == nil {
 			err = atomicfile.Write(filepath.Join(opts.OutDir, openb.ArrivalsFile), b.Bytes())
 		}
 		if err != nil {
@@ -128,7 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if !opts.Quiet {
 		rep.Write(stderr)
-		fmt.Fprintf(stderr, "%d nodes; %s, %s and %s written to %s\n", len(nodes), platformFile, workloadFile, objectsFile, opts.OutDir)
+		fmt.Fprintf(stderr, "%d nodes; %s, %s, %s and %s written to %s\n", len(nodes), platformFile, workloadFile, objectsFile, openb.TargetWorkloadFile, opts.OutDir)
 		if n := len(arrivals); n > 0 {
 			// Every pod holds what it got until one interval after the
 			// last arrival: the experiment is over then.
@@ -152,6 +170,8 @@ func checkFlags(o options) string {
 		return fmt.Sprintf("--max-pods %d: want 0 (all) or more", o.MaxPods)
 	case o.Arrivals < 0:
 		return fmt.Sprintf("--arrivals %g: want a percent above 0, or 0 to replay the trace", o.Arrivals)
+	case !(o.TargetCoverage > 0 && o.TargetCoverage <= 100):
+		return fmt.Sprintf("--target-coverage %g: want a percent above 0, at most 100", o.TargetCoverage)
 	case !(o.Interval > 0):
 		return fmt.Sprintf("--interval %g: want a time above 0", o.Interval)
 	case o.Arrivals > 0 && (o.From > 0 || o.To > 0 || o.MaxPods > 0 || o.Pending != string(openb.PendingDrop) || o.KeepAbsoluteTimes):
@@ -220,6 +240,7 @@ func command() cli.Command {
 		Description: "Converts the Alibaba GPU-sharing trace (openb_node_list_*.csv, openb_pod_list_*.csv) into a SimGrid platform " +
 			"(one host a node; GPUs shared through DRA consumable capacity), a Batsim workload (one delay job a pod, run time " +
 			"deletion_time - scheduled_time) and the Kubernetes objects its pods name (ResourceClaimTemplates, PriorityClasses), " +
-			"written to --out-dir as platform.xml, workload.json and objects.yaml; run them with batkube-run -p DIR/platform.xml " +
+			"written to --out-dir as platform.xml, workload.json and objects.yaml (with target-workload.csv, the pod types and popularity " +
+			"the FGD policy's scheduler takes); run them with batkube-run -p DIR/platform.xml " +
 			"-w DIR/workload.json --objects DIR/objects.yaml. The report of kept and dropped pods goes to standard error."}
 }

@@ -75,6 +75,16 @@ func TestRunWritesTheThreeFiles(t *testing.T) {
 		t.Errorf("objects:\n%s", objects)
 	}
 
+	// The target workload: both pods fit a node (b, cpu only, on c0), one
+	// pod a type; on a tie the larger cpu first.
+	target, err := os.ReadFile(filepath.Join(out, "target-workload.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cpu_milli,num_gpu,gpu_milli,gpu_spec,pods,popularity\n2000,0,0,,1,0.5\n1000,1,250,,1,0.5\n"; string(target) != want {
+		t.Errorf("target-workload.csv:\n%s\nwant:\n%s", target, want)
+	}
+
 	// --exclusive-gpus: no shared GPU, the share asks for a whole one.
 	if code := run([]string{"-q", "--exclusive-gpus", "-o", out, nodes, pods}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d", code)
@@ -102,6 +112,7 @@ func TestRunErrors(t *testing.T) {
 		{"bad pending", []string{"-o", out, "--pending", "later", nodes, pods}, 2, "later"},
 		{"empty window", []string{"-o", out, "--from", "10", "--to", "5", nodes, pods}, 2, "the window is empty"},
 		{"negative max", []string{"-o", out, "--max-pods", "-1", nodes, pods}, 2, "--max-pods -1"},
+		{"no target coverage", []string{"-o", out, "--target-coverage", "0", nodes, pods}, 2, "--target-coverage 0"},
 		{"missing file", []string{"-o", out, filepath.Join(dir, "none.csv"), pods}, 1, "cannot read the node list"},
 		{"bad node list", []string{"-o", out, badNodes, pods}, 1, "missing column(s) memory_mib"},
 		{"nothing left", []string{"-o", out, "--from", "1000", nodes, pods}, 1, "no pod left"},
