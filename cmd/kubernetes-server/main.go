@@ -72,6 +72,7 @@ type simulationOptions struct {
 	Quiet              time.Duration `long:"settle-quiet" default:"50ms" description:"last resort, for schedulers that neither expose their state nor signal: the scheduler is deemed done when the API is quiet this long while pods are pending"`
 	ReleaseAllGroups   bool          `long:"release-all-groups" description:"with kube-scheduler 1.37 and pod groups: once room is freed, renew and release again every waiting pod group (deleted, created held, then its minCount lowered to the gang's size, so that kube-scheduler attempts it at once rather than on its real-time back-off), not only those whose pods may fit by their requests on the nodes' free room (the bound NodeResourcesFit checks; use this flag with a profile that disables that plugin)"`
 	MaxSettle          time.Duration `long:"settle-max" default:"0s" description:"wall time the scheduler gets at most per simulation step (0: 2s with the quiet window alone, 1m otherwise)"`
+	PauseReleases      int           `long:"pause-releases" default:"32" value-name:"N" description:"with controllers whose scheduling loop pauses between cycles that admitted nothing (Kueue's 1 to 10 ms): release those pauses at most N times at one simulated instant, after which they take their own time (a loop whose every cycle writes, such as a Workload preempted and admitted again, would otherwise never let the instant end); 0: no bound"`
 	ClockFile          string        `long:"clock-file" value-name:"FILE" description:"write the run's clock page to FILE: processes started with BATKUBE_CLOCK=FILE and BATKUBE_CLOCK_SERVER=this server's URL (the kube-controller-manager of make upstream; batkube-run --controller-manager does it) read simulated time from it and wait for simulated instants on this server, so that their delays (a Job's batched sync, its back-off after a failed pod) are simulated time; removed at the end of the run"`
 	WorkloadsFile      string        `long:"workloads-file" value-name:"FILE" description:"write the log of Kueue's Workloads to FILE (CSV, the runner's _workloads.csv): per Workload, its LocalQueue, the ClusterQueue and flavors that admitted it, when it was created, got its quota, was admitted and finished (simulated), its evictions and preemptions, its final state"`
 	ClusterQueuesFile  string        `long:"cluster-queues-file" value-name:"FILE" description:"write the log of Kueue's ClusterQueues to FILE (CSV, the runner's _clusterqueues.csv): at each simulated instant a ClusterQueue's status changed, the quota its admitted Workloads use and how many Workloads hold quota, are admitted and are pending"`
@@ -310,6 +311,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 			Nodes:              translate.NodeOptions{DefaultCPU: cpu, DefaultMemory: mem},
 			Pods:               translate.PodOptions{Namespace: sim.Namespace, SchedulerName: sim.SchedulerName, Gangs: gangs, ExclusiveHosts: !sim.SharedHosts},
 			MaxSettle:          sim.MaxSettle,
+			MaxPauseReleases:   sim.PauseReleases,
 			BackoffMin:         sim.BackoffMin,
 			BackoffMax:         sim.BackoffMax,
 			PendingTimeout:     sim.PendingTimeout,

@@ -65,6 +65,9 @@ type Options struct {
 	// MaxSettle bounds the wall time the scheduler gets per step (default
 	// 2s with the quiet policy, 1m with the others).
 	MaxSettle time.Duration
+	// MaxPauseReleases bounds the releases of the controllers' pauses at
+	// one simulated instant (settle.SettlerOptions; 0: no bound).
+	MaxPauseReleases int
 	// BackoffMin and BackoffMax bound the simulated delay of the wake-ups
 	// asked for while pods stay pending and the policy cannot tell that the
 	// scheduler is idle (defaults 1s and 60s): a scheduler that only polls

@@ -117,7 +117,8 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		objects:       slices.Clone(b.opts.Objects),
 	}
 	r.settle = settle.NewSettler(b.opts.Settle, settle.SettlerOptions{
-		Barrier: b.opts.Controllers, Clock: b.opts.Clock, MaxSettle: b.opts.MaxSettle, Logger: b.log,
+		Barrier: b.opts.Controllers, Clock: b.opts.Clock, MaxSettle: b.opts.MaxSettle,
+		MaxPauseReleases: b.opts.MaxPauseReleases, Logger: b.log,
 	})
 	return r
 }

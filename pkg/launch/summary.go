@@ -134,6 +134,9 @@ func (s Summary) Write(w io.Writer) {
 	if s.Settle.BarrierChecks > 0 {
 		fmt.Fprintf(w, "; every step waited for the controllers to be idle (%d checks)", s.Settle.BarrierChecks)
 	}
+	if s.Settle.TimedPauses > 0 {
+		fmt.Fprintf(w, "; at %d instants the scheduling loops' pauses took their own time (--pause-releases)", s.Settle.TimedPauses)
+	}
 	fmt.Fprintln(w)
 	if n := s.Settle.Inexact(); n > 0 {
 		fmt.Fprintf(w, "               %d steps ended without knowing the scheduler was done: some jobs may have started later than they could have\n", n)

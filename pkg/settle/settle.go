@@ -206,6 +206,9 @@ type Stats struct {
 	// were released once the barrier held (simclock.Pause).
 	BarrierChecks int `json:"barrierChecks,omitempty"`
 	PauseReleases int `json:"pauseReleases,omitempty"`
+	// TimedPauses counts the instants whose bound of pause releases was
+	// reached: the pauses then took their own time (releasePauses).
+	TimedPauses int `json:"timedPauses,omitempty"`
 }
 
 // Add counts one step ended for reason r.

@@ -46,9 +46,11 @@ type Clock interface {
 	// Elapsed is the simulated time.
 	Elapsed() time.Duration
 	// Pauses counts the scheduling loops' pauses waiting on the clock;
-	// ReleasePauses ends them before their instant, and counts them.
+	// ReleasePauses ends them before their instant, and counts them;
+	// TimePauses makes them ask for a call at their own instant.
 	Pauses() int
 	ReleasePauses() int
+	TimePauses() int
 	// TimerActivity has a token when a timer is set or cancelled.
 	TimerActivity() (count uint64, changed <-chan struct{})
 }
@@ -71,10 +73,14 @@ type Settler struct {
 	storeRV  uint64
 	activity time.Time
 	// released is the watched resourceVersion and the simulated time at
-	// the latest release of the controllers' pauses (releasePauses).
+	// the latest release of the controllers' pauses (releasePauses), and
+	// how many releases that instant has had.
 	released struct {
-		rv uint64
-		at time.Duration
+		rv    uint64
+		at    time.Duration
+		count int
+		// timed: the instant's releases are spent (TimedPauses counted).
+		timed bool
 	}
 }
 
@@ -87,7 +93,11 @@ type SettlerOptions struct {
 	Clock Clock
 	// MaxSettle bounds a step's wait in wall time (--settle-max).
 	MaxSettle time.Duration
-	Logger    *slog.Logger
+	// MaxPauseReleases bounds the releases of the controllers' pauses
+	// at one simulated instant (--pause-releases; 0: no bound). Beyond
+	// it the pauses take their own time (releasePauses).
+	MaxPauseReleases int
+	Logger           *slog.Logger
 }
 
 // NewSettler returns the settler of a run with the given policy.
@@ -147,16 +157,39 @@ var podGroupsGR = schema.GroupResource{Group: "scheduling.k8s.io", Resource: "po
 // Workload it could not admit) would otherwise release the next cycle,
 // which records them again, until client-go's event spam filter drops
 // them (25 per object): a loop of cycles that decide nothing new.
+//
+// The releases of one instant are bounded (MaxPauseReleases): a loop
+// whose every cycle writes (Kueue preempting a Workload that its job
+// reconciler then gives back, admitted again at the next cycle, preempted
+// again) would otherwise run at one instant for ever, each release
+// granted by the previous cycle's own write, while the other processes'
+// retries wait for time to pass. Beyond the bound the pauses take their
+// own time, as on a real cluster (TimePauses: a call at each pause's
+// instant, 1 to 10 ms later): a cycle then comes no later than it would
+// there, so the step stays exact.
 func (s *Settler) releasePauses(rv uint64) bool {
 	clock := s.opts.Clock
 	at := clock.Elapsed()
 	if clock.Pauses() == 0 || (s.released.rv == rv && s.released.at == at) {
 		return false
 	}
+	if s.released.at != at {
+		s.released.count, s.released.timed = 0, false
+	}
 	s.released.rv, s.released.at = rv, at
+	if limit := s.opts.MaxPauseReleases; limit > 0 && s.released.count >= limit {
+		if clock.TimePauses() > 0 && !s.released.timed {
+			s.released.timed = true
+			s.stats.TimedPauses++
+			s.opts.Logger.Info("the controllers' scheduling loops ran their bound of cycles at this instant (--pause-releases): their pauses now take their own time",
+				"simulatedTime", at.Seconds(), "releases", s.released.count)
+		}
+		return false
+	}
 	if clock.ReleasePauses() == 0 {
 		return false
 	}
+	s.released.count++
 	s.stats.PauseReleases++
 	return true
 }

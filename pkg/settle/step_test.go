@@ -64,6 +64,7 @@ type stillClock struct{}
 func (stillClock) Elapsed() time.Duration                   { return 0 }
 func (stillClock) Pauses() int                              { return 0 }
 func (stillClock) ReleasePauses() int                       { return 0 }
+func (stillClock) TimePauses() int                          { return 0 }
 func (stillClock) TimerActivity() (uint64, <-chan struct{}) { return 0, nil }
 
 // countingPolicy says done and exact, and counts its checks.
@@ -101,5 +102,66 @@ func TestWaitVoidsAVerdictAChangeContradicts(t *testing.T) {
 	}
 	if st := s.Stats(); st.Idle != 1 || st.NothingPending != 1 || st.Checks != 2 || st.Policy != "counting" {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// writingLoop is a scheduling loop whose every cycle writes and pauses
+// again (Kueue preempting a Workload that is then admitted again): each
+// release of its pause moves the cluster's resourceVersion.
+type writingLoop struct {
+	cluster  *fakeCluster
+	at       time.Duration
+	released int
+	timed    int
+}
+
+func (l *writingLoop) Elapsed() time.Duration { return l.at }
+func (l *writingLoop) Pauses() int {
+	if l.released >= 1000 { // unbounded, it would loop for ever
+		return 0
+	}
+	return 1
+}
+func (l *writingLoop) TimerActivity() (uint64, <-chan struct{}) { return 0, nil }
+func (l *writingLoop) ReleasePauses() int {
+	l.released++
+	l.cluster.rv++ // the cycle's write
+	return 1
+}
+func (l *writingLoop) TimePauses() int { l.timed++; return 1 }
+
+// idleBarrier proves the controllers idle at the cluster's resourceVersion.
+type idleBarrier struct{ cluster *fakeCluster }
+
+func (b idleBarrier) Name() string { return "idle" }
+func (b idleBarrier) Check(context.Context) (BarrierVerdict, error) {
+	return BarrierVerdict{Idle: true, RV: b.cluster.rv}, nil
+}
+
+// TestPauseReleasesAreBoundedPerInstant: a loop whose every cycle writes
+// gets MaxPauseReleases releases at one instant, then its pauses take
+// their own time and the step ends exact, not on --settle-max; the next
+// instant has its own releases.
+func TestPauseReleasesAreBoundedPerInstant(t *testing.T) {
+	c := &fakeCluster{rv: 1} // a store is never empty at a step
+	loop := &writingLoop{cluster: c}
+	const bound = 5
+	// Without the bound the loop would run at this instant for ever.
+	s := NewSettler(&countingPolicy{}, SettlerOptions{Barrier: idleBarrier{c}, Clock: loop, MaxSettle: time.Minute, MaxPauseReleases: bound})
+	if err := s.Wait(context.Background(), c, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	if s.Last() != Idle || loop.released != bound || loop.timed != 1 {
+		t.Fatalf("ended %v after %d releases, pauses timed %d times; want exact after %d releases, timed once", s.Last(), loop.released, loop.timed, bound)
+	}
+	loop.at = time.Millisecond
+	if err := s.Wait(context.Background(), c, 0.001, true); err != nil {
+		t.Fatal(err)
+	}
+	if loop.released != 2*bound {
+		t.Errorf("%d releases after the second instant, want %d", loop.released, 2*bound)
+	}
+	if st := s.Stats(); st.PauseReleases != 2*bound || st.TimedPauses != 2 {
+		t.Errorf("stats: %d releases, %d instants timed; want %d, 2", st.PauseReleases, st.TimedPauses, 2*bound)
 	}
 }

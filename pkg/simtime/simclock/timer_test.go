@@ -290,3 +290,35 @@ func TestAdvanceLeavesDueTimersToFire(t *testing.T) {
 		t.Fatalf("a second Fire: %d timers, want 0", n)
 	}
 }
+
+// TestTimedPausesAskForACallAtTheirInstant: a pause asks for no call
+// until TimePauses, then for one at its own instant, where it fires as a
+// controller's work (not released early); Stop still finds it.
+func TestTimedPausesAskForACallAtTheirInstant(t *testing.T) {
+	c := New(DefaultEpoch)
+	c.SetElapsed(time.Second)
+	early := c.NewTimerOf(Pause, DefaultEpoch.Add(time.Second+3*time.Millisecond), nil)
+	stopped := c.NewTimerOf(Pause, DefaultEpoch.Add(time.Second+time.Millisecond), nil)
+	late := c.NewTimerOf(Pause, DefaultEpoch.Add(time.Second+10*time.Millisecond), nil)
+	if _, ok := c.NextTimerSeconds(); ok {
+		t.Fatal("a pause asks for a call before TimePauses")
+	}
+	if n := c.TimePauses(); n != 3 || c.Pauses() != 0 {
+		t.Fatalf("TimePauses moved %d, %d pauses left; want 3, 0", n, c.Pauses())
+	}
+	if !stopped.Stop() {
+		t.Fatal("a timed pause could not be stopped")
+	}
+	if s, ok := c.NextTimerSeconds(); !ok || FromSeconds(s) != time.Second+3*time.Millisecond {
+		t.Fatalf("next call at %v (%v), want 1.003 s", s, ok)
+	}
+	if n := c.SetElapsed(time.Second + 3*time.Millisecond); n != 1 {
+		t.Fatalf("%d timers fired at 1.003 s, want 1", n)
+	}
+	if now, ok := fired(early); !ok || !now.Equal(DefaultEpoch.Add(time.Second+3*time.Millisecond)) {
+		t.Fatalf("the pause fired at %v (%v), want at its own instant", now, ok)
+	}
+	if _, ok := fired(late); ok {
+		t.Fatal("a later pause fired early")
+	}
+}
