@@ -36,7 +36,7 @@ type options struct {
 	Host             string            `long:"host" env:"BATKUBE_HOST" default:"127.0.0.1" description:"address to listen on (use 0.0.0.0 to accept remote clients)"`
 	Port             int               `long:"port" env:"BATKUBE_PORT" default:"8001" description:"port to listen on"`
 	Token            string            `long:"token" env:"BATKUBE_TOKEN" description:"require this bearer token from every client (no authentication when empty)"`
-	WatchHistory     int               `long:"watch-history" default:"10000" description:"number of past events kept per resource (at least; a ring grows while a live watcher lags, up to a million) so that watches can resume from an older resourceVersion"`
+	WatchHistory     int               `long:"watch-history" default:"1000" description:"number of past events kept per resource (at least; a ring grows while a live watcher lags, up to a million) so that watches can resume from an older resourceVersion; a watch from an older one gets 410 Expired and its client lists again, as with the real server's watch cache (which keeps at least 100)"`
 	MinWatchTimeout  time.Duration     `long:"min-watch-timeout" default:"30m" description:"watches that ask for no timeout end after a random time between this and twice this"`
 	MaxWatchTimeout  time.Duration     `long:"max-watch-timeout" default:"0" description:"end every watch after at most this long, whatever timeout it asked for (clients re-watch: a test of exactness while informers reconnect); 0: no bound"`
 	EventTTL         time.Duration     `long:"event-ttl" default:"1h" description:"how long an event is kept after its last write, by the server's clock (simulated time in a simulation), as kube-apiserver's --event-ttl; 0 keeps them for ever"`
