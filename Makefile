@@ -82,10 +82,11 @@ check: test test-slow fuzz-short ## everything CI runs (.ci/run runs these three
 fuzz-short: ## every fuzz target for 5,000 inputs (a count, not a duration)
 	$(MAKE) fuzz FUZZTIME=5000x
 
-test: build upstream vet ## the quick loop: vet, unit, integration and end-to-end tests (race detector on) but the slow scenarios, the Kueue and QoS modules' tests
+test: build upstream vet ## the quick loop: vet, unit, integration and end-to-end tests (race detector on) but the slow scenarios, the Kueue, QoS and GPU policies modules' tests
 	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 30m -skip '^($(SLOW_E2E))$$' ./...
 	$(GO) test -C examples/kueue -count=1 ./...
 	$(MAKE) test-qos
+	$(MAKE) test-gpupolicies
 
 test-slow: build upstream ## the slow end-to-end scenarios that make test leaves out (SLOW_E2E)
 	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 40m -run '^($(SLOW_E2E))$$' ./pkg/e2e

@@ -31,9 +31,13 @@ KUBE_118_MOD := examples/kube-1.18/go.mod examples/kube-1.18/go.sum examples/ups
 # versions of examples/kube-1.37, so that it reuses that build's cache.
 QOS_MOD := examples/schedulers/qos/go.mod examples/schedulers/qos/go.sum examples/upstream.mk
 QOS_SOURCES := $(shell find examples/schedulers/qos -name '*.go' -not -name '*_test.go' 2>/dev/null)
+# The FGD paper's six GPU placement policies' kube-scheduler: a module of
+# its own too, pinned in the same way.
+GPUPOLICIES_MOD := examples/schedulers/gpupolicies/go.mod examples/schedulers/gpupolicies/go.sum examples/upstream.mk
+GPUPOLICIES_SOURCES := $(shell find examples/schedulers/gpupolicies -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
 .PHONY: upstream
-upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-controller-manager $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler $(BIN)/kueue $(BIN)/kueue-manifests.yaml ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37, kube-controller-manager 1.37, kube-scheduler 1.37 with the QoS-driven plugin, Kueue's manager and its manifests into bin/
+upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-controller-manager $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler $(BIN)/gpu-scheduler $(BIN)/gpu-policy-replay $(BIN)/kueue $(BIN)/kueue-manifests.yaml ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37, kube-controller-manager 1.37, kube-scheduler 1.37 with the QoS-driven plugin and with the FGD paper's GPU policies (and their replay without Kubernetes), Kueue's manager and its manifests into bin/
 
 # kube-controller-manager's clock is Batkube's: k8s.io/utils/clock, the seam
 # through which every controller takes its time, is compiled from
@@ -48,7 +52,7 @@ KUBECLOCK_SOURCES := $(filter-out %_test.go,$(wildcard pkg/simtime/kubeclock/*.g
 KUBE_137_BUILD := $(CURDIR)/.build/kube-1.37
 
 # Every binary of the Kubernetes 1.37 tree (kube-scheduler, kubectl,
-# kube-controller-manager, the QoS scheduler) is built in one configuration:
+# kube-controller-manager, the QoS and GPU schedulers) is built in one configuration:
 # against one copy of the pinned k8s.io/utils whose clock package is
 # pkg/simtime/kubeclock (see kube-controller-manager below), so that the
 # tree is compiled once and its packages shared by all of them. Without
@@ -144,3 +148,29 @@ test-qos: $(QOS_BUILD)/go.mod ## vet and unit-test the QoS-driven plugin's modul
 	CGO_ENABLED=0 $(GO) vet -C examples/schedulers/qos -trimpath -modfile=$(QOS_BUILD)/go.mod ./...
 	CGO_ENABLED=0 $(GO) test -C examples/schedulers/qos -trimpath -count=1 -modfile=$(QOS_BUILD)/go.mod ./qosdriven
 	$(GO) test -C examples/schedulers/qos -race -count=1 -modfile=$(QOS_BUILD)/go.mod ./internal/...
+
+# The GPU policies' scheduler (examples/schedulers/gpupolicies): built as
+# the QoS scheduler is, from the same copy of k8s.io/utils.
+GPUPOLICIES_BUILD := $(CURDIR)/.build/gpupolicies
+$(GPUPOLICIES_BUILD)/go.mod: $(GPUPOLICIES_MOD) $(KUBE_137_BUILD)/go.mod
+	mkdir -p $(GPUPOLICIES_BUILD)
+	cp examples/schedulers/gpupolicies/go.mod examples/schedulers/gpupolicies/go.sum $(GPUPOLICIES_BUILD)/
+	$(GO) mod edit -modfile=$(GPUPOLICIES_BUILD)/go.mod -replace=k8s.io/utils=$(KUBE_137_BUILD)/utils
+
+$(BIN)/gpu-scheduler: $(GPUPOLICIES_BUILD)/go.mod $(GPUPOLICIES_SOURCES)
+	$(call upstream_build,examples/schedulers/gpupolicies) -modfile=$(GPUPOLICIES_BUILD)/go.mod -o $@ .
+
+# The policies replayed without Kubernetes (plain Go: seconds to build),
+# which pkg/e2e's TestGPUPoliciesPlaceTheOpenBSampleArrivals checks runs with.
+$(BIN)/gpu-policy-replay: $(GPUPOLICIES_BUILD)/go.mod $(GPUPOLICIES_SOURCES)
+	$(call upstream_build,examples/schedulers/gpupolicies) -modfile=$(GPUPOLICIES_BUILD)/go.mod -o $@ ./cmd/gpu-policy-replay
+
+.PHONY: test-gpupolicies
+# vet, and test the module, with the flags of its build (as test-qos:
+# the packages the plugins import come from bin/gpu-scheduler's build
+# cache); the race detector on the policies and the replay (plain Go,
+# no Kubernetes import).
+test-gpupolicies: $(GPUPOLICIES_BUILD)/go.mod ## vet and unit-test the FGD paper's GPU policies' module (race detector on its plain-Go packages)
+	CGO_ENABLED=0 $(GO) vet -C examples/schedulers/gpupolicies -trimpath -modfile=$(GPUPOLICIES_BUILD)/go.mod ./...
+	CGO_ENABLED=0 $(GO) test -C examples/schedulers/gpupolicies -trimpath -count=1 -modfile=$(GPUPOLICIES_BUILD)/go.mod ./...
+	$(GO) test -C examples/schedulers/gpupolicies -race -count=1 -modfile=$(GPUPOLICIES_BUILD)/go.mod ./policy ./replay ./cmd/...
