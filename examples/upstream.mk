@@ -106,19 +106,64 @@ $(BIN)/kueue-manifests.yaml: $(KUEUE_MOD) examples/kueue/manifests/main.go
 	  test -n "$$dir" && $(GO) run -C examples/kueue ./manifests "$$dir" > $@.tmp
 	mv $@.tmp $@
 
-$(BIN)/kueue: $(KUEUE_MOD) $(KUBECLOCK_SOURCES)
-	$(call kubeclock_utils,examples/kueue,$(KUEUE_BUILD))
-	cr=$$($(GO) mod download -C examples/kueue -json sigs.k8s.io/controller-runtime | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
-	  test -n "$$cr" && cp -R "$$cr" $(KUEUE_BUILD)/controller-runtime
-	chmod -R u+w $(KUEUE_BUILD)/controller-runtime
+# $(call priorityqueue_clock,<module dir>,<build dir>): a copy of the
+# module's pinned controller-runtime in <build dir>/controller-runtime whose
+# priority queue takes Now and After from k8s.io/utils/clock instead of
+# time.Now and time.Tick (the rewrite is checked: a version that moves those
+# fields fails the build instead of running on the wall clock), and
+# <build dir>/go.mod (written by kubeclock_utils first) replacing
+# controller-runtime by that copy.
+define priorityqueue_clock
+	cr=$$($(GO) mod download -C $(1) -json sigs.k8s.io/controller-runtime | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	  test -n "$$cr" && cp -R "$$cr" $(2)/controller-runtime
+	chmod -R u+w $(2)/controller-runtime
 	sed -i -e 's/^\([[:space:]]*now:[[:space:]]*\)time\.Now,$$/\1clock.RealClock{}.Now,/' \
 	  -e 's/^\([[:space:]]*tick:[[:space:]]*\)time\.Tick,$$/\1clock.RealClock{}.After,/' \
-	  $(KUEUE_BUILD)/controller-runtime/pkg/controller/priorityqueue/priorityqueue.go
+	  $(2)/controller-runtime/pkg/controller/priorityqueue/priorityqueue.go
 	test $$(grep -cE '^[[:space:]]*(now|tick):[[:space:]]*clock\.RealClock\{\}\.(Now|After),$$' \
-	  $(KUEUE_BUILD)/controller-runtime/pkg/controller/priorityqueue/priorityqueue.go) = 2
-	$(GO) mod edit -modfile=$(KUEUE_BUILD)/go.mod -replace=sigs.k8s.io/controller-runtime=$(KUEUE_BUILD)/controller-runtime
+	  $(2)/controller-runtime/pkg/controller/priorityqueue/priorityqueue.go) = 2
+	$(GO) mod edit -modfile=$(2)/go.mod -replace=sigs.k8s.io/controller-runtime=$(2)/controller-runtime
+endef
+
+$(BIN)/kueue: $(KUEUE_MOD) $(KUBECLOCK_SOURCES)
+	$(call kubeclock_utils,examples/kueue,$(KUEUE_BUILD))
+	$(call priorityqueue_clock,examples/kueue,$(KUEUE_BUILD))
 	CGO_ENABLED=0 $(GO) build -C examples/kueue -trimpath -modfile=$(KUEUE_BUILD)/go.mod \
 	  -ldflags='-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$(kueue_version)' -o $@ sigs.k8s.io/kueue/cmd/kueue
+
+# Karpenter's KWOK provider (sigs.k8s.io/karpenter/kwok, a tool of
+# examples/karpenter: Karpenter's controllers with the cloud provider for
+# fake clouds, which creates a Node for each NodeClaim it launches), on
+# Batkube's clock as Kueue is: k8s.io/utils/clock from pkg/simtime/kubeclock,
+# controller-runtime's priority queue rewritten. Not yet part of upstream
+# (make karpenter). sigs.k8s.io/karpenter v1.15.0 requires Go 1.26.9: its
+# recipes let the go command fetch that toolchain (a module of the Go
+# module proxy) when the local one is older. Karpenter's code is upstream's.
+KARPENTER_MOD := examples/karpenter/go.mod examples/karpenter/go.sum examples/upstream.mk
+KARPENTER_BUILD := $(CURDIR)/.build/karpenter
+karpenter_version = $(shell $(GO) list -C examples/karpenter -m -f '{{.Version}}' sigs.k8s.io/karpenter)
+
+.PHONY: karpenter
+karpenter: $(BIN)/karpenter $(BIN)/karpenter-manifests.yaml ## build Karpenter's KWOK provider on Batkube's clock and its CRDs into bin/ (not yet part of upstream)
+
+$(BIN)/karpenter $(BIN)/karpenter-manifests.yaml: export GOTOOLCHAIN := auto
+
+# Karpenter's CRDs as its KWOK chart installs them (kwok/charts/crds:
+# NodePool, NodeClaim, NodeOverlay, CapacityBuffer) and the KWOKNodeClass
+# CRD (kwok/apis/crds). No webhooks: v1.15.0 validates with CEL rules in its
+# CRDs; the chart's RBAC and Deployment are not needed.
+$(BIN)/karpenter-manifests.yaml: $(KARPENTER_MOD)
+	@mkdir -p $(dir $@)
+	dir=$$($(GO) mod download -C examples/karpenter -json sigs.k8s.io/karpenter | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	  test -n "$$dir" && for f in "$$dir"/kwok/charts/crds/*.yaml "$$dir"/kwok/apis/crds/*.yaml; do \
+	    sed '/^---$$/d' "$$f"; echo ---; done > $@.tmp
+	mv $@.tmp $@
+
+$(BIN)/karpenter: $(KARPENTER_MOD) $(KUBECLOCK_SOURCES)
+	$(call kubeclock_utils,examples/karpenter,$(KARPENTER_BUILD))
+	$(call priorityqueue_clock,examples/karpenter,$(KARPENTER_BUILD))
+	CGO_ENABLED=0 $(GO) build -C examples/karpenter -trimpath -modfile=$(KARPENTER_BUILD)/go.mod \
+	  -ldflags='-s -w' -o $@ sigs.k8s.io/karpenter/kwok
 
 $(BIN)/kube-scheduler-1.18: $(KUBE_118_MOD) examples/kube-1.18/kube-scheduler/main.go
 	$(call upstream_build,examples/kube-1.18) -o $@ ./kube-scheduler
