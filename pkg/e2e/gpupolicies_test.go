@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/batkube/batkube/pkg/openb"
 	"github.com/batkube/batkube/pkg/translate"
@@ -46,20 +45,10 @@ func TestGPUPoliciesPlaceTheOpenBSampleArrivals(t *testing.T) {
 	placements := map[string]string{} // policy -> its pods' nodes, in pod order
 	for _, name := range gpuPolicies {
 		t.Run(name, func(t *testing.T) {
-			s := newSimulation(t, sample.platform, sample.workload)
-			s.cfg.ControllerManager = true
-			s.cfg.Objects = []string{sample.objects}
-			s.cfg.KubeScheduler = scheduler
-			s.cfg.SchedulerConfig = gpuPolicyConfig(t, name, sample.target)
-			claims := &claimAllocations{}
-			s.onReady = claims.watch
-			sum := s.mustRun(5 * time.Minute)
-			if sum.Succeeded != len(sample.pods) {
-				t.Fatalf("%d of %d jobs succeeded", sum.Succeeded, len(sample.pods))
-			}
-			wantEveryStepExact(t, sum)
-			runs := readOpenBRuns(t, filepath.Join(s.cfg.OutDir, "_pods.csv"), sample.openBSample, claims.consumedByPod())
-			checkOpenBAllocations(t, runs, sample.openBSample)
+			runs, outDir := replayOpenBSample(t, sample.openBSample, func(s *simulation) {
+				s.cfg.KubeScheduler = scheduler
+				s.cfg.SchedulerConfig = gpuPolicyConfig(t, name, sample.target)
+			})
 			shared := 0
 			for _, at := range instantsOf(runs) {
 				state := openBStateAt(runs, at)
@@ -74,7 +63,7 @@ func TestGPUPoliciesPlaceTheOpenBSampleArrivals(t *testing.T) {
 			}
 
 			cmd := exec.Command(checker, "check", "--policy", name, "--workload", sample.target,
-				sample.nodesCSV, sample.podsCSV, sample.arrivals, s.cfg.OutDir)
+				sample.nodesCSV, sample.podsCSV, sample.arrivals, outDir)
 			out, err := cmd.CombinedOutput()
 			t.Logf("gpu-policy-replay check:\n%s", out)
 			if err != nil {

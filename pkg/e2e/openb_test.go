@@ -32,19 +32,7 @@ import (
 // model, with the room) it asks for; every step is exact.
 func TestOpenBSampleReplayedThroughDRA(t *testing.T) {
 	sample := convertOpenBSample(t)
-	s := newSimulation(t, sample.platform, sample.workload)
-	s.cfg.ControllerManager = true
-	s.cfg.Objects = []string{sample.objects}
-	claims := &claimAllocations{}
-	s.onReady = claims.watch
-	sum := s.mustRun(5 * time.Minute)
-	if sum.Succeeded != len(sample.pods) {
-		t.Fatalf("%d of %d jobs succeeded", sum.Succeeded, len(sample.pods))
-	}
-	wantEveryStepExact(t, sum)
-
-	runs := readOpenBRuns(t, filepath.Join(s.cfg.OutDir, "_pods.csv"), sample, claims.consumedByPod())
-	checkOpenBAllocations(t, runs, sample)
+	runs, _ := replayOpenBSample(t, sample, nil)
 	var instants []float64
 	for _, r := range runs {
 		instants = append(instants, r.created, r.finished)
@@ -170,6 +158,30 @@ type openBRun struct {
 	node                       string
 	created, started, finished float64
 	gpus                       map[string]int64
+}
+
+// replayOpenBSample runs the sample with kube-controller-manager (and
+// what configure sets, if not nil), requires every pod to succeed, every
+// step to be exact and every allocation to be right
+// (checkOpenBAllocations), and returns the runs and the output folder.
+func replayOpenBSample(t *testing.T, sample openBSample, configure func(*simulation)) (map[string]openBRun, string) {
+	t.Helper()
+	s := newSimulation(t, sample.platform, sample.workload)
+	s.cfg.ControllerManager = true
+	s.cfg.Objects = []string{sample.objects}
+	if configure != nil {
+		configure(s)
+	}
+	claims := &claimAllocations{}
+	s.onReady = claims.watch
+	sum := s.mustRun(5 * time.Minute)
+	if sum.Succeeded != len(sample.pods) {
+		t.Fatalf("%d of %d jobs succeeded", sum.Succeeded, len(sample.pods))
+	}
+	wantEveryStepExact(t, sum)
+	runs := readOpenBRuns(t, filepath.Join(s.cfg.OutDir, "_pods.csv"), sample, claims.consumedByPod())
+	checkOpenBAllocations(t, runs, sample)
+	return runs, s.cfg.OutDir
 }
 
 // readOpenBRuns joins _pods.csv, the trace's pods and the claims'
