@@ -41,6 +41,12 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
+	// Decide first on a whole instant: the first answer comes once the
+	// broker has written all of one (started in the middle of the first
+	// instant's writes, the lists would hold part of it).
+	if answer, err := idle.IdleAndWait(ctx, "0"); err != nil || answer.Ended {
+		return err
+	}
 	for {
 		// A whole state: the live pods and the nodes, each list a
 		// consistent snapshot; everything up to the older one is seen.

@@ -69,11 +69,12 @@ func run(ctx context.Context, opts options) error {
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	factory.WaitForCacheSync(ctx.Done())
+	// Nothing decided yet: the first answer comes once the broker has
+	// written a whole instant, so that the first draws, like every later
+	// one, are made on a whole state (the informers may have listed in the
+	// middle of the first instant's writes).
+	var seen uint64
 	for {
-		seen := s.seen.Load()
-		if _, err := s.schedule(ctx); err != nil {
-			return err
-		}
 		// Idle at what we saw; the server answers at once if something
 		// newer exists (our own bindings included), else when the next
 		// change comes, and only once the broker has written all of it.
@@ -93,6 +94,10 @@ func run(ctx context.Context, opts options) error {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+		}
+		seen = s.seen.Load()
+		if _, err := s.schedule(ctx); err != nil {
+			return err
 		}
 	}
 }
