@@ -262,6 +262,24 @@ func TestTimersBecomeCallsAndFireAfterTheStepsEvents(t *testing.T) {
 	h.end(101)
 }
 
+// TestCallsAreAskedAfterBatsimsClock: a timer due a nanosecond after the
+// reply's now makes the broker ask for a call callNoise (1 µs) later, not at
+// the timer's instant, which Batsim's clock may already have passed when
+// the call reaches its server (Batsim refuses a call not after its now);
+// the call fires the timer.
+func TestCallsAreAskedAfterBatsimsClock(t *testing.T) {
+	h := startOnNode0(t, broker.Options{Quiet: 20 * time.Millisecond})
+	tm := h.clock.NewTimer(h.clock.Epoch().Add(time.Second + time.Nanosecond))
+	at, _ := calls(h.send(1, submitted("w!1")))
+	if len(at) != 1 || at[0] < 1+1e-6 || at[0] > 1+2e-6 {
+		t.Fatalf("reply at t=1 with a timer due at 1 s + 1 ns: CALL_ME_LATER at %v, want one at 1 s + 1 µs", at)
+	}
+	h.send(at[0], batsim.RequestedCall{})
+	chantest.Recv(t, tm.C, 10*time.Second, "the call did not fire the timer due before it")
+	h.send(100, batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
+	h.end(101)
+}
+
 // calls returns the CALL_ME_LATER instants and the other events of a reply.
 func calls(m batsim.Message) (at []float64, others []batsim.EventData) {
 	for _, ev := range m.Events {

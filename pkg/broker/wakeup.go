@@ -28,6 +28,14 @@ type wakeups struct {
 	// nextCall is the earliest CALL_ME_LATER asked for and not yet
 	// answered; 0 if none.
 	nextCall float64
+	// earliest is the earliest instant a call of this step may be asked
+	// for: callNoise after the reply's now. Batsim refuses a call that is
+	// not after its clock when the call reaches its server, and its
+	// messages between actors take time (the master host's links) that
+	// the reply's now does not show: a call asked a nanosecond after now
+	// (a timer due then) was refused at now + 261 ns. Asked callNoise
+	// later, the call fires every timer due by then (called).
+	earliest float64
 }
 
 // callNoise is how far (seconds) a REQUESTED_CALL's now may fall before the
@@ -47,6 +55,7 @@ func (w *wakeups) called(clock *simclock.Clock, now float64) {
 // scheduleWakeUps asks for the calls the run needs after a step at now
 // (replied at replyNow).
 func (r *run) scheduleWakeUps(now, replyNow float64) {
+	r.wakeups.earliest = replyNow + callNoise
 	r.pendingWakeUps(now, replyNow)
 	r.timerWakeUp(replyNow)
 	r.objectWakeUp(replyNow)
@@ -56,6 +65,7 @@ func (r *run) scheduleWakeUps(now, replyNow float64) {
 // callAt asks Batsim for a REQUESTED_CALL at `at`, unless an earlier one is
 // already asked for.
 func (r *run) callAt(at float64) {
+	at = max(at, r.wakeups.earliest)
 	if w := &r.wakeups; w.nextCall == 0 || w.nextCall > at {
 		r.step.decisions = append(r.step.decisions, batsim.CallMeLater{At: at})
 		w.nextCall = at
