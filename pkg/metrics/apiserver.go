@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,17 @@ type APIServer struct {
 	watchers    *prometheus.GaugeVec
 	watchEvents *prometheus.CounterVec
 	ops         map[*endpoint.Operation]*operation
+	// custom are the operations of custom resources, which are not in
+	// the spec: made on their first request.
+	custom sync.Map // customKey → *operation
+}
+
+// customKey identifies an operation of a custom resource by the fields
+// its labels come from.
+type customKey struct {
+	method, group, version, resource, subresource, kind string
+	verb                                                endpoint.Verb
+	namespaced                                          bool
 }
 
 // NewAPIServer registers the request metrics in reg for the operations
@@ -139,7 +151,27 @@ func (r *Request) Route(op *endpoint.Operation) {
 	if r == nil {
 		return
 	}
-	r.op = r.m.ops[op]
+	if o, ok := r.m.ops[op]; ok {
+		r.op = o
+		return
+	}
+	r.op = r.m.customOperation(op)
+}
+
+// customOperation returns the operation of a request to a custom resource
+// (op is made per request, and is not one of the spec's), or nil if op is
+// not a resource's.
+func (m *APIServer) customOperation(op *endpoint.Operation) *operation {
+	if op.Verb == endpoint.NonResource || op.Resource == "" {
+		return nil
+	}
+	key := customKey{method: op.Method, group: op.Group, version: op.Version, resource: op.Resource,
+		subresource: op.Subresource, kind: op.Kind, verb: op.Verb, namespaced: op.Namespaced}
+	if o, ok := m.custom.Load(key); ok {
+		return o.(*operation)
+	}
+	o, _ := m.custom.LoadOrStore(key, newOperation(m, op))
+	return o.(*operation)
 }
 
 // Watching says the request is a watch (a list with ?watch=true): it is
@@ -211,11 +243,13 @@ func newOperation(m *APIServer, op *endpoint.Operation) *operation {
 }
 
 // scope is the scope label kube-apiserver gives the requests of an
-// operation: resource for one object (or a create), namespace for a
+// operation: resource for one object (or a create; a custom resource's
+// operation has no path, its verb tells), namespace for a
 // collection in a namespace, cluster otherwise.
 func scope(op *endpoint.Operation) string {
+	named := op.Path == "" && (op.Verb == endpoint.Get || op.Verb == endpoint.Update || op.Verb == endpoint.Patch || op.Verb == endpoint.Delete)
 	switch {
-	case strings.Contains(op.Path, "{name}"), strings.HasSuffix(op.Path, "{path}"), op.Method == http.MethodPost:
+	case named, strings.Contains(op.Path, "{name}"), strings.HasSuffix(op.Path, "{path}"), op.Method == http.MethodPost:
 		return "resource"
 	case op.Namespaced:
 		return "namespace"

@@ -128,6 +128,59 @@ func TestInstrumentCountsRoutedRequests(t *testing.T) {
 	}
 }
 
+// TestInstrumentCountsCustomResources: a custom resource's requests are
+// routed to an operation made per request (custom resources are not in the
+// spec), and counted as kube-apiserver counts them: one series per verb,
+// resource, subresource and scope, whatever the request's operation value.
+func TestInstrumentCountsCustomResources(t *testing.T) {
+	reg := NewRegistry()
+	m, err := NewAPIServer(reg, restapi.Operations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.Instrument(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op := &endpoint.Operation{Method: r.Method, Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads",
+			Kind: "Workload", Namespaced: true}
+		switch r.URL.Path {
+		case "/status":
+			op.Verb, op.Subresource = endpoint.Patch, "status"
+		case "/list":
+			op.Verb = endpoint.List
+		}
+		RequestOf(w).Route(op)
+	}))
+	apply := httptest.NewRequest(http.MethodPatch, "/status", nil)
+	apply.Header.Set("Content-Type", "application/apply-patch+yaml")
+	for _, r := range []*http.Request{apply, apply.Clone(apply.Context()), httptest.NewRequest(http.MethodPatch, "/status", nil),
+		httptest.NewRequest(http.MethodGet, "/list", nil)} {
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	text, err := reg.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(strings.NewReader(string(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	workloads := func(verb, subresource, scope string) map[string]string {
+		return map[string]string{"verb": verb, "group": "kueue.x-k8s.io", "version": "v1beta2", "resource": "workloads",
+			"subresource": subresource, "scope": scope, "code": "200"}
+	}
+	for _, c := range []struct {
+		labels map[string]string
+		want   float64
+	}{
+		{workloads("APPLY", "status", "resource"), 2},
+		{workloads("PATCH", "status", "resource"), 1},
+		{workloads("LIST", "", "namespace"), 1},
+	} {
+		if got := f.Sum("apiserver_request_total", c.labels); got != c.want {
+			t.Errorf("apiserver_request_total%v = %g, want %g", c.labels, got, c.want)
+		}
+	}
+}
+
 // TestUninstrumentedRequests: without Instrument, the hooks find nothing and
 // do nothing.
 func TestUninstrumentedRequests(t *testing.T) {
