@@ -27,9 +27,13 @@ type scaleRun struct {
 // or an eightieth of the cores), and contended: 1,700 jobs every 60 s (nine
 // bursts of 100 then a spike of 800, one every 6 s) ask on average 96 % of
 // the 8,000 cores (1,700 × 270 s mean / 60 s), and each spike finds them
-// nearly all taken, so that hundreds of pods wait for freed cores at once.
-// Every duration is a multiple of the period, so that jobs start and end on
-// its grid even when they waited. kube-scheduler tries every waiting pod
+// nearly all taken: hundreds of pods pending at once while kube-scheduler
+// places them. Every duration is a multiple of the period, so that jobs
+// start and end on its grid even when they wait. Measured (2026-11-29): no
+// job waited past its submission instant, because every duration is also a
+// multiple of the spikes' 60 s, so that a spike's cores are freed by the
+// jobs of earlier spikes ending at that very instant; spikes every 7th burst
+// (42 s) would make jobs wait (not run yet). kube-scheduler tries every waiting pod
 // again at each end (its preemption dry run on 1,000 full nodes takes ~20 ms
 // a pod here): with ends off the grid (bursts every 6.6 s), a spike of 1,000
 // left ~180 pods waiting through one step per end, ~4.5 s of wall time each,
