@@ -93,6 +93,8 @@ type simulationOptions struct {
 	Preempted          string        `long:"preempted" value-name:"kill|resubmit" default:"kill" description:"what becomes of the job of a pod the scheduler preempts: killed (COMPLETED_KILLED), or killed and submitted again as a new job with the same profile (resubmit: needs Batsim's dynamic jobs, e.g. batkube-run --dynamic-jobs)"`
 	Gangs              string        `long:"gangs" value-name:"off|podgroup" default:"off" description:"how the pods of a job asking for res > 1 hosts are grouped: off (independent pods, bound one by one), or podgroup (a scheduling.k8s.io/v1beta1 PodGroup per job with a gang policy of minCount res, created before the pods, which reference it in spec.schedulingGroup; under kube-scheduler's settle policy it is created held, with minCount res+1, and released once the scheduler holds all the pods: only kube-scheduler 1.37 with --feature-gates=GenericWorkload=true binds such pods, all at once)"`
 	FinishedPodTTL     time.Duration `long:"finished-pod-ttl" default:"0s" description:"simulated time finished pods stay visible before removal"`
+	ProvisioningDelay  time.Duration `long:"provisioning-delay" default:"0s" description:"simulated time from the creation of a node an autoscaler launches (providerID kwok://, Karpenter's KWOK provider), mapped onto a free pool host of its instance type (hosts with the property pool), to its Ready condition and the removal of its node.kubernetes.io/not-ready taint; 0: Ready at once"`
+	ScaleDownWait      time.Duration `long:"scale-down-wait" default:"10m" description:"simulated time the run goes on after its workload is over while launched nodes remain, for the autoscaler to consolidate them (the run ends as soon as none remains)"`
 	BatskyEndpoint     string        `long:"batsky-endpoint" value-name:"ENDPOINT" description:"serve simulated time to a scheduler built with batsky-go, whose socket is at ENDPOINT (batsky-go binds tcp://127.0.0.1:27000); time-virtualised Go schedulers can instead use pkg/simtime/clockclient over this server's /batkube/v1/clock"`
 }
 
@@ -321,6 +323,8 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 			ChargeDecisionTime: sim.ChargeDecisionTime,
 			DecisionTimeScale:  sim.DecisionTimeScale,
 			FinishedPodTTL:     sim.FinishedPodTTL,
+			ProvisioningDelay:  sim.ProvisioningDelay,
+			ScaleDownWait:      sim.ScaleDownWait,
 			DynamicJobDelay:    sim.DynamicJobDelay,
 			Preempted:          preempted,
 			AwaitKueue:         sim.AwaitKueue,
