@@ -303,7 +303,7 @@ func (r *run) launchedNodeDeleted(ctx context.Context, node *corev1.Node) error 
 		}
 	}
 	r.nodes.remove(node.Name)
-	r.log.Info("a launched node was deleted: its host is back in the pool", "node", node.Name, "host", host.Name,
+	r.log.Info("a launched node was deleted: its host is back in the pool", "node", node.Name, "host", host.Name, "simulatedTime", ln.deleted,
 		"instanceType", host.InstanceType, "freeOfType", r.pool.pool.Free(host.InstanceType))
 	return nil
 }
