@@ -77,6 +77,7 @@ type simulationOptions struct {
 	WorkloadsFile      string        `long:"workloads-file" value-name:"FILE" description:"write the log of Kueue's Workloads to FILE (CSV, the runner's _workloads.csv): per Workload, its LocalQueue, the ClusterQueue and flavors that admitted it, when it was created, got its quota, was admitted and finished (simulated), its evictions and preemptions, its final state"`
 	ClusterQueuesFile  string        `long:"cluster-queues-file" value-name:"FILE" description:"write the log of Kueue's ClusterQueues to FILE (CSV, the runner's _clusterqueues.csv): at each simulated instant a ClusterQueue's status changed, the quota its admitted Workloads use and how many Workloads hold quota, are admitted and are pending"`
 	ControllersFile    string        `long:"controllers-file" value-name:"FILE" description:"write the controllers' log to FILE (CSV, the runner's _controllers.csv): per controller object that owned pods (Job, ReplicaSet...), when it was first seen, its first pod's start and its last pod's end (simulated), its pods and how they ended, its final state (a Job's Complete or Failed, with the reason)"`
+	NodesFile          string        `long:"nodes-file" value-name:"FILE" description:"write the log of the nodes an autoscaler launched to FILE (CSV, the runner's _nodes.csv) when the simulation ends: per node its instance type, the pool host it was mapped onto, the simulated instants it was created, Ready and deleted, its lifetime, price per hour and cost, the jobs it ran, its final state"`
 	PodsFile           string        `long:"pods-file" value-name:"FILE" description:"write the pods' log to FILE (CSV, the runner's _pods.csv): per pod its job, node, simulated times (created, first scheduling attempt, bound, started, finished), final phase and reason, FailedScheduling events, preempted or not"`
 	StatsFile          string        `long:"stats-file" value-name:"FILE" description:"write the run's final progress and settle statistics to FILE (JSON) when the simulation ends"`
 	MetricsFile        string        `long:"metrics-file" value-name:"FILE" description:"write the server's metrics (what /metrics serves: requests, watches, steps, simulated time, jobs; Prometheus text format) to FILE when the simulation ends"`
@@ -303,6 +304,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		ControllersFile:          sim.ControllersFile,
 		WorkloadsFile:            sim.WorkloadsFile,
 		ClusterQueuesFile:        sim.ClusterQueuesFile,
+		NodesFile:                sim.NodesFile,
 		ClockFile:                sim.ClockFile,
 		Logger:                   logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,

@@ -129,6 +129,9 @@ type Options struct {
 	// autoscaler's consolidation can delete them (default 10m; the run
 	// ends as soon as none remains).
 	ScaleDownWait time.Duration
+	// NodesCSV, if set, receives the log of the nodes an autoscaler
+	// launched (nodescsv.go), written at the end of the run.
+	NodesCSV io.Writer
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
 	// Exchanged, if set, is called after every step with the message
@@ -263,6 +266,9 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 	}
 	if qerr := r.clusterQueues.close(); err == nil && qerr != nil {
 		err = fmt.Errorf("broker: the ClusterQueues' log: %w", qerr)
+	}
+	if nerr := r.pool.writeNodes(b.opts.NodesCSV, b.opts.Clock.Seconds()); err == nil && nerr != nil {
+		err = fmt.Errorf("broker: the nodes' log: %w", nerr)
 	}
 	if cerr := r.owners.close(); err == nil && cerr != nil {
 		err = fmt.Errorf("broker: the controllers' log: %w", cerr)

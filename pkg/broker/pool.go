@@ -37,6 +37,8 @@ type launchedNode struct {
 	price              float64 // per hour, the node's own label (the offering's) if the host has none
 	created, ready     float64
 	deleted            float64
+	// jobs counts the jobs started on it.
+	jobs int
 }
 
 // poolState is the pool of a run: its hosts, the launched nodes, and the

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 	"time"
@@ -69,7 +70,8 @@ func (h *harness) bind(pod, node string) {
 // and a pod bound to it is rejected; a deleted node's host goes back to
 // the pool.
 func TestLaunchedNodesAreMappedOntoPoolHosts(t *testing.T) {
-	h := start(t, broker.Options{Quiet: 20 * time.Millisecond, ProvisioningDelay: 5 * time.Second})
+	var nodesCSV bytes.Buffer
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond, ProvisioningDelay: 5 * time.Second, NodesCSV: &nodesCSV})
 	h.send(0, beginsWithPool("node0"))
 	nodes, err := h.cs.CoreV1().Nodes().List(h.ctx, metav1.ListOptions{})
 	if err != nil || len(nodes.Items) != 1 {
@@ -122,4 +124,15 @@ func TestLaunchedNodesAreMappedOntoPoolHosts(t *testing.T) {
 		t.Errorf("kwok-c, launched once kwok-a was deleted: host %q, want 1 (back in the pool)", id)
 	}
 	h.end(21)
+
+	// The nodes' log: kwok-a from 1 to 19 on pool-0 (18 s at 0.5 an
+	// hour), one job; kwok-b unmapped; kwok-c running, not yet Ready, at
+	// the end.
+	want := "node,instance_type,host,resource_id,created,ready,deleted,lifetime,price,cost,jobs,state\n" +
+		"kwok-a,small,pool-0,1,1.000000,6.000000,19.000000,18.000000,0.5,0.002500,1,deleted\n" +
+		"kwok-b,small,,,2.000000,,,19.000000,0,0.000000,0,unmapped\n" +
+		"kwok-c,small,pool-0,1,20.000000,,,1.000000,0.5,0.000139,0,running\n"
+	if got := nodesCSV.String(); got != want {
+		t.Errorf("_nodes.csv:\n%s\nwant:\n%s", got, want)
+	}
 }

@@ -340,7 +340,8 @@ func (r *run) startServer(ctx context.Context) error {
 	}
 	if r.cfg.Karpenter {
 		args = append(args, "--controller-pid-file", KarpenterProcess+"="+r.karpenterPIDFile(),
-			"--provisioning-delay", r.cfg.ProvisioningDelay.String())
+			"--provisioning-delay", r.cfg.ProvisioningDelay.String(),
+			"--nodes-file", filepath.Join(r.cfg.OutDir, "_nodes.csv"))
 	}
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {
