@@ -267,7 +267,11 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 	if qerr := r.clusterQueues.close(); err == nil && qerr != nil {
 		err = fmt.Errorf("broker: the ClusterQueues' log: %w", qerr)
 	}
-	if nerr := r.pool.writeNodes(b.opts.NodesCSV, b.opts.Clock.Seconds()); err == nil && nerr != nil {
+	end := b.opts.Clock.Seconds()
+	if r.pool.endAt >= 0 {
+		end = r.pool.endAt
+	}
+	if nerr := r.pool.writeNodes(b.opts.NodesCSV, end); err == nil && nerr != nil {
 		err = fmt.Errorf("broker: the nodes' log: %w", nerr)
 	}
 	if cerr := r.owners.close(); err == nil && cerr != nil {

@@ -54,13 +54,15 @@ type poolState struct {
 	// live the launched nodes not deleted.
 	unmapped, live int
 	// overSince is when the workload was last seen over (nothing to
-	// submit, pending or running; -1: it is not).
-	overSince float64
+	// submit, pending or running; -1: it is not); endAt when the broker
+	// told Batsim no more jobs come (-1: not yet), the end of the nodes'
+	// lifetimes (Batsim may still deliver calls asked for later).
+	overSince, endAt float64
 }
 
 func newPoolState() poolState {
 	p, _ := nodepool.New(nil)
-	return poolState{pool: p, nodes: map[string]*launchedNode{}, overSince: -1}
+	return poolState{pool: p, nodes: map[string]*launchedNode{}, overSince: -1, endAt: -1}
 }
 
 // lingerUntil says, once the workload is over while launched nodes remain,

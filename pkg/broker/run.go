@@ -204,6 +204,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	if _, owe := r.controllersOwe(); !owe && !linger && r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 && len(r.awaiting) == 0 && len(r.objects) == 0 {
 		r.step.decisions = append(r.step.decisions, batsim.Notify{Type: batsim.RegistrationFinished})
 		r.registrationOK.Store(true)
+		r.pool.endAt = replyNow
 	}
 	return r.reply(replyNow), false, nil
 }

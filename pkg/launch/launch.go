@@ -66,6 +66,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := sum.readQueues(r.cfg.OutDir); err != nil && runErr == nil {
 		runErr = err
 	}
+	if err := sum.readNodes(r.cfg.OutDir); err != nil && runErr == nil {
+		runErr = err
+	}
 	if r.kube != nil {
 		if err := sum.readKubeSchedulerMetrics(filepath.Join(r.cfg.OutDir, KubeSchedulerMetricsFile)); err != nil && runErr == nil {
 			runErr = err
