@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -65,7 +66,8 @@ func (h *harness) bind(pod, node string) {
 // TestLaunchedNodesAreMappedOntoPoolHosts: a pool host is no node; a node
 // launched with providerID kwok:// is mapped onto a free pool host of its
 // instance type, tainted not-ready until its provisioning delay has passed
-// (a call asked at that instant), and its pods run on that host; a node
+// (a call asked at that instant), and its pods run on that host (an
+// eviction, as Karpenter drains a node, kills the job); a node
 // launched when no host of its type is free stays unmapped and tainted,
 // and a pod bound to it is rejected; a deleted node's host goes back to
 // the pool.
@@ -112,7 +114,15 @@ func TestLaunchedNodesAreMappedOntoPoolHosts(t *testing.T) {
 		t.Fatalf("decisions %+v, want EXECUTE_JOB w!1 on resource 1 (kwok-a's pool host) and REJECT_JOB w!2 (bound to the unmapped kwok-b)", decisions)
 	}
 	h.send(12, batsim.JobCompleted{JobID: "w!0", JobState: batsim.JobStateCompletedSuccessfully})
-	h.send(18, batsim.JobCompleted{JobID: "w!1", JobState: batsim.JobStateCompletedSuccessfully})
+	// Karpenter drains a node it terminates through pods/eviction: the
+	// job is killed.
+	if err := h.cs.PolicyV1().Evictions("default").Evict(h.ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "w-1", Namespace: "default"}}); err != nil {
+		t.Fatalf("evicting w-1: %v", err)
+	}
+	if _, decisions := calls(h.send(18, batsim.RequestedCall{})); len(decisions) != 1 || !slices.Contains(decisionKills(decisions[0]), batsim.JobID("w!1")) {
+		t.Fatalf("after the eviction of w-1: decisions %+v, want KILL_JOB w!1", decisions)
+	}
+	h.send(18, batsim.JobCompleted{JobID: "w!1", JobState: batsim.JobStateCompletedKilled, ReturnCode: -1}, batsim.JobKilled{JobIDs: []batsim.JobID{"w!1"}})
 
 	if err := h.cs.CoreV1().Nodes().Delete(h.ctx, "kwok-a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -123,15 +133,28 @@ func TestLaunchedNodesAreMappedOntoPoolHosts(t *testing.T) {
 	if id, _, _ := h.nodeState("kwok-c"); id != "1" {
 		t.Errorf("kwok-c, launched once kwok-a was deleted: host %q, want 1 (back in the pool)", id)
 	}
-	h.end(21)
+	// A node deleted under a running job (no drain): the job is killed.
+	h.send(25, stuckJob("w!3"))
+	h.bind("w-3", "kwok-c")
+	if _, decisions := calls(h.send(26, batsim.RequestedCall{})); len(decisions) != 1 {
+		t.Fatalf("w-3 bound to kwok-c, Ready at 25: decisions %+v, want EXECUTE_JOB w!3", decisions)
+	}
+	if err := h.cs.CoreV1().Nodes().Delete(h.ctx, "kwok-c", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, decisions := calls(h.send(27, batsim.RequestedCall{})); len(decisions) != 1 || !slices.Contains(decisionKills(decisions[0]), batsim.JobID("w!3")) {
+		t.Fatalf("kwok-c deleted under w!3: decisions %+v, want KILL_JOB w!3", decisions)
+	}
+	h.send(27, batsim.JobCompleted{JobID: "w!3", JobState: batsim.JobStateCompletedKilled, ReturnCode: -1}, batsim.JobKilled{JobIDs: []batsim.JobID{"w!3"}})
+	h.end(28)
 
 	// The nodes' log: kwok-a from 1 to 19 on pool-0 (18 s at 0.5 an
-	// hour), one job; kwok-b unmapped; kwok-c running, not yet Ready, at
-	// the end.
+	// hour), one job (killed); kwok-b unmapped to the end (28 s); kwok-c
+	// from 20 to 27, Ready at 25, one job.
 	want := "node,instance_type,host,resource_id,created,ready,deleted,lifetime,price,cost,jobs,state\n" +
 		"kwok-a,small,pool-0,1,1.000000,6.000000,19.000000,18.000000,0.5,0.002500,1,deleted\n" +
-		"kwok-b,small,,,2.000000,,,19.000000,0,0.000000,0,unmapped\n" +
-		"kwok-c,small,pool-0,1,20.000000,,,1.000000,0.5,0.000139,0,running\n"
+		"kwok-b,small,,,2.000000,,,26.000000,0,0.000000,0,unmapped\n" +
+		"kwok-c,small,pool-0,1,20.000000,25.000000,27.000000,7.000000,0.5,0.000972,1,deleted\n"
 	if got := nodesCSV.String(); got != want {
 		t.Errorf("_nodes.csv:\n%s\nwant:\n%s", got, want)
 	}
