@@ -159,7 +159,16 @@ $(BIN)/karpenter-manifests.yaml: $(KARPENTER_MOD)
 	    sed '/^---$$/d' "$$f"; echo ---; done > $@.tmp
 	mv $@.tmp $@
 
+# kubeclock tells the batch window's first timer (a wait for a trigger,
+# passive) from its others (work) by its line in Batcher.Wait: the build
+# checks that line, so that another version fails here rather than costing a
+# step a second or creating NodeClaims late.
 $(BIN)/karpenter: $(KARPENTER_MOD) $(KUBECLOCK_SOURCES)
+	dir=$$($(GO) mod download -C examples/karpenter -json sigs.k8s.io/karpenter | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	  line=$$(sed -n 's/^[[:space:]]*karpenterBatcherTriggerLine = \([0-9]*\)$$/\1/p' pkg/simtime/kubeclock/simulated.go); \
+	  test -n "$$dir" && test -n "$$line" && sed -n "$${line}p" "$$dir/pkg/controllers/provisioning/batcher.go" | \
+	  grep -q 'timeout := b.clk.NewTimer(time.Second)' || { echo "Karpenter's Batcher.Wait has not its first timer at line $$line:" \
+	  "update karpenterBatcherTriggerLine in pkg/simtime/kubeclock/simulated.go" >&2; exit 1; }
 	$(call kubeclock_utils,examples/karpenter,$(KARPENTER_BUILD))
 	$(call priorityqueue_clock,examples/karpenter,$(KARPENTER_BUILD))
 	CGO_ENABLED=0 $(GO) build -C examples/karpenter -trimpath -modfile=$(KARPENTER_BUILD)/go.mod \

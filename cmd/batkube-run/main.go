@@ -42,6 +42,9 @@ type options struct {
 	Kueue             bool          `long:"kueue" description:"start Kueue's manager (bin/kueue, built by make upstream from sigs.k8s.io/kueue; on the run's simulated clock) after installing its CRDs and webhooks: --objects then give its ResourceFlavors, ClusterQueues and LocalQueues, and Jobs labelled kueue.x-k8s.io/queue-name wait in its queues until it admits them (implies --controller-manager); each step waits until it is idle"`
 	KueueConfig       string        `long:"kueue-config" value-name:"FILE" description:"Kueue Configuration fields (YAML) merged over the run's: fairSharing, waitForPodsReady, featureGates..."`
 	KueueArg          []string      `long:"kueue-arg" value-name:"ARG" description:"pass ARG to Kueue's manager, e.g. --kueue-arg=--zap-log-level=2 (repeatable)"`
+	Karpenter         bool          `long:"karpenter" description:"start Karpenter v1.15.0's KWOK provider (bin/karpenter, built by make karpenter; unmodified, on the run's simulated clock) after installing its CRDs (bin/karpenter-manifests.yaml): --objects then give its NodePools and KWOKNodeClasses; the platform's hosts with the properties pool and instance_type (and price, per hour) are no nodes but the capacity it launches nodes onto (their instance types are written to OUT/karpenter-instance-types.json for it): each node it launches is mapped onto a free pool host of its instance type and is Ready after --provisioning-delay, its pods run on that host, and its host goes back to the pool when the node is deleted; _nodes.csv logs the nodes (implies --controller-manager); each step waits until it is idle"`
+	KarpenterEnv      []string      `long:"karpenter-env" value-name:"NAME=VALUE" description:"set NAME=VALUE in Karpenter's environment, e.g. --karpenter-env=BATCH_IDLE_DURATION=2s (repeatable)"`
+	ProvisioningDelay time.Duration `long:"provisioning-delay" default:"0s" value-name:"DURATION" description:"with --karpenter: simulated time from a launched node's creation to its Ready condition (a cloud's boot time, e.g. 45s); 0: Ready at the instant it is created"`
 	Gangs             bool          `long:"gangs" description:"map each job asking for several hosts onto a pod group (scheduling.k8s.io/v1beta1 PodGroup, gang of minCount its hosts) so that its pods are bound all at once or not at all, as Batsim places a job; on by default with the bundled kube-scheduler (1.37+, run with --feature-gates=GenericWorkload=true; Batkube creates each gang's PodGroup held at the job's submission and releases it, by lowering its minCount to the gang's size, once kube-scheduler holds all its pods and is otherwise idle; a waiting one is renewed and released again when room is freed, since kube-scheduler retries a group only on a real-time back-off); another scheduler must understand pod groups itself"`
 	NoGangs           bool          `long:"no-gangs" description:"independent pods for multi-host jobs, bound one by one, even with kube-scheduler 1.37+ (partly bound jobs may then hold each other's nodes until the pending timeout)"`
 	MasterHost        string        `short:"m" long:"master-host" value-name:"NAME" description:"the platform's host Batsim makes its master (Batsim's -m; default master_host, or the host whose role property is master): needed by platforms with neither, such as Batsim's cluster_locality_*.xml"`
@@ -89,6 +92,9 @@ func simulate(ctx context.Context, opts options, stdout, stderr io.Writer) int {
 		Kueue:                      opts.Kueue,
 		KueueArgs:                  opts.KueueArg,
 		KueueConfig:                opts.KueueConfig,
+		Karpenter:                  opts.Karpenter,
+		KarpenterEnv:               opts.KarpenterEnv,
+		ProvisioningDelay:          opts.ProvisioningDelay,
 		NoScheduler:                opts.NoScheduler,
 		DynamicJobs:                opts.DynamicJobs,
 		Gangs:                      opts.Gangs,

@@ -77,6 +77,7 @@ type simulationOptions struct {
 	WorkloadsFile      string        `long:"workloads-file" value-name:"FILE" description:"write the log of Kueue's Workloads to FILE (CSV, the runner's _workloads.csv): per Workload, its LocalQueue, the ClusterQueue and flavors that admitted it, when it was created, got its quota, was admitted and finished (simulated), its evictions and preemptions, its final state"`
 	ClusterQueuesFile  string        `long:"cluster-queues-file" value-name:"FILE" description:"write the log of Kueue's ClusterQueues to FILE (CSV, the runner's _clusterqueues.csv): at each simulated instant a ClusterQueue's status changed, the quota its admitted Workloads use and how many Workloads hold quota, are admitted and are pending"`
 	ControllersFile    string        `long:"controllers-file" value-name:"FILE" description:"write the controllers' log to FILE (CSV, the runner's _controllers.csv): per controller object that owned pods (Job, ReplicaSet...), when it was first seen, its first pod's start and its last pod's end (simulated), its pods and how they ended, its final state (a Job's Complete or Failed, with the reason)"`
+	NodesFile          string        `long:"nodes-file" value-name:"FILE" description:"write the log of the nodes an autoscaler launched to FILE (CSV, the runner's _nodes.csv) when the simulation ends: per node its instance type, the pool host it was mapped onto, the simulated instants it was created, Ready and deleted, its lifetime, price per hour and cost, the jobs it ran, its final state"`
 	PodsFile           string        `long:"pods-file" value-name:"FILE" description:"write the pods' log to FILE (CSV, the runner's _pods.csv): per pod its job, node, simulated times (created, first scheduling attempt, bound, started, finished), final phase and reason, FailedScheduling events, preempted or not"`
 	StatsFile          string        `long:"stats-file" value-name:"FILE" description:"write the run's final progress and settle statistics to FILE (JSON) when the simulation ends"`
 	MetricsFile        string        `long:"metrics-file" value-name:"FILE" description:"write the server's metrics (what /metrics serves: requests, watches, steps, simulated time, jobs; Prometheus text format) to FILE when the simulation ends"`
@@ -93,6 +94,8 @@ type simulationOptions struct {
 	Preempted          string        `long:"preempted" value-name:"kill|resubmit" default:"kill" description:"what becomes of the job of a pod the scheduler preempts: killed (COMPLETED_KILLED), or killed and submitted again as a new job with the same profile (resubmit: needs Batsim's dynamic jobs, e.g. batkube-run --dynamic-jobs)"`
 	Gangs              string        `long:"gangs" value-name:"off|podgroup" default:"off" description:"how the pods of a job asking for res > 1 hosts are grouped: off (independent pods, bound one by one), or podgroup (a scheduling.k8s.io/v1beta1 PodGroup per job with a gang policy of minCount res, created before the pods, which reference it in spec.schedulingGroup; under kube-scheduler's settle policy it is created held, with minCount res+1, and released once the scheduler holds all the pods: only kube-scheduler 1.37 with --feature-gates=GenericWorkload=true binds such pods, all at once)"`
 	FinishedPodTTL     time.Duration `long:"finished-pod-ttl" default:"0s" description:"simulated time finished pods stay visible before removal"`
+	ProvisioningDelay  time.Duration `long:"provisioning-delay" default:"0s" description:"simulated time from the creation of a node an autoscaler launches (providerID kwok://, Karpenter's KWOK provider), mapped onto a free pool host of its instance type (hosts with the property pool), to its Ready condition and the removal of its node.kubernetes.io/not-ready taint; 0: Ready at once"`
+	ScaleDownWait      time.Duration `long:"scale-down-wait" default:"10m" description:"simulated time the run goes on after its workload is over while launched nodes remain, for the autoscaler to consolidate them (the run ends as soon as none remains)"`
 	BatskyEndpoint     string        `long:"batsky-endpoint" value-name:"ENDPOINT" description:"serve simulated time to a scheduler built with batsky-go, whose socket is at ENDPOINT (batsky-go binds tcp://127.0.0.1:27000); time-virtualised Go schedulers can instead use pkg/simtime/clockclient over this server's /batkube/v1/clock"`
 }
 
@@ -301,6 +304,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 		ControllersFile:          sim.ControllersFile,
 		WorkloadsFile:            sim.WorkloadsFile,
 		ClusterQueuesFile:        sim.ClusterQueuesFile,
+		NodesFile:                sim.NodesFile,
 		ClockFile:                sim.ClockFile,
 		Logger:                   logger,
 		Settle: simulation.SettleConfig{Mode: sim.Settle, Quiet: sim.Quiet, KubeSchedulerMetrics: sim.KubeSchedulerURL,
@@ -321,6 +325,8 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 			ChargeDecisionTime: sim.ChargeDecisionTime,
 			DecisionTimeScale:  sim.DecisionTimeScale,
 			FinishedPodTTL:     sim.FinishedPodTTL,
+			ProvisioningDelay:  sim.ProvisioningDelay,
+			ScaleDownWait:      sim.ScaleDownWait,
 			DynamicJobDelay:    sim.DynamicJobDelay,
 			Preempted:          preempted,
 			AwaitKueue:         sim.AwaitKueue,

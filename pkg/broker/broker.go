@@ -120,6 +120,18 @@ type Options struct {
 	// ClusterQueuesCSV, if set, receives the log of Kueue's ClusterQueues'
 	// quota use (clusterqueuescsv.go), row by row.
 	ClusterQueuesCSV io.Writer
+	// ProvisioningDelay is the simulated time from a launched node's
+	// creation (an autoscaler's, mapped onto a pool host: pool.go) to its
+	// Ready condition (default 0: Ready at its creation's instant).
+	ProvisioningDelay time.Duration
+	// ScaleDownWait is how long (simulated) the run goes on after its
+	// workload is over while launched nodes remain, so that the
+	// autoscaler's consolidation can delete them (default 10m; the run
+	// ends as soon as none remains).
+	ScaleDownWait time.Duration
+	// NodesCSV, if set, receives the log of the nodes an autoscaler
+	// launched (nodescsv.go), written at the end of the run.
+	NodesCSV io.Writer
 	// Progress, if set, is called after every step.
 	Progress func(Progress)
 	// Exchanged, if set, is called after every step with the message
@@ -159,6 +171,12 @@ type Progress struct {
 	// of their pods; Resubmitted those submitted again (Options.Preempted).
 	Preempted   int `json:"preempted"`
 	Resubmitted int `json:"resubmitted"`
+	// Launched counts the nodes an autoscaler launched; Unmapped those
+	// for which no pool host of their instance type was free (they run
+	// nothing); PoolInUse the pool hosts mapped onto nodes now.
+	Launched  int `json:"launched,omitempty"`
+	Unmapped  int `json:"unmapped,omitempty"`
+	PoolInUse int `json:"poolInUse,omitempty"`
 }
 
 // Broker is the decision process of a simulation.
@@ -214,6 +232,7 @@ func New(opts Options) (*Broker, error) {
 		opts.Preempted = PreemptedKill
 	}
 	def(&opts.DynamicJobDelay, time.Minute)
+	def(&opts.ScaleDownWait, 10*time.Minute)
 	if opts.DecisionTimeScale <= 0 {
 		opts.DecisionTimeScale = 1
 	}
@@ -247,6 +266,13 @@ func (b *Broker) Run(ctx context.Context, conn *batsim.Conn, api *apiserver.Serv
 	}
 	if qerr := r.clusterQueues.close(); err == nil && qerr != nil {
 		err = fmt.Errorf("broker: the ClusterQueues' log: %w", qerr)
+	}
+	end := b.opts.Clock.Seconds()
+	if r.pool.endAt >= 0 {
+		end = r.pool.endAt
+	}
+	if nerr := r.pool.writeNodes(b.opts.NodesCSV, end); err == nil && nerr != nil {
+		err = fmt.Errorf("broker: the nodes' log: %w", nerr)
 	}
 	if cerr := r.owners.close(); err == nil && cerr != nil {
 		err = fmt.Errorf("broker: the controllers' log: %w", cerr)

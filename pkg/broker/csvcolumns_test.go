@@ -18,6 +18,7 @@ func TestCSVColumnsAreTheSchemas(t *testing.T) {
 		{"_controllers.csv", controllersColumns.header(), outputs.ControllersColumns},
 		{"_workloads.csv", workloadsColumns.header(), outputs.WorkloadsColumns},
 		{"_clusterqueues.csv", clusterQueuesColumns.header(), outputs.ClusterQueuesColumns},
+		{"_nodes.csv", nodesColumns.header(), outputs.NodesColumns},
 	} {
 		if !slices.Equal(f.header, f.schema) {
 			t.Errorf("%s: the broker writes %q, the schema says %q", f.file, f.header, f.schema)

@@ -29,6 +29,9 @@ func (r *run) execute(j *job) error {
 	}
 	for _, node := range j.nodes {
 		r.nodes.node[node].jobs++
+		if ln := r.pool.nodes[node]; ln != nil {
+			ln.jobs++
+		}
 	}
 	r.step.decisions = append(r.step.decisions, exec)
 	r.jobs.setPhase(j, jobRunning)

@@ -86,7 +86,16 @@ func (r *run) registerDynamic(ctx context.Context, pod *corev1.Pod) error {
 
 // AdmitCreate implements apiserver.Admitter: during a simulation, a pod
 // created by a client becomes a dynamic job, which Batsim must allow.
-func (b *Broker) AdmitCreate(gvr schema.GroupVersionResource, _ runtime.Object) error {
+//
+// A node an autoscaler launches (LaunchedProviderPrefix) is admitted with
+// the not-ready taint its kubelet would register it with (pool.go).
+func (b *Broker) AdmitCreate(gvr schema.GroupVersionResource, obj runtime.Object) error {
+	if gvr.GroupResource() == nodesGVR.GroupResource() {
+		if node, ok := obj.(*corev1.Node); ok {
+			admitLaunchedNode(node)
+		}
+		return nil
+	}
 	if gvr.GroupResource() != podsGVR.GroupResource() {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/batkube/batkube/pkg/batsim"
+	"github.com/batkube/batkube/pkg/nodepool"
 	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/translate"
 )
@@ -61,9 +62,29 @@ func (r *run) begin(ctx context.Context, d batsim.SimulationBegins) error {
 	if !d.AllowComputeSharing {
 		r.log.Warn("Batsim runs without compute sharing: a node can run one pod at a time; run batsim with --enable-compute-sharing for Kubernetes semantics")
 	}
-	hosts := make([]translate.Host, len(d.ComputeResources))
-	for i, res := range d.ComputeResources {
-		hosts[i] = translate.Host{ID: res.ID, Name: res.Name, Properties: res.Properties, ZoneProperties: res.ZoneProperties}
+	var hosts []translate.Host
+	var pool []nodepool.Host
+	for _, res := range d.ComputeResources {
+		h := translate.Host{ID: res.ID, Name: res.Name, Properties: res.Properties, ZoneProperties: res.ZoneProperties}
+		if !nodepool.Is(h.Properties) || translate.IsMaster(h) {
+			hosts = append(hosts, h)
+			continue
+		}
+		// Pool capacity: a node only once an autoscaler launches one
+		// (pool.go).
+		ph, err := nodepool.FromHost(h, r.opts.Nodes)
+		if err != nil {
+			return err
+		}
+		pool = append(pool, ph)
+	}
+	p, err := nodepool.New(pool)
+	if err != nil {
+		return err
+	}
+	r.pool.pool = p
+	if len(pool) > 0 {
+		r.log.Info("pool hosts are capacity for launched nodes, not nodes", "hosts", len(pool), "instanceTypes", len(p.InstanceTypes()))
 	}
 	nodes, err := translate.Nodes(hosts, r.opts.Nodes)
 	if err != nil {

@@ -39,6 +39,11 @@ func (r *run) takeIn(ctx context.Context) (int, error) {
 			continue
 		}
 		r.settle.Observe(*c)
+		if c.GR == nodesGVR.GroupResource() {
+			if err := r.nodeChanged(ctx, c); err != nil {
+				return 0, err
+			}
+		}
 		if c.GR == podsGVR.GroupResource() {
 			if err := r.podChanged(ctx, c); err != nil {
 				return 0, err
@@ -111,6 +116,10 @@ func (r *run) bound(ctx context.Context, j *job, ref podRef, pod *corev1.Pod) er
 		return nil
 	}
 	if _, known := r.nodes.id[node]; !known {
+		if ln := r.pool.nodes[node]; ln != nil {
+			return r.refuse(ctx, j, ref, node, "NodeNotMapped", fmt.Sprintf(
+				"node %s was launched (instance type %q) but no pool host of that type was free: it runs nothing", node, ln.instanceType))
+		}
 		return fmt.Errorf("broker: pod %s of job %s was bound to node %q, which is not a Batsim host", ref, j.id, node)
 	}
 	if r.nodes.unavailable[node] {

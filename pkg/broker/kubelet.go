@@ -212,8 +212,8 @@ func (r *run) releaseJob(_ context.Context, j *job) {
 	for ref, node := range j.nodes {
 		r.nodes.release(node, j.reserved[ref])
 		delete(j.reserved, ref)
-		if j.phase == jobRunning {
-			r.nodes.node[node].jobs--
+		if u := r.nodes.node[node]; u != nil && j.phase == jobRunning {
+			u.jobs-- // (a launched node deleted meanwhile is gone)
 		}
 	}
 	clear(j.nodes)

@@ -51,6 +51,16 @@ func (n *nodes) add(node *corev1.Node, id int) {
 	n.node[node.Name] = u
 }
 
+// remove forgets a node (a launched node that was deleted).
+func (n *nodes) remove(name string) {
+	if id, ok := n.id[name]; ok && n.byID[id] == name {
+		delete(n.byID, id)
+	}
+	delete(n.id, name)
+	delete(n.node, name)
+	delete(n.unavailable, name)
+}
+
 // setAvailability follows Batsim's external events: machines that became
 // unavailable (or available again) at this instant.
 //

@@ -72,6 +72,8 @@ type run struct {
 	// controllersOnSimulatedTime: the controllers' clock is the simulated
 	// clock (Options.ControllersOnSimulatedTime), known once they run.
 	controllersOnSimulatedTime bool
+	// pool is the capacity an autoscaler launches nodes onto (pool.go).
+	pool poolState
 
 	step stepState
 }
@@ -115,6 +117,7 @@ func newRun(b *Broker, api *apiserver.Server, st *store.Store) *run {
 		gangs:         map[settle.GroupRef]*schedulingv1beta1.PodGroup{},
 		pods:          newPodLog(b.opts.PodsCSV, st),
 		objects:       slices.Clone(b.opts.Objects),
+		pool:          newPoolState(),
 	}
 	r.settle = settle.NewSettler(b.opts.Settle, settle.SettlerOptions{
 		Barrier: b.opts.Controllers, Clock: b.opts.Clock, MaxSettle: b.opts.MaxSettle,
@@ -160,6 +163,9 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 		if err := r.createDueObjects(ctx, now); err != nil {
 			return batsim.Message{}, false, fmt.Errorf("broker: %w", err)
 		}
+		if err := r.markDueNodesReady(ctx, now); err != nil {
+			return batsim.Message{}, false, fmt.Errorf("broker: %w", err)
+		}
 	}
 	// The timers of time-virtualised schedulers due now fire once the
 	// step's events are applied; their schedulers get to act before time
@@ -194,9 +200,11 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	// With dynamic jobs, Batsim ends the simulation only once told that no
 	// more jobs will be registered: that is when the workload is over and
 	// nothing is left to run. Pods created later are refused.
-	if _, owe := r.controllersOwe(); !owe && r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 && len(r.awaiting) == 0 && len(r.objects) == 0 {
+	_, linger := r.lingerUntil(replyNow)
+	if _, owe := r.controllersOwe(); !owe && !linger && r.dynamicEnabled.Load() && !r.registrationOK.Load() && r.noMoreJobs && r.jobs.pending == 0 && r.jobs.running == 0 && len(r.awaiting) == 0 && len(r.objects) == 0 {
 		r.step.decisions = append(r.step.decisions, batsim.Notify{Type: batsim.RegistrationFinished})
 		r.registrationOK.Store(true)
+		r.pool.endAt = replyNow
 	}
 	return r.reply(replyNow), false, nil
 }
@@ -223,7 +231,8 @@ func (r *run) progress(now float64) Progress {
 	stats := r.settle.Stats()
 	return Progress{Now: now, Submitted: r.jobs.submitted, Pending: r.jobs.pending, Running: r.jobs.running, Done: r.jobs.done,
 		Total: total, Steps: r.steps, Settle: stats, AdmissionRejected: r.rejected,
-		Preempted: r.preemptions, Resubmitted: r.resubmitted}
+		Preempted: r.preemptions, Resubmitted: r.resubmitted,
+		Launched: len(r.pool.order), Unmapped: r.pool.unmapped, PoolInUse: r.pool.pool.InUse()}
 }
 
 var podsGR = schema.GroupResource{Resource: "pods"}

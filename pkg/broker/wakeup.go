@@ -59,6 +59,8 @@ func (r *run) scheduleWakeUps(now, replyNow float64) {
 	r.pendingWakeUps(now, replyNow)
 	r.timerWakeUp(replyNow)
 	r.objectWakeUp(replyNow)
+	r.nodeReadyWakeUp(replyNow)
+	r.lingerWakeUp(now, replyNow)
 	r.endAtWakeUp(replyNow)
 }
 

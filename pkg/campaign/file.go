@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -63,6 +64,13 @@ type Scheduler struct {
 	// KueueConfig is merged over the run's Kueue configuration
 	// (--kueue-config).
 	KueueConfig string `json:"kueueConfig,omitempty"`
+	// Karpenter starts Karpenter's KWOK provider (--karpenter), with
+	// KarpenterEnv in its environment (--karpenter-env) and a provisioning
+	// delay (--provisioning-delay, a Go duration such as "30s"): a
+	// scheduler's entry can then compare NodePools (in its Objects).
+	Karpenter         bool     `json:"karpenter,omitempty"`
+	KarpenterEnv      []string `json:"karpenterEnv,omitempty"`
+	ProvisioningDelay string   `json:"provisioningDelay,omitempty"`
 	// Objects are manifests of this scheduler's runs only, created after
 	// the campaign's (a Kueue setting's queues).
 	Objects []string `json:"objects,omitempty"`
@@ -187,6 +195,11 @@ func (c *Campaign) check() error {
 	for i, s := range c.Schedulers {
 		if s.Repetitions < 0 {
 			errs = append(errs, fmt.Errorf("schedulers[%d] (%s): repetitions: %d, want at least 1", i, s.Name, s.Repetitions))
+		}
+		if s.ProvisioningDelay != "" {
+			if d, err := time.ParseDuration(s.ProvisioningDelay); err != nil || d < 0 {
+				errs = append(errs, fmt.Errorf("schedulers[%d] (%s): provisioningDelay %q: want a duration such as 30s", i, s.Name, s.ProvisioningDelay))
+			}
 		}
 	}
 	errs = append(errs, distinct("platforms", c.Platforms, Input.label)...)

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // matrixFile is a campaign with every axis above one: 2 schedulers (one
@@ -128,6 +129,18 @@ func TestRunConfigFillsInTheRepetition(t *testing.T) {
 	}
 }
 
+// TestRunConfigStartsKarpenter: a scheduler entry's Karpenter settings
+// reach the run's launch configuration.
+func TestRunConfigStartsKarpenter(t *testing.T) {
+	c := mustParse(t, "platforms: [p.xml]\nworkloads: [w.json]\nschedulers:\n"+
+		"  - {name: k, karpenter: true, karpenterEnv: [BATCH_IDLE_DURATION=2s], provisioningDelay: 45s, objects: [np.yaml]}\n")
+	cfg := c.Runs()[0].Config(launchBase(), "out")
+	if !cfg.Karpenter || !reflect.DeepEqual(cfg.KarpenterEnv, []string{"BATCH_IDLE_DURATION=2s"}) || cfg.ProvisioningDelay != 45*time.Second ||
+		!reflect.DeepEqual(cfg.Objects, []string{"np.yaml"}) {
+		t.Errorf("Karpenter %t, env %q, delay %v, objects %q; want it started with the entry's settings", cfg.Karpenter, cfg.KarpenterEnv, cfg.ProvisioningDelay, cfg.Objects)
+	}
+}
+
 func TestParseRefusesAmbiguousFiles(t *testing.T) {
 	for _, tc := range []struct{ name, file, want string }{
 		{"unknown field", "platforms: [a]\nworkloads: [b]\nschedulers: [{name: x, schedulerCmnd: y}]", "schedulerCmnd"},
@@ -138,6 +151,7 @@ func TestParseRefusesAmbiguousFiles(t *testing.T) {
 		{"same file base names", "platforms: [a/p.xml, b/p.xml]\nworkloads: [w]\nschedulers: [{name: x}]", "distinct names"},
 		{"nameless scheduler", "platforms: [a]\nworkloads: [w]\nschedulers: [{schedulerCmd: y}]", "give it a name"},
 		{"negative repetitions", "platforms: [a]\nworkloads: [w]\nrepetitions: -1\nschedulers: [{name: x}]", "repetitions"},
+		{"provisioning delay", "platforms: [a]\nworkloads: [w]\nschedulers: [{name: x, karpenter: true, provisioningDelay: 30}]", "provisioningDelay"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Parse([]byte(tc.file)); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -170,7 +184,7 @@ func TestSlugSeparatesParts(t *testing.T) {
 func TestExampleCampaignsParse(t *testing.T) {
 	_, self, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(self), "..", "..")
-	for _, file := range []string{"examples/schedulers/compare.yaml", "examples/campaign/campaign.yaml"} {
+	for _, file := range []string{"examples/schedulers/compare.yaml", "examples/campaign/campaign.yaml", "examples/karpenter/compare.yaml"} {
 		c, _, err := Read(filepath.Join(root, file))
 		if err != nil {
 			t.Fatal(err)

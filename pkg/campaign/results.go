@@ -132,6 +132,14 @@ func (res *Results) Table(w io.Writer) error {
 	if jobWaits {
 		head = append(head, "mean Job wait (s)", "p95 Job wait (s)")
 	}
+	// Runs with Karpenter: the nodes it launched and what they cost.
+	nodes := false
+	for _, s := range res.Settings {
+		nodes = nodes || s.Group.HasNodes
+	}
+	if nodes {
+		head = append(head, "nodes launched", "node-hours", "cost")
+	}
 	if len(c.Platforms) == 1 || len(c.Workloads) == 1 {
 		var parts []string
 		if len(c.Platforms) == 1 {
@@ -168,6 +176,13 @@ func (res *Results) Table(w io.Writer) error {
 				row = append(row, spread(g.MeanJobWaiting, n, "%.1f"), spread(g.P95JobWaiting, n, "%.1f"))
 			} else {
 				row = append(row, "—", "—")
+			}
+		}
+		if nodes {
+			if g.HasNodes {
+				row = append(row, spread(g.Nodes, n, "%.1f"), spread(g.NodeHours, n, "%.3f"), spread(g.Cost, n, "%.4f"))
+			} else {
+				row = append(row, "—", "—", "—")
 			}
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))

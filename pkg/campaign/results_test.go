@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // tinyRun copies pkg/report's tiny run into run r's folder as a finished
@@ -87,6 +88,43 @@ func TestCollectGroupsRepetitions(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(out, "campaign.json"))
 	if err != nil || json.Unmarshal(data, &saved) != nil || len(saved.Runs) != 2 || saved.Runs[1].Figures.Makespan != 35 {
 		t.Errorf("campaign.json: %v, %+v", err, saved.Runs)
+	}
+}
+
+// TestTableHasTheNodesKarpenterLaunched: runs whose summaries have nodes
+// (Karpenter's, from _nodes.csv) get the nodes launched, their node-hours
+// and their cost in the table; a setting without them gets dashes.
+func TestTableHasTheNodesKarpenterLaunched(t *testing.T) {
+	testdata, err := filepath.Abs(filepath.Join("..", "report", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustParse(t, "platforms: ["+testdata+"/platform.xml]\nworkloads: ["+testdata+"/workload.json]\n"+
+		"schedulers:\n  - {name: K, repetitions: 2}\n  - {name: N}\n")
+	runs := c.Runs() // K 1, N 1, K 2
+	out := t.TempDir()
+	for i, r := range runs {
+		tinyRun(t, r, out, false)
+		if r.Scheduler.Name != "K" {
+			continue
+		}
+		nodes := &outputs.NodesSummary{Launched: 2 + i/2, NodeHours: 0.5, Cost: 1.5}
+		if err := launch.WriteJSON(filepath.Join(r.Dir(out), SummaryFile), launch.Summary{Status: launch.StatusSucceeded, Wall: 2 * time.Second, Nodes: nodes}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := Collect(c, out, "nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	if err := res.Table(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| nodes launched | node-hours | cost |", "| 2.5 ± 0.7 | 0.500 ± 0.000 | 1.5000 ± 0.0000 |", "| — | — | — |"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table.String())
+		}
 	}
 }
 

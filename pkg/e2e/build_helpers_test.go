@@ -128,8 +128,9 @@ func buildBinaries(t testing.TB, race bool) string {
 		if l.err = os.Symlink(scheduler, filepath.Join(dir, "kube-scheduler")); l.err != nil {
 			return
 		}
-		// kube-controller-manager and Kueue, for the tests that start them.
-		for _, name := range []string{"kube-controller-manager", "kueue", "kueue-manifests.yaml"} {
+		// kube-controller-manager, Kueue and Karpenter, for the tests that
+		// start them.
+		for _, name := range []string{"kube-controller-manager", "kueue", "kueue-manifests.yaml", "karpenter", "karpenter-manifests.yaml"} {
 			path := filepath.Join(filepath.Dir(scheduler), name)
 			if _, err := os.Stat(path); err == nil {
 				if l.err = os.Symlink(path, filepath.Join(dir, name)); l.err != nil {

@@ -120,6 +120,19 @@ type Config struct {
 	// over the run's (a mapping merged key by key, anything else
 	// replaced): fairSharing, waitForPodsReady, featureGates...
 	KueueConfig string
+	// Karpenter starts Karpenter v1.15.0's KWOK provider (BinDir/karpenter,
+	// built by make karpenter; on the run's simulated clock) after
+	// installing its CRDs (BinDir/karpenter-manifests.yaml): the run's
+	// Objects give its NodePools and KWOKNodeClasses, the platform's pool
+	// hosts its instance types (written to OutDir/karpenter-instance-types.json),
+	// and the nodes it launches are mapped onto free pool hosts, Ready
+	// after ProvisioningDelay (_nodes.csv logs them). It implies
+	// ControllerManager; every step waits until Karpenter too is idle.
+	// KarpenterEnv are more NAME=VALUE settings of its environment
+	// (BATCH_IDLE_DURATION=2s...).
+	Karpenter         bool
+	KarpenterEnv      []string
+	ProvisioningDelay time.Duration
 	// Gangs maps each job asking for several hosts onto a pod group
 	// (scheduling.k8s.io/v1beta1 PodGroup, gang policy of minCount the
 	// job's hosts) that its pods reference, so that they are bound all at

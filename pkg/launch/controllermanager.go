@@ -77,7 +77,12 @@ func (r *run) startControllerManager() error {
 // on its simulated clock (kubeclock.EnvPage and EnvServer), its output in
 // OutDir/NAME.log and its PID written to pidFile for the server.
 func (r *run) startController(name, pidFile string, argv []string) (*process, error) {
-	env := []string{"KUBECONFIG=" + r.kubeconfig}
+	return r.startControllerWith(name, pidFile, nil, argv)
+}
+
+// startControllerWith is startController with more environment variables.
+func (r *run) startControllerWith(name, pidFile string, extraEnv, argv []string) (*process, error) {
+	env := append([]string{"KUBECONFIG=" + r.kubeconfig}, extraEnv...)
 	if !r.cfg.ControllerManagerWallClock {
 		env = append(env, kubeclock.EnvPage+"="+r.clockFile(), kubeclock.EnvServer+"="+r.apiURL)
 	}

@@ -66,6 +66,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := sum.readQueues(r.cfg.OutDir); err != nil && runErr == nil {
 		runErr = err
 	}
+	if err := sum.readNodes(r.cfg.OutDir); err != nil && runErr == nil {
+		runErr = err
+	}
 	if r.kube != nil {
 		if err := sum.readKubeSchedulerMetrics(filepath.Join(r.cfg.OutDir, KubeSchedulerMetricsFile)); err != nil && runErr == nil {
 			runErr = err
@@ -118,6 +121,8 @@ type run struct {
 	gangs bool
 	// kueue are the ports of Kueue's manager (Config.Kueue).
 	kueue struct{ webhookPort, healthPort int }
+	// karpenter are the ports of Karpenter (Config.Karpenter).
+	karpenter struct{ metricsPort, healthPort int }
 }
 
 // statsFile receives the server's final progress and settle statistics.
@@ -178,7 +183,7 @@ func newRun(cfg Config) (*run, error) {
 	r.cfg.OutDir = abs
 	// Outputs of an earlier run in the same folder must not pass for this
 	// one's.
-	for _, f := range []string{"_jobs.csv", "_schedule.csv", "_workloads.csv", "summary.json", "server-stats.json", ServerMetricsFile, KubeSchedulerMetricsFile} {
+	for _, f := range []string{"_jobs.csv", "_schedule.csv", "_workloads.csv", "_nodes.csv", "summary.json", "server-stats.json", ServerMetricsFile, KubeSchedulerMetricsFile} {
 		if err := os.Remove(filepath.Join(abs, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("launch: %w", err)
 		}
@@ -210,8 +215,11 @@ func (r *run) bin(name string) (string, error) {
 	path := filepath.Join(r.cfg.BinDir, name)
 	if _, err := os.Stat(path); err != nil {
 		target := "make build"
-		if name == "kube-scheduler" || name == ControllerManagerProcess || name == KueueProcess {
+		switch name {
+		case "kube-scheduler", ControllerManagerProcess, KueueProcess:
 			target = "make upstream" // built from the Kubernetes modules
+		case KarpenterProcess:
+			target = "make karpenter"
 		}
 		return "", fmt.Errorf("launch: %s not found in %s: build it (%s) or pass the directory of the binaries", name, r.cfg.BinDir, target)
 	}
@@ -250,6 +258,9 @@ func (r *run) run(ctx context.Context) error {
 	if err := r.prepareKueue(); err != nil {
 		return err
 	}
+	if err := r.prepareKarpenter(); err != nil {
+		return err
+	}
 	if r.cfg.ControllerManager {
 		r.cfg.DynamicJobs = true // the controllers' pods become jobs
 	}
@@ -266,6 +277,9 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	if err := r.startKueue(ctx); err != nil {
+		return err
+	}
+	if err := r.startKarpenter(ctx); err != nil {
 		return err
 	}
 	if err := r.startScheduler(); err != nil {
@@ -326,6 +340,11 @@ func (r *run) startServer(ctx context.Context) error {
 		args = append(args, "--controller-pid-file", KueueProcess+"="+r.kueuePIDFile(), "--await-kueue",
 			"--workloads-file", filepath.Join(r.cfg.OutDir, "_workloads.csv"),
 			"--cluster-queues-file", filepath.Join(r.cfg.OutDir, "_clusterqueues.csv"))
+	}
+	if r.cfg.Karpenter {
+		args = append(args, "--controller-pid-file", KarpenterProcess+"="+r.karpenterPIDFile(),
+			"--provisioning-delay", r.cfg.ProvisioningDelay.String(),
+			"--nodes-file", filepath.Join(r.cfg.OutDir, "_nodes.csv"))
 	}
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {

@@ -76,6 +76,9 @@ type Summary struct {
 	// creation, in all and in Kueue's queues (_controllers.csv,
 	// _workloads.csv); absent without Jobs.
 	Queues *outputs.Queues `json:"queues,omitempty"`
+	// Nodes sums up the nodes Karpenter launched (_nodes.csv); absent
+	// without it.
+	Nodes *outputs.NodesSummary `json:"nodes,omitempty"`
 }
 
 // Values of Summary.Status.
@@ -150,6 +153,10 @@ func (s Summary) Write(w io.Writer) {
 	if s.KubeScheduler != nil {
 		writeKubeScheduler(w, s.KubeScheduler)
 	}
+	if n := s.Nodes; n != nil {
+		fmt.Fprintf(w, "nodes:         %d launched (%d deleted, %d mapped onto no pool host), at most %d at once; %.3f node-hours, cost %.4f (_nodes.csv)\n",
+			n.Launched, n.Deleted, n.Unmapped, n.Peak, n.NodeHours, n.Cost)
+	}
 	fmt.Fprintf(w, "outputs:       %s (_jobs.csv, _schedule.csv, logs)\n", s.OutDir)
 }
 
@@ -192,6 +199,20 @@ func (s *Summary) readQueues(dir string) error {
 	if q := outputs.SummariseQueues(controllers, workloads); q.Jobs.Count > 0 || len(q.ClusterQueues) > 0 {
 		s.Queues = &q
 	}
+	return nil
+}
+
+// readNodes sums up _nodes.csv, when the run wrote it.
+func (s *Summary) readNodes(dir string) error {
+	nodes, err := outputs.ReadNodes(filepath.Join(dir, "_nodes.csv"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	n := outputs.SummariseNodes(nodes)
+	s.Nodes = &n
 	return nil
 }
 

@@ -25,6 +25,9 @@ var (
 	// ClusterQueuesColumns: _clusterqueues.csv, a row per change of a
 	// Kueue ClusterQueue's status (clusterqueuescsv.go).
 	ClusterQueuesColumns = []string{"time", "cluster_queue", "nominal", "usage", "reserving", "admitted", "pending"}
+	// NodesColumns: _nodes.csv, a row per node an autoscaler (Karpenter)
+	// launched, mapped onto a pool host or not (nodescsv.go).
+	NodesColumns = []string{"node", "instance_type", "host", "resource_id", "created", "ready", "deleted", "lifetime", "price", "cost", "jobs", "state"}
 )
 
 // readTable reads a CSV file of one of the schemas above into one map per

@@ -25,6 +25,11 @@ type Group struct {
 	// Figures; HasJobWaiting says whether every run has batch/v1 Jobs.
 	MeanJobWaiting, P95JobWaiting launch.Spread
 	HasJobWaiting                 bool
+	// Nodes, NodeHours and Cost are the nodes an autoscaler launched, their
+	// lifetimes in hours and what they cost (summary.json, from
+	// _nodes.csv); HasNodes says whether every run has them.
+	Nodes, NodeHours, Cost launch.Spread
+	HasNodes               bool
 	// Wall is the runs' wall-clock time in seconds (summary.json); HasWall
 	// says whether every run has one.
 	Wall    launch.Spread
@@ -35,11 +40,12 @@ type Group struct {
 // each a run of the report), shown in a table of their means and spreads
 // above the runs'.
 func (rep *Report) AddGroup(name string, runs ...string) (Group, error) {
-	g := Group{Name: name, HasUtilisation: true, HasWall: true, HasJobWaiting: true}
+	g := Group{Name: name, HasUtilisation: true, HasWall: true, HasJobWaiting: true, HasNodes: true}
 	if len(runs) == 0 {
 		return g, fmt.Errorf("report: group %s: no run", name)
 	}
 	var jobs, succeeded, makespan, waiting, p95, slowdown, cpu, mem, wall, jobWaiting, jobP95 []float64
+	var nodes, nodeHours, cost []float64
 	for _, want := range runs {
 		var found *RunReport
 		for i := range rep.Runs {
@@ -64,6 +70,11 @@ func (rep *Report) AddGroup(name string, runs ...string) (Group, error) {
 		} else {
 			g.HasWall = false
 		}
+		if s := found.Run.Summary; s != nil && s.Nodes != nil {
+			nodes, nodeHours, cost = append(nodes, float64(s.Nodes.Launched)), append(nodeHours, s.Nodes.NodeHours), append(cost, s.Nodes.Cost)
+		} else {
+			g.HasNodes = false
+		}
 	}
 	g.Jobs, g.Succeeded = launch.SpreadOf(jobs), launch.SpreadOf(succeeded)
 	g.Makespan, g.MeanWaiting = launch.SpreadOf(makespan), launch.SpreadOf(waiting)
@@ -74,6 +85,9 @@ func (rep *Report) AddGroup(name string, runs ...string) (Group, error) {
 	}
 	if g.HasJobWaiting {
 		g.MeanJobWaiting, g.P95JobWaiting = launch.SpreadOf(jobWaiting), launch.SpreadOf(jobP95)
+	}
+	if g.HasNodes {
+		g.Nodes, g.NodeHours, g.Cost = launch.SpreadOf(nodes), launch.SpreadOf(nodeHours), launch.SpreadOf(cost)
 	}
 	rep.Groups = append(rep.Groups, g)
 	return g, nil

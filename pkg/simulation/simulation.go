@@ -65,6 +65,9 @@ type Config struct {
 	// ClusterQueuesFile, if set, receives the log of Kueue's
 	// ClusterQueues' quota use (the runner's _clusterqueues.csv).
 	ClusterQueuesFile string
+	// NodesFile, if set, receives the log of the nodes an autoscaler
+	// launched (_nodes.csv; broker.Options.NodesCSV).
+	NodesFile string
 	// PodsFile, if set, receives the pods' log (_pods.csv, see
 	// broker.Options.PodsCSV), written as jobs end.
 	PodsFile string
@@ -216,6 +219,7 @@ func New(cfg Config) (sim *Simulation, err error) {
 		{cfg.ControllersFile, "the controllers' log", &bopts.ControllersCSV},
 		{cfg.WorkloadsFile, "the workloads' log", &bopts.WorkloadsCSV},
 		{cfg.ClusterQueuesFile, "the ClusterQueues' log", &bopts.ClusterQueuesCSV},
+		{cfg.NodesFile, "the nodes' log", &bopts.NodesCSV},
 	} {
 		if log.path == "" {
 			continue

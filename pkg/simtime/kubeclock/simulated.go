@@ -502,7 +502,7 @@ func callerOf() callerKind {
 	for {
 		f, more := frames.Next()
 		if !isClockFrame(f.Function) {
-			return callerKindOf(f.Function)
+			return callerKindAt(f.Function, f.Line)
 		}
 		if !more {
 			return passiveCaller
@@ -537,6 +537,52 @@ func callerKindOf(fn string) callerKind {
 		return pauseCaller
 	}
 	return passiveCaller
+}
+
+// callerKindAt is callerKindOf for the caller's function fn at line:
+// Karpenter's waits that end in a decision are work too, so that the
+// decision comes at their instant rather than at the next step that
+// something else asks for:
+//   - the provisioner's batch window (provisioning.Batcher.Wait): once a
+//     pod has triggered it, its idle timer (BATCH_IDLE_DURATION, reset by
+//     every trigger) and its maximum (BATCH_MAX_DURATION) end in the
+//     scheduling simulation that creates NodeClaims; its first timer, a
+//     1 s wait for a trigger that the provisioner's loop starts again and
+//     again while no pod is pending, stays passive (it would cost a step
+//     a second), told apart by its line (karpenterBatcherTriggerLine);
+//   - disruption's validation period before it carries out a command
+//     (EmptinessValidator.Validate, ConsolidationValidator.isValid:
+//     clock.After(15 s)), at whose end the nodes are deleted.
+func callerKindAt(fn string, line int) callerKind {
+	if strings.HasPrefix(fn, karpenterBatcher) && strings.HasSuffix(fn, ").Wait") {
+		if line == karpenterBatcherTriggerLine {
+			return passiveCaller
+		}
+		return workCaller
+	}
+	for _, f := range karpenterValidations {
+		if fn == f {
+			return workCaller
+		}
+	}
+	return callerKindOf(fn)
+}
+
+// Karpenter's functions whose timers are work (callerKindAt), as
+// runtime.Frame names them.
+const (
+	karpenterBatcher = "sigs.k8s.io/karpenter/pkg/controllers/provisioning.(*Batcher["
+	// karpenterBatcherTriggerLine is the line of Batcher.Wait's first
+	// timer, `timeout := b.clk.NewTimer(time.Second)`, in Karpenter
+	// v1.15.0's pkg/controllers/provisioning/batcher.go (make karpenter
+	// checks it, so that another version fails the build rather than
+	// costing a step a second).
+	karpenterBatcherTriggerLine = 89
+)
+
+var karpenterValidations = []string{
+	"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*EmptinessValidator).Validate",
+	"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*ConsolidationValidator).isValid",
 }
 
 // isClockFrame: a function of this package, under the import path it is

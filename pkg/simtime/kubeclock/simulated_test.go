@@ -335,3 +335,29 @@ func TestWorkQueueFrames(t *testing.T) {
 		t.Error("a test's call taken for a work queue's")
 	}
 }
+
+// TestKarpenterFrames: Karpenter's batch window, once a pod triggered it,
+// and disruption's validation period are work (a call at their instant),
+// so that a NodeClaim is created at the window's end and a consolidated
+// node deleted at the validation's; the window's first wait for a trigger
+// stays passive.
+func TestKarpenterFrames(t *testing.T) {
+	const wait = "sigs.k8s.io/karpenter/pkg/controllers/provisioning.(*Batcher[...]).Wait"
+	for _, c := range []struct {
+		fn   string
+		line int
+		want callerKind
+	}{
+		{wait, karpenterBatcherTriggerLine, passiveCaller},
+		{wait, 98, workCaller}, // BATCH_MAX_DURATION
+		{wait, 99, workCaller}, // BATCH_IDLE_DURATION
+		{"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*EmptinessValidator).Validate", 139, workCaller},
+		{"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*ConsolidationValidator).isValid", 204, workCaller},
+		{"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*Controller).Reconcile", 10, passiveCaller},
+		{"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.(*priorityqueue[...]).handleWaitingItems", 1, workCaller},
+	} {
+		if got := callerKindAt(c.fn, c.line); got != c.want {
+			t.Errorf("callerKindAt(%q, %d) = %v, want %v", c.fn, c.line, got, c.want)
+		}
+	}
+}

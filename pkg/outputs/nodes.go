@@ -1,0 +1,100 @@
+package outputs
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Node is a row of _nodes.csv: a node an autoscaler launched. Instants
+// that did not happen are NaN.
+type Node struct {
+	Name, InstanceType, Host string
+	ResourceID               int // -1: mapped onto no pool host
+	Created, Ready, Deleted  float64
+	Lifetime, Price, Cost    float64
+	Jobs                     int
+	State                    string // deleted, running or unmapped
+}
+
+// ReadNodes reads _nodes.csv.
+func ReadNodes(path string) ([]Node, error) {
+	rows, err := readTable(path, NodesColumns)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Node, 0, len(rows))
+	for i, r := range rows {
+		n := Node{Name: r["node"], InstanceType: r["instance_type"], Host: r["host"], State: r["state"], ResourceID: -1}
+		var errs []error
+		for col, v := range map[string]*float64{"created": &n.Created, "ready": &n.Ready, "deleted": &n.Deleted,
+			"lifetime": &n.Lifetime, "price": &n.Price, "cost": &n.Cost} {
+			var err error
+			if *v, err = optionalSeconds(r[col]); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", col, err))
+			}
+		}
+		var err error
+		if n.Jobs, err = strconv.Atoi(r["jobs"]); err != nil {
+			errs = append(errs, fmt.Errorf("jobs: %w", err))
+		}
+		if id := r["resource_id"]; id != "" {
+			if n.ResourceID, err = strconv.Atoi(id); err != nil {
+				errs = append(errs, fmt.Errorf("resource_id: %w", err))
+			}
+		}
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("outputs: %s: row %d: %v", path, i+2, errs)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// NodesSummary sums up the nodes an autoscaler launched.
+type NodesSummary struct {
+	Launched int `json:"launched"`
+	Deleted  int `json:"deleted"`
+	Unmapped int `json:"unmapped"`
+	// Peak is the most nodes that existed at once.
+	Peak int `json:"peak"`
+	// NodeHours are the nodes' lifetimes summed, in hours; Cost their
+	// prices times their lifetimes.
+	NodeHours float64 `json:"nodeHours"`
+	Cost      float64 `json:"cost"`
+}
+
+// SummariseNodes sums up _nodes.csv's rows.
+func SummariseNodes(nodes []Node) NodesSummary {
+	s := NodesSummary{Launched: len(nodes)}
+	type change struct {
+		at    float64
+		delta int
+	}
+	var changes []change
+	for _, n := range nodes {
+		switch n.State {
+		case "deleted":
+			s.Deleted++
+		case "unmapped":
+			s.Unmapped++
+		}
+		s.NodeHours += n.Lifetime / 3600
+		s.Cost += n.Cost
+		changes = append(changes, change{n.Created, 1})
+		if !math.IsNaN(n.Deleted) {
+			changes = append(changes, change{n.Deleted, -1})
+		}
+	}
+	// Deletions before creations at one instant: a node replaced at an
+	// instant is not two at once.
+	slices.SortFunc(changes, func(a, b change) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.delta, b.delta)) })
+	cur := 0
+	for _, c := range changes {
+		cur += c.delta
+		s.Peak = max(s.Peak, cur)
+	}
+	return s
+}
