@@ -34,8 +34,9 @@ type scaleRun struct {
 // multiple of the spikes' 60 s, so that a spike's cores are freed by the
 // jobs of earlier spikes ending at that very instant; spikes every 7th burst
 // (42 s) would make jobs wait (not run yet). kube-scheduler tries every waiting pod
-// again at each end (its preemption dry run on 1,000 full nodes takes ~20 ms
-// a pod here): with ends off the grid (bursts every 6.6 s), a spike of 1,000
+// again at each end (some 20 ms of wall time a pending pod here, inferred
+// from the step times, probably its preemption dry run on 1,000 full
+// nodes): with ends off the grid (bursts every 6.6 s), a spike of 1,000
 // left ~180 pods waiting through one step per end, ~4.5 s of wall time each,
 // and the run would have taken days; smooth bursts asking 99 % took every
 // core at times, but no job waited.

@@ -95,14 +95,7 @@ func TestInstrumentCountsRoutedRequests(t *testing.T) {
 	for _, path := range []string{"/create", "/create", "/conflict", "/get", "/healthz", "/create?dryRun=All"} {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, path, nil))
 	}
-	text, err := reg.Text()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Parse(strings.NewReader(string(text)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := scrape(t, reg)
 	pods := func(verb, scope, code, dry string) map[string]string {
 		return map[string]string{"verb": verb, "dry_run": dry, "group": "", "version": "v1", "resource": "pods", "subresource": "",
 			"scope": scope, "component": "apiserver", "code": code}
@@ -155,14 +148,7 @@ func TestInstrumentCountsCustomResources(t *testing.T) {
 		httptest.NewRequest(http.MethodGet, "/list", nil)} {
 		h.ServeHTTP(httptest.NewRecorder(), r)
 	}
-	text, err := reg.Text()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := Parse(strings.NewReader(string(text)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := scrape(t, reg)
 	workloads := func(verb, subresource, scope string) map[string]string {
 		return map[string]string{"verb": verb, "group": "kueue.x-k8s.io", "version": "v1beta2", "resource": "workloads",
 			"subresource": subresource, "scope": scope, "code": "200"}
@@ -229,3 +215,17 @@ type discard struct{ header http.Header }
 func (d *discard) Header() http.Header         { return d.header }
 func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discard) WriteHeader(int)             {}
+
+// scrape parses what reg exposes.
+func scrape(t *testing.T, reg *Registry) Families {
+	t.Helper()
+	text, err := reg.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse(strings.NewReader(string(text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

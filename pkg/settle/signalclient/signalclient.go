@@ -3,6 +3,9 @@
 // says so, and the simulation moves on at once, exactly when it should.
 //
 //	c, _ := signalclient.New(restConfig, "my-scheduler")
+//	// first wait for a whole instant: started while the broker writes one,
+//	// the lists would hold part of it
+//	if _, err := c.IdleAndWait(ctx, "0"); err != nil { ... }
 //	for {
 //		pods, nodes := list()                  // note the lists' resourceVersions
 //		bind(pods, nodes)
