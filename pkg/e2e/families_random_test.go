@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,9 +37,28 @@ func TestRandomSchedulerPlacementsFollowItsSeed(t *testing.T) {
 		})
 	}
 	if !bytes.Equal(outputs["seed1"], outputs["seed1-again"]) {
-		t.Error("two runs with seed 1 gave different _jobs.csv")
+		t.Errorf("two runs with seed 1 gave different _jobs.csv:\n%s", differingLines(outputs["seed1"], outputs["seed1-again"], 10))
 	}
 	if bytes.Equal(outputs["seed1"], outputs["seed2"]) {
 		t.Error("seeds 1 and 2 gave the same _jobs.csv: the placements do not follow the seed")
 	}
+}
+
+// differingLines lists up to limit lines where a and b differ, a's line
+// then b's.
+func differingLines(a, b []byte, limit int) string {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	line := func(lines []string, i int) string {
+		if i < len(lines) {
+			return lines[i]
+		}
+		return "(none)"
+	}
+	var out []string
+	for i := 0; i < max(len(al), len(bl)) && len(out) < 2*limit; i++ {
+		if x, y := line(al, i), line(bl, i); x != y {
+			out = append(out, fmt.Sprintf("line %d: %s", i+1, x), fmt.Sprintf("line %d: %s", i+1, y))
+		}
+	}
+	return strings.Join(out, "\n")
 }

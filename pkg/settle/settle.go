@@ -58,6 +58,11 @@ type Abilities struct {
 type Gate interface {
 	Open()
 	Shut()
+	// Deciding names a scheduler that was let through and has not said
+	// it is done since ("" if none): a step must not end, even with
+	// nothing pending, while one decides, or it would read the next
+	// instant's writes half-way.
+	Deciding() string
 }
 
 // State is what the broker knows when it asks.

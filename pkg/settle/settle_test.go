@@ -83,6 +83,9 @@ func TestIdleWaitEndsOnAChangeWhileTheGateIsOpen(t *testing.T) {
 	if a.code != http.StatusOK || a.resp.ResourceVersion != "6" {
 		t.Fatalf("wait: %+v, want 200 at RV 6", a)
 	}
+	if got := s.Deciding(); got != "a" {
+		t.Fatalf("deciding after the answer: %q, want a (until its next signal)", got)
+	}
 	s.Shut()
 	go func() {
 		code, resp := post(t, srv, `{"scheduler":"a","resourceVersion":"6","wait":true}`)
@@ -91,6 +94,9 @@ func TestIdleWaitEndsOnAChangeWhileTheGateIsOpen(t *testing.T) {
 	s.End()
 	if a := <-done; !a.resp.Ended {
 		t.Fatalf("wait at the end of the simulation: %+v, want ended", a)
+	}
+	if got := s.Deciding(); got != "" {
+		t.Errorf("deciding after signalling again and being told the end: %q, want none", got)
 	}
 }
 

@@ -69,11 +69,14 @@ type Signals struct {
 	open bool
 	// wake has a token when a signal arrived since the broker last looked.
 	wake chan struct{}
+	// deciding holds the schedulers whose wait was answered and who have
+	// not signalled since: they are reading the cluster.
+	deciding map[string]bool
 }
 
 // NewSignals returns an empty Signals.
 func NewSignals() *Signals {
-	return &Signals{idleAt: map[string]uint64{}, changed: make(chan struct{}), wake: make(chan struct{}, 1)}
+	return &Signals{idleAt: map[string]uint64{}, deciding: map[string]bool{}, changed: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
 // Name implements Policy.
@@ -116,6 +119,20 @@ func (s *Signals) Shut() {
 	s.open = false
 }
 
+// Deciding implements Gate: the first (by name) of the schedulers whose
+// wait was answered and who have not signalled since.
+func (s *Signals) Deciding() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var first string
+	for name := range s.deciding {
+		if first == "" || name < first {
+			first = name
+		}
+	}
+	return first
+}
+
 // End wakes the waiting schedulers: the simulation is over.
 func (s *Signals) End() {
 	s.raise(&s.ended)
@@ -147,6 +164,7 @@ func (s *Signals) Signal(scheduler string, rv uint64) {
 	if cur, ok := s.idleAt[scheduler]; !ok || rv > cur {
 		s.idleAt[scheduler] = rv
 	}
+	delete(s.deciding, scheduler)
 	s.lastSignal = time.Now()
 	s.mu.Unlock()
 	select {
@@ -204,8 +222,15 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for {
 		s.mu.Lock()
 		latest, ended, open, changed := s.latest, s.ended, s.open, s.changed
+		answer := !req.Wait || (latest > rv && open) || ended
+		if answer && req.Wait && !ended {
+			// Let through: the step waits for its next signal before
+			// it may end (Deciding), so that no write of the next
+			// instant lands while it reads this one.
+			s.deciding[req.Scheduler] = true
+		}
 		s.mu.Unlock()
-		if !req.Wait || (latest > rv && open) || ended {
+		if answer {
 			writeJSON(w, http.StatusOK, IdleResponse{ResourceVersion: strconv.FormatUint(latest, 10), Ended: ended})
 			return
 		}

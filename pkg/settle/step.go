@@ -285,51 +285,61 @@ func (s *Settler) Wait(ctx context.Context, c Cluster, now float64, woken bool) 
 			continue // take in what the controllers did before the proof
 		}
 		pending := c.Pending() > 0
-		if !pending && !woken {
+		deciding := s.deciding()
+		var v Verdict
+		if !pending && !woken && deciding == "" {
 			if unproven != "" {
 				return end(Unproven, unproven)
 			}
 			return end(NothingPending, "")
 		}
-		if pending {
-			if err := c.CheckScheduler(); err != nil {
-				return err
-			}
-		}
-		s.stats.Checks++
-		v, err := s.policy.Check(ctx, State{RV: s.rv, LastActivity: s.activity, Since: start, SchedulerPresent: c.SchedulerPresent()})
-		if err != nil {
-			return err
-		}
-		if v.Done {
-			// The verdict compared the scheduler's state with the changes
-			// taken in before it: any change since (a binding that landed
-			// while the policy looked) voids it.
-			if n, err := c.TakeIn(ctx); err != nil {
-				return err
-			} else if n > 0 {
-				continue
-			}
-			if barrier != nil && c.StoreRV() != barrierRV {
-				continue // the controllers may have something new to do
-			}
-			return end(label(v, unproven))
-		}
-		if len(v.Groups) > 0 {
-			if err := c.ReleaseGroups(ctx, v.Groups); err != nil {
-				return err
-			}
-			s.stats.Releases += len(v.Groups)
-			for _, a := range v.Groups {
-				if a.Renew {
-					s.stats.Renewals++
+		if !pending && !woken {
+			// Nothing to decide, but a scheduler still reads this
+			// instant's state: the next instant's writes wait for its
+			// signal (Wake), or it would see them half-way.
+			v = Verdict{Waiting: "scheduler " + deciding + " still deciding on this instant"}
+		} else {
+			if pending {
+				if err := c.CheckScheduler(); err != nil {
+					return err
 				}
 			}
-			s.activity = time.Now()
-			continue
-		}
-		if v.RetryAfter > 0 {
-			retry.Reset(v.RetryAfter)
+			s.stats.Checks++
+			var err error
+			v, err = s.policy.Check(ctx, State{RV: s.rv, LastActivity: s.activity, Since: start, SchedulerPresent: c.SchedulerPresent()})
+			if err != nil {
+				return err
+			}
+			if v.Done {
+				// The verdict compared the scheduler's state with the changes
+				// taken in before it: any change since (a binding that landed
+				// while the policy looked) voids it.
+				if n, err := c.TakeIn(ctx); err != nil {
+					return err
+				} else if n > 0 {
+					continue
+				}
+				if barrier != nil && c.StoreRV() != barrierRV {
+					continue // the controllers may have something new to do
+				}
+				return end(label(v, unproven))
+			}
+			if len(v.Groups) > 0 {
+				if err := c.ReleaseGroups(ctx, v.Groups); err != nil {
+					return err
+				}
+				s.stats.Releases += len(v.Groups)
+				for _, a := range v.Groups {
+					if a.Renew {
+						s.stats.Renewals++
+					}
+				}
+				s.activity = time.Now()
+				continue
+			}
+			if v.RetryAfter > 0 {
+				retry.Reset(v.RetryAfter)
+			}
 		}
 		select {
 		case <-c.Written():
@@ -353,6 +363,15 @@ func (s *Settler) Wait(ctx context.Context, c Cluster, now float64, woken bool) 
 			return ctx.Err()
 		}
 	}
+}
+
+// deciding names a scheduler let through the policy's gate that has not
+// said it is done since ("" if none, or no gate).
+func (s *Settler) deciding() string {
+	if g := s.abilities.Gate; g != nil {
+		return g.Deciding()
+	}
+	return ""
 }
 
 // label says how a step ends on a policy's Done verdict, the controllers'

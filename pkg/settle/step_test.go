@@ -2,6 +2,7 @@ package settle
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,9 +37,16 @@ type fakeCluster struct {
 	pending int
 	takes   []int
 	rv      uint64
+	// boundAt, when positive, is the TakeIn after which nothing is
+	// pending (the scheduler's bindings taken in).
+	boundAt int
+	calls   int
 }
 
 func (c *fakeCluster) TakeIn(context.Context) (int, error) {
+	if c.calls++; c.calls == c.boundAt {
+		c.pending = 0
+	}
 	if len(c.takes) == 0 {
 		return 0, nil
 	}
@@ -163,5 +171,52 @@ func TestPauseReleasesAreBoundedPerInstant(t *testing.T) {
 	}
 	if st := s.Stats(); st.PauseReleases != 2*bound || st.TimedPauses != 2 {
 		t.Errorf("stats: %d releases, %d instants timed; want %d, 2", st.PauseReleases, st.TimedPauses, 2*bound)
+	}
+}
+
+// decidingGate is a policy whose gate reports a scheduler deciding until
+// its signal comes (a token on wake).
+type decidingGate struct {
+	countingPolicy
+	wake     chan struct{}
+	deciding atomic.Bool
+}
+
+func (g *decidingGate) Abilities() Abilities { return Abilities{Wake: g.wake, Gate: g} }
+func (g *decidingGate) Open()                {}
+func (g *decidingGate) Shut()                {}
+func (g *decidingGate) Deciding() string {
+	if g.deciding.Load() {
+		return "random"
+	}
+	return ""
+}
+
+// TestWaitWithNothingPendingWaitsForADecidingScheduler: once a
+// scheduler's bindings leave nothing pending, the step still waits for
+// the scheduler let through the gate to say it is done; else the next
+// instant's writes would land while it reads this one (a seeded
+// scheduler then draws on a state that never existed).
+func TestWaitWithNothingPendingWaitsForADecidingScheduler(t *testing.T) {
+	g := &decidingGate{wake: make(chan struct{}, 1)}
+	g.deciding.Store(true)
+	s := NewSettler(g, SettlerOptions{Clock: stillClock{}, MaxSettle: time.Hour})
+	// The step opens with a pod pending; the scheduler binds it (nothing
+	// pending) and is still reading when the broker next looks.
+	c := &fakeCluster{pending: 1, boundAt: 2}
+	ended := make(chan error, 1)
+	go func() { ended <- s.Wait(context.Background(), c, 0, false) }()
+	select {
+	case err := <-ended:
+		t.Fatalf("the step ended (%v, %v) while the scheduler was deciding", err, s.Last())
+	case <-time.After(50 * time.Millisecond): // a bound on waiting for something that must not happen
+	}
+	g.deciding.Store(false)
+	g.wake <- struct{}{}
+	if err := <-ended; err != nil {
+		t.Fatal(err)
+	}
+	if s.Last() != NothingPending {
+		t.Errorf("ended %v, want nothing pending (once the scheduler said it was done)", s.Last())
 	}
 }
