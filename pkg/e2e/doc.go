@@ -60,7 +60,7 @@
 //	simulation_bench_test.go      BenchmarkSimulationTrace10h, Memory, Contended, MixedGangs
 //	controllers_bench_test.go     BenchmarkSimulationJobs, BenchmarkSimulationKueue
 //	kueue_baseline_bench_test.go  BenchmarkSimulationKueueBaseline
-//	scale_bench_test.go           BenchmarkScale5000Nodes
+//	scale_bench_test.go           BenchmarkScale (5,000 and 10,000 nodes; contended)
 //	throughput_bench_test.go      BenchmarkKubeSchedulerThroughput
 //	memory_bench_test.go          BenchmarkServerMemoryPerPod
 //	startup_bench_test.go         BenchmarkServerStartup
