@@ -262,20 +262,27 @@ func TestTimersBecomeCallsAndFireAfterTheStepsEvents(t *testing.T) {
 	h.end(101)
 }
 
-// TestCallsAreAskedAfterBatsimsClock: a timer due a nanosecond after the
-// reply's now makes the broker ask for a call callNoise (1 µs) later, not at
-// the timer's instant, which Batsim's clock may already have passed when
-// the call reaches its server (Batsim refuses a call not after its now);
-// the call fires the timer.
+// TestCallsAreAskedAfterBatsimsClock: a timer due less than callNoise
+// (1 µs) after the step's instant, which Batsim could only call later
+// (it refuses a call not after its clock when the call reaches its server,
+// its messages taking time), is fired within the step: the clock moves to
+// its instant, which is the reply's now, and no call is asked; a timer
+// due 1.5 µs later is asked for at its instant.
 func TestCallsAreAskedAfterBatsimsClock(t *testing.T) {
 	h := startOnNode0(t, broker.Options{Quiet: 20 * time.Millisecond})
-	tm := h.clock.NewTimer(h.clock.Epoch().Add(time.Second + time.Nanosecond))
-	at, _ := calls(h.send(1, submitted("w!1")))
-	if len(at) != 1 || at[0] < 1+1e-6 || at[0] > 1+2e-6 {
-		t.Fatalf("reply at t=1 with a timer due at 1 s + 1 ns: CALL_ME_LATER at %v, want one at 1 s + 1 µs", at)
+	soon := h.clock.NewTimer(h.clock.Epoch().Add(time.Second + time.Nanosecond))
+	later := h.clock.NewTimer(h.clock.Epoch().Add(time.Second + 1500*time.Nanosecond))
+	reply := h.send(1, submitted("w!1"))
+	chantest.Recv(t, soon.C, 10*time.Second, "the timer due 1 ns after the step did not fire within it")
+	if want := simclock.ToSeconds(time.Second + time.Nanosecond); reply.Now != want {
+		t.Errorf("reply now %v, want %v (the imminent timer's instant)", reply.Now, want)
+	}
+	at, _ := calls(reply)
+	if len(at) != 1 || at[0] != simclock.ToSeconds(time.Second+1500*time.Nanosecond) {
+		t.Fatalf("CALL_ME_LATER at %v, want one at 1 s + 1.5 µs (the other timer)", at)
 	}
 	h.send(at[0], batsim.RequestedCall{})
-	chantest.Recv(t, tm.C, 10*time.Second, "the call did not fire the timer due before it")
+	chantest.Recv(t, later.C, 10*time.Second, "the call did not fire the timer due at it")
 	h.send(100, batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
 	h.end(101)
 }

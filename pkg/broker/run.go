@@ -182,7 +182,10 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 			return batsim.Message{}, false, err
 		}
 	}
-	replyNow := now
+	replyNow, err := r.settleImminentTimers(ctx, now)
+	if err != nil {
+		return batsim.Message{}, false, err
+	}
 	if r.opts.ChargeDecisionTime {
 		replyNow += time.Since(start).Seconds() * r.opts.DecisionTimeScale
 		r.opts.Clock.Advance(replyNow)
@@ -207,6 +210,35 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 		r.pool.endAt = replyNow
 	}
 	return r.reply(replyNow), false, nil
+}
+
+// maxImminent bounds the instants settleImminentTimers handles in one step.
+const maxImminent = 64
+
+// settleImminentTimers handles within the step the timers due less than a
+// Batsim call's resolution (callNoise) after now: the clock moves to each
+// one's instant, fires it, and the step waits again, up to maxImminent
+// instants; it returns the instant the step ends at (its reply's now).
+// Asked as calls, each would be a step of its own at now + 1 µs or later
+// (Batsim cannot call sooner), later than its instant: Karpenter's
+// provisioner requeues itself 1 ns after each of its 1 s waits for a
+// pending pod (singleton.RequeueImmediately), which made half the steps
+// of a run with it.
+func (r *run) settleImminentTimers(ctx context.Context, now float64) (float64, error) {
+	at := now
+	for range maxImminent {
+		next, ok := r.opts.Clock.NextTimerSeconds()
+		if !ok || next-now >= callNoise || next <= at {
+			break
+		}
+		at = next
+		r.opts.Clock.Advance(at)
+		woken := r.opts.Clock.Fire()
+		if err := r.wait(ctx, at, woken > 0); err != nil {
+			return at, err
+		}
+	}
+	return at, nil
 }
 
 // reply carries the step's decisions, at replyNow.

@@ -103,6 +103,7 @@ svg.chart { width: 100%; height: auto; display: block; }
 {{end}}<tr><th>settling</th><td>{{.Settle.Policy}}: {{.Steps}} steps, {{.Settle.NothingPending}} nothing pending, {{.Settle.Idle}} exact, {{.Settle.Quiet}} quiet window, {{.Settle.MaxWait}} settle-max, {{.Settle.Unproven}} unproven</td></tr>
 {{if .Preempted}}<tr><th>preempted</th><td>{{.Preempted}} jobs ({{.Resubmitted}} resubmitted)</td></tr>{{end}}
 {{if .AdmissionRejected}}<tr><th>refused by kubelet</th><td>{{.AdmissionRejected}} pods</td></tr>{{end}}
+{{with .Nodes}}<tr><th>nodes launched</th><td>{{.Launched}} ({{.Deleted}} deleted, {{.Unmapped}} on no pool host), at most {{.Peak}} at once; {{printf "%.3f" .NodeHours}} node-hours, cost {{printf "%.4f" .Cost}}</td></tr>{{end}}
 <tr><th>simulator</th><td>{{.Engine}}</td></tr>
 {{else}}<tr><th>summary.json</th><td>none in this folder</td></tr>
 {{end}}</table>
@@ -120,6 +121,11 @@ svg.chart { width: 100%; height: auto; display: block; }
 {{else}}{{with .Run.Workloads}}<table class="controllers">
 <thead><tr><th>Kueue workload</th><th>queue</th><th>cluster queue</th><th>flavors</th><th>created</th><th>quota reserved</th><th>admitted</th><th>finished</th><th>evictions</th><th>preemptions</th><th>state</th></tr></thead>
 <tbody>{{range .}}<tr><td>{{index . "namespace"}}/{{index . "name"}}</td><td>{{index . "queue"}}</td><td>{{index . "cluster_queue"}}</td><td>{{index . "flavors"}}</td><td>{{index . "created"}}</td><td>{{index . "quota_reserved"}}</td><td>{{index . "admitted"}}</td><td>{{index . "finished"}}</td><td>{{index . "evictions"}}</td><td>{{index . "preemptions"}}</td><td>{{index . "final_state"}} {{index . "reason"}}</td></tr>
+{{end}}</tbody></table>{{end}}{{end}}
+{{if gt (len .Run.LaunchedNodes) $.ManyRows}}<p class="muted">{{len .Run.LaunchedNodes}} launched nodes: see <code>_nodes.csv</code>.</p>
+{{else}}{{with .Run.LaunchedNodes}}<table class="controllers nodes">
+<thead><tr><th>launched node</th><th>instance type</th><th>pool host</th><th>created</th><th>ready</th><th>deleted</th><th>jobs</th><th>cost</th><th>state</th></tr></thead>
+<tbody>{{range .}}<tr><td>{{index . "node"}}</td><td>{{index . "instance_type"}}</td><td>{{index . "host"}}</td><td>{{index . "created"}}</td><td>{{index . "ready"}}</td><td>{{index . "deleted"}}</td><td>{{index . "jobs"}}</td><td>{{index . "cost"}}</td><td>{{index . "state"}}</td></tr>
 {{end}}</tbody></table>{{end}}{{end}}
 {{with .Run.Notes}}<ul class="notes">{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </div>

@@ -10,6 +10,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // The tiny run (testdata/tiny, on testdata/platform.xml: n0 with 4 cores
@@ -326,6 +329,38 @@ func TestControllersTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`<table class="controllers">`, "<td>Job default/flaky</td>", "<td>Failed BackoffLimitExceeded</td>"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report has no %q", want)
+		}
+	}
+}
+
+// A run with Karpenter has _nodes.csv and its summary the nodes' totals:
+// the report shows each launched node's row and the totals.
+func TestNodesTable(t *testing.T) {
+	dir := tinyOutputs(t, "nodes")
+	csv := "node,instance_type,host,resource_id,created,ready,deleted,lifetime,price,cost,jobs,state\n" +
+		"kwok-a,c-16x,pool16-0,2,1.000000,31.000000,130.000000,129.000000,0.68,0.024367,1,deleted\n"
+	if err := os.WriteFile(filepath.Join(dir, "_nodes.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := launch.Summary{Status: launch.StatusSucceeded, Nodes: &outputs.NodesSummary{Launched: 1, Deleted: 1, Peak: 1, NodeHours: 129.0 / 3600, Cost: 0.024367}}
+	if err := launch.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(dir, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := New("t", []*Run{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<table class="controllers nodes">`, "<td>kwok-a</td><td>c-16x</td><td>pool16-0</td>", "1 (1 deleted, 0 on no pool host), at most 1 at once; 0.036 node-hours, cost 0.0244"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the report has no %q", want)
 		}

@@ -63,6 +63,9 @@ type Run struct {
 	// Workloads are _workloads.csv's rows (nil without the file: a run
 	// without Kueue).
 	Workloads []map[string]string
+	// LaunchedNodes are _nodes.csv's rows (nil without the file: a run
+	// without Karpenter): the nodes it launched.
+	LaunchedNodes []map[string]string
 	// Queues are the Jobs' waits from their creation, in all and in
 	// Kueue's queues (nil without Jobs); ClusterQueues the samples of
 	// _clusterqueues.csv (nil without the file).
@@ -299,10 +302,10 @@ func parseIDs(s string) ([]int, error) {
 	return ids, nil
 }
 
-// readControllers reads _controllers.csv, _workloads.csv and
+// readControllers reads _controllers.csv, _workloads.csv, _nodes.csv and
 // _clusterqueues.csv, if the run wrote them.
 func (r *Run) readControllers() error {
-	for file, rows := range map[string]*[]map[string]string{"_controllers.csv": &r.Controllers, "_workloads.csv": &r.Workloads} {
+	for file, rows := range map[string]*[]map[string]string{"_controllers.csv": &r.Controllers, "_workloads.csv": &r.Workloads, "_nodes.csv": &r.LaunchedNodes} {
 		read, err := outputs.ReadCSV(filepath.Join(r.Dir, file))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
