@@ -37,7 +37,7 @@ GPUPOLICIES_MOD := examples/schedulers/gpupolicies/go.mod examples/schedulers/gp
 GPUPOLICIES_SOURCES := $(shell find examples/schedulers/gpupolicies -name '*.go' -not -name '*_test.go' 2>/dev/null)
 
 .PHONY: upstream
-upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-controller-manager $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler $(BIN)/gpu-scheduler $(BIN)/gpu-policy-replay $(BIN)/kueue $(BIN)/kueue-manifests.yaml ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37, kube-controller-manager 1.37, kube-scheduler 1.37 with the QoS-driven plugin and with the FGD paper's GPU policies (and their replay without Kubernetes), Kueue's manager and its manifests into bin/
+upstream: $(BIN)/kube-scheduler $(BIN)/kubectl $(BIN)/kube-controller-manager $(BIN)/kube-scheduler-1.18 $(BIN)/qos-scheduler $(BIN)/gpu-scheduler $(BIN)/gpu-policy-replay $(BIN)/kueue $(BIN)/kueue-manifests.yaml $(BIN)/karpenter $(BIN)/karpenter-manifests.yaml ## build kube-scheduler 1.37 and 1.18.19, kubectl 1.37, kube-controller-manager 1.37, kube-scheduler 1.37 with the QoS-driven plugin and with the FGD paper's GPU policies (and their replay without Kubernetes), Kueue's manager and its manifests, Karpenter's KWOK provider and its CRDs into bin/
 
 # kube-controller-manager's clock is Batkube's: k8s.io/utils/clock, the seam
 # through which every controller takes its time, is compiled from
@@ -135,8 +135,8 @@ $(BIN)/kueue: $(KUEUE_MOD) $(KUBECLOCK_SOURCES)
 # examples/karpenter: Karpenter's controllers with the cloud provider for
 # fake clouds, which creates a Node for each NodeClaim it launches), on
 # Batkube's clock as Kueue is: k8s.io/utils/clock from pkg/simtime/kubeclock,
-# controller-runtime's priority queue rewritten. Not yet part of upstream
-# (make karpenter). sigs.k8s.io/karpenter v1.15.0 requires Go 1.26.9: its
+# controller-runtime's priority queue rewritten. Part of upstream; make
+# karpenter builds it alone. sigs.k8s.io/karpenter v1.15.0 requires Go 1.26.9: its
 # recipes let the go command fetch that toolchain (a module of the Go
 # module proxy) when the local one is older. Karpenter's code is upstream's.
 KARPENTER_MOD := examples/karpenter/go.mod examples/karpenter/go.sum examples/upstream.mk
@@ -144,7 +144,7 @@ KARPENTER_BUILD := $(CURDIR)/.build/karpenter
 karpenter_version = $(shell $(GO) list -C examples/karpenter -m -f '{{.Version}}' sigs.k8s.io/karpenter)
 
 .PHONY: karpenter
-karpenter: $(BIN)/karpenter $(BIN)/karpenter-manifests.yaml ## build Karpenter's KWOK provider on Batkube's clock and its CRDs into bin/ (not yet part of upstream)
+karpenter: $(BIN)/karpenter $(BIN)/karpenter-manifests.yaml ## build Karpenter's KWOK provider on Batkube's clock and its CRDs into bin/ (alone; make upstream builds it too)
 
 $(BIN)/karpenter $(BIN)/karpenter-manifests.yaml: export GOTOOLCHAIN := auto
 

@@ -18,21 +18,10 @@ import (
 )
 
 // karpenterBinaries returns bin/karpenter and bin/karpenter-manifests.yaml
-// (or $BATKUBE_BIN's), built by `make karpenter`, and skips the test when
-// they are absent: Karpenter is not part of `make upstream` yet.
+// (or $BATKUBE_BIN's), built by `make upstream`.
 func karpenterBinaries(t *testing.T) (bin, manifests string) {
 	t.Helper()
-	dir := os.Getenv("BATKUBE_BIN")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(), "bin")
-	}
-	bin, manifests = filepath.Join(dir, "karpenter"), filepath.Join(dir, "karpenter-manifests.yaml")
-	for _, p := range []string{bin, manifests} {
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("%s not found: run `make karpenter` (Karpenter is not part of make upstream yet)", p)
-		}
-	}
-	return bin, manifests
+	return binary(t, "karpenter"), binary(t, "karpenter-manifests.yaml")
 }
 
 // TestKarpenterLaunchesANodeForAPendingPod runs Karpenter v1.15.0's KWOK
