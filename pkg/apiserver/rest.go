@@ -403,6 +403,9 @@ func (s *Server) create(ctx context.Context, r *resource, obj store.Object, dry 
 		return store.NewStored(stored), nil
 	}
 	st, err := s.store.Create(ctx, r.storage, stored)
+	if r.storage == eventsStorage && apierrors.IsAlreadyExists(err) {
+		st, err = s.createEventAtNextFreeInstant(ctx, stored)
+	}
 	if err != nil {
 		return nil, q2served(r, err, obj.GetName())
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -96,5 +97,59 @@ func TestEventsExpireAnHourAfterTheirLastWrite(t *testing.T) {
 		if got := exists(name); got != want {
 			t.Errorf("at t0+165m (c patched at t0+100m): event %s exists: %t, want %t", name, got, want)
 		}
+	}
+}
+
+// TestEventsOfOneInstantAllStored: client-go's recorders name an event
+// after its object and the recording instant in nanoseconds (NAME.HEX);
+// on simulated time every event of an instant has the same name, and a
+// refused one is dropped. The server stores a different event under the
+// next free nanosecond and answers with that name, through either API;
+// a repeat of the stored event, or a name of another form, is refused as
+// kube-apiserver refuses it.
+func TestEventsOfOneInstantAllStored(t *testing.T) {
+	ctx := ctxT(t)
+	ts := servertest.Start(t, server.Options{})
+	cs := ts.ProtobufClientset()
+	core := cs.CoreV1().Events("default")
+	pod := corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p", UID: "u1"}
+	const name = "p.18a0b0c0d0e0f00"
+	create := func(name, reason string) (string, error) {
+		t.Helper()
+		ev, err := core.Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name},
+			InvolvedObject: pod, Reason: reason, Message: reason + " p", Type: "Normal"}, metav1.CreateOptions{})
+		if err != nil {
+			return "", err
+		}
+		return ev.Name, nil
+	}
+	for _, tc := range []struct{ reason, want string }{
+		{"Scheduled", name},
+		{"Pulled", "p.18a0b0c0d0e0f01"},
+		{"Started", "p.18a0b0c0d0e0f02"},
+	} {
+		got, err := create(name, tc.reason)
+		if err != nil || got != tc.want {
+			t.Fatalf("event %s named %s: stored as %q, %v; want %s", tc.reason, name, got, err, tc.want)
+		}
+	}
+	ev, err := cs.EventsV1().Events("default").Create(ctx, &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: name},
+		EventTime: metav1.NowMicro(), Regarding: pod, Reason: "Killing", Note: "Killing p", Type: "Normal",
+		Action: "Kill", ReportingController: "kubelet", ReportingInstance: "n1"}, metav1.CreateOptions{})
+	if err != nil || ev.Name != "p.18a0b0c0d0e0f03" {
+		t.Fatalf("events.k8s.io event named %s: %v, %v; want p.18a0b0c0d0e0f03", name, ev, err)
+	}
+	if got, err := create(name, "Scheduled"); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("a repeat of the stored event: stored as %q, %v; want AlreadyExists", got, err)
+	}
+	if _, err := create("plain", "Scheduled"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := create("plain", "Pulled"); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("a name not of the recorders' form: stored as %q, %v; want AlreadyExists", got, err)
+	}
+	list, err := core.List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 5 {
+		t.Fatalf("%d events stored (%v), want 5", len(list.Items), err)
 	}
 }
