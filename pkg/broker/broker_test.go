@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,6 +284,42 @@ func TestCallsAreAskedAfterBatsimsClock(t *testing.T) {
 	}
 	h.send(at[0], batsim.RequestedCall{})
 	chantest.Recv(t, later.C, 10*time.Second, "the call did not fire the timer due at it")
+	h.send(100, batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
+	h.end(101)
+}
+
+// countingPolicy says a step is done, exactly, and counts its checks.
+type countingPolicy struct{ checks atomic.Int64 }
+
+func (p *countingPolicy) Name() string                { return "counting" }
+func (p *countingPolicy) Observe(store.Change)        {}
+func (p *countingPolicy) Abilities() settle.Abilities { return settle.Abilities{} }
+func (p *countingPolicy) Check(context.Context, settle.State) (settle.Verdict, error) {
+	p.checks.Add(1)
+	return settle.Verdict{Done: true, Exact: true}, nil
+}
+
+// TestControllersTimersLeaveTheSchedulerAlone: a controller's timer
+// (Work) firing at a step where no pod is pending does not make the step
+// ask the scheduler's policy (a Karpenter run's periodic reconciles made
+// every such step scrape kube-scheduler: 8 of its 10 s of CPU while no pod
+// waited); a time-virtualised scheduler's own timer (Wake) does.
+func TestControllersTimersLeaveTheSchedulerAlone(t *testing.T) {
+	p := &countingPolicy{}
+	h := startOnNode0(t, broker.Options{Settle: p})
+	work := h.clock.NewTimerOf(simclock.Work, h.clock.Epoch().Add(5*time.Second), nil)
+	wake := h.clock.NewTimer(h.clock.Epoch().Add(8 * time.Second))
+	h.send(1, batsim.RequestedCall{})
+	h.send(5, batsim.RequestedCall{})
+	chantest.Recv(t, work.C, 10*time.Second, "the controller's timer did not fire at its call")
+	if n := p.checks.Load(); n != 0 {
+		t.Errorf("the policy was asked %d times at steps with nothing pending and only a controller's timer, want 0", n)
+	}
+	h.send(8, batsim.RequestedCall{})
+	chantest.Recv(t, wake.C, 10*time.Second, "the scheduler's timer did not fire at its call")
+	if p.checks.Load() == 0 {
+		t.Error("the scheduler's own timer fired and the step did not ask whether it was done")
+	}
 	h.send(100, batsim.Notify{Type: batsim.NoMoreStaticJobToSubmit})
 	h.end(101)
 }

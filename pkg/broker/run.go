@@ -167,12 +167,13 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 			return batsim.Message{}, false, fmt.Errorf("broker: %w", err)
 		}
 	}
-	// The timers of time-virtualised schedulers due now fire once the
-	// step's events are applied; their schedulers get to act before time
-	// moves on.
-	woken := r.opts.Clock.Fire()
+	// The timers due now fire once the step's events are applied: the
+	// schedulers and controllers whose timers they are get to act before
+	// time moves on (a scheduler's own timers make the step ask it even
+	// with nothing pending; the controllers' barrier sees to theirs).
+	fired := r.opts.Clock.Fire()
 	start := time.Now()
-	if err := r.wait(ctx, now, woken > 0); err != nil {
+	if err := r.wait(ctx, now, fired.Wake > 0); err != nil {
 		return batsim.Message{}, false, err
 	}
 	// Jobs rejected at their pending timeout free what their bound pods
@@ -233,8 +234,8 @@ func (r *run) settleImminentTimers(ctx context.Context, now float64) (float64, e
 		}
 		at = next
 		r.opts.Clock.Advance(at)
-		woken := r.opts.Clock.Fire()
-		if err := r.wait(ctx, at, woken > 0); err != nil {
+		fired := r.opts.Clock.Fire()
+		if err := r.wait(ctx, at, fired.Wake > 0); err != nil {
 			return at, err
 		}
 	}

@@ -133,8 +133,8 @@ func TestWorkTimerFiresWhenTheServerFiresIt(t *testing.T) {
 	if _, ok := received(tm.C()); ok {
 		t.Fatal("fired once the page moved, before the server fired it")
 	}
-	if n := r.clock.Fire(); n != 1 {
-		t.Fatalf("server fired %d timers, want 1", n)
+	if n := r.clock.Fire(); n != (simclock.Fired{Work: 1}) {
+		t.Fatalf("server fired %+v, want 1 work timer", n)
 	}
 	if got := <-tm.C(); !got.Equal(epoch.Add(time.Second)) {
 		t.Fatalf("fired with %v, want %v", got, epoch.Add(time.Second))

@@ -135,14 +135,13 @@ func (c *Clock) Mirror(set func(time.Duration)) {
 
 // Set moves the clock to simulated second s and fires the timers that are
 // then due, earliest first. Time never goes back: a smaller s (rounding
-// noise) is ignored. Set returns how many timers fired: a positive count
-// means a time-virtualised scheduler was woken by this step.
+// noise) is ignored. Set returns how many Wake and Work timers fired.
 func (c *Clock) Set(s float64) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.advanceLocked(FromSeconds(s))
 	c.secs = max(c.secs, s)
-	return c.fireLocked()
+	return c.fireLocked().Total()
 }
 
 // SetElapsed is Set with an exact duration since the start of the simulation.
@@ -150,7 +149,7 @@ func (c *Clock) SetElapsed(d time.Duration) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.advanceLocked(d)
-	return c.fireLocked()
+	return c.fireLocked().Total()
 }
 
 // Advance moves the clock to simulated second s like Set, but leaves the
@@ -163,9 +162,22 @@ func (c *Clock) Advance(s float64) {
 	c.secs = max(c.secs, s)
 }
 
+// Fired counts the timers a Fire fired that someone acts on.
+type Fired struct {
+	// Wake counts time-virtualised schedulers' timers: the scheduler may
+	// act at this step whether or not a pod is pending.
+	Wake int
+	// Work counts controllers' pending work: the controllers' barrier
+	// sees to it.
+	Work int
+}
+
+// Total is how many Wake and Work timers fired.
+func (f Fired) Total() int { return f.Wake + f.Work }
+
 // Fire fires the timers due at the current simulated time, earliest first,
-// and returns how many fired.
-func (c *Clock) Fire() int {
+// and counts the Wake and Work ones among them.
+func (c *Clock) Fire() Fired {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.fireLocked()
@@ -182,11 +194,11 @@ func (c *Clock) advanceLocked(d time.Duration) {
 }
 
 // fireLocked fires the due timers of every kind, earliest first, and
-// returns how many Wake and Work timers fired (those a scheduler or a
-// controller acts on at this step).
-func (c *Clock) fireLocked() int {
+// counts the Wake and Work ones (those a scheduler or a controller acts
+// on at this step).
+func (c *Clock) fireLocked() Fired {
 	now := c.epoch.Add(c.now)
-	fired := 0
+	var fired Fired
 	for {
 		q := c.earliestLocked(Wake, Work, Passive, Pause)
 		if q == nil || q.Peek().Value.at > c.now {
@@ -194,8 +206,11 @@ func (c *Clock) fireLocked() int {
 		}
 		t := q.Pop().Value
 		t.fire(now)
-		if t.kind == Wake || t.kind == Work {
-			fired++
+		switch t.kind {
+		case Wake:
+			fired.Wake++
+		case Work:
+			fired.Work++
 		}
 	}
 }

@@ -280,14 +280,14 @@ func TestAdvanceLeavesDueTimersToFire(t *testing.T) {
 	if got := c.Seconds(); got != 7 {
 		t.Fatalf("after Advance(7): %g s, want 7", got)
 	}
-	if n := c.Fire(); n != 1 {
-		t.Fatalf("Fire: %d timers, want 1", n)
+	if n := c.Fire(); n != (Fired{Wake: 1}) {
+		t.Fatalf("Fire: %+v, want 1 wake timer", n)
 	}
 	if now, ok := fired(tm); !ok || !now.Equal(DefaultEpoch.Add(7*time.Second)) {
 		t.Fatalf("the timer fired %v (%v), want at the current simulated time 7 s", ok, now)
 	}
-	if n := c.Fire(); n != 0 {
-		t.Fatalf("a second Fire: %d timers, want 0", n)
+	if n := c.Fire(); n.Total() != 0 {
+		t.Fatalf("a second Fire: %+v, want none", n)
 	}
 }
 
