@@ -2,10 +2,8 @@ package outputs
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 )
 
 // ClusterQueueSample is a row of _clusterqueues.csv: what a ClusterQueue's
@@ -25,25 +23,12 @@ func ReadClusterQueues(path string) ([]ClusterQueueSample, error) {
 	}
 	out := make([]ClusterQueueSample, 0, len(rows))
 	for i, r := range rows {
-		s := ClusterQueueSample{ClusterQueue: r["cluster_queue"]}
-		var errs []error
-		var err error
-		if s.Time, err = strconv.ParseFloat(r["time"], 64); err != nil {
-			errs = append(errs, fmt.Errorf("time: %w", err))
-		}
-		if s.Nominal, err = parseUsage(r["nominal"]); err != nil {
-			errs = append(errs, fmt.Errorf("nominal: %w", err))
-		}
-		if s.Usage, err = parseUsage(r["usage"]); err != nil {
-			errs = append(errs, fmt.Errorf("usage: %w", err))
-		}
-		for col, v := range map[string]*int{"reserving": &s.Reserving, "admitted": &s.Admitted, "pending": &s.Pending} {
-			if *v, err = strconv.Atoi(r[col]); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", col, err))
-			}
-		}
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("outputs: %s: row %d: %v", path, i+2, errs)
+		c := cells{row: r}
+		s := ClusterQueueSample{ClusterQueue: r["cluster_queue"], Time: c.number("time"),
+			Nominal: c.usage("nominal"), Usage: c.usage("usage"),
+			Reserving: c.whole("reserving"), Admitted: c.whole("admitted"), Pending: c.whole("pending")}
+		if err := c.err(path, i); err != nil {
+			return nil, err
 		}
 		out = append(out, s)
 	}

@@ -2,10 +2,8 @@ package outputs
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
-	"strconv"
 )
 
 // Node is a row of _nodes.csv: a node an autoscaler launched. Instants
@@ -27,26 +25,16 @@ func ReadNodes(path string) ([]Node, error) {
 	}
 	out := make([]Node, 0, len(rows))
 	for i, r := range rows {
-		n := Node{Name: r["node"], InstanceType: r["instance_type"], Host: r["host"], State: r["state"], ResourceID: -1}
-		var errs []error
-		for col, v := range map[string]*float64{"created": &n.Created, "ready": &n.Ready, "deleted": &n.Deleted,
-			"lifetime": &n.Lifetime, "price": &n.Price, "cost": &n.Cost} {
-			var err error
-			if *v, err = optionalSeconds(r[col]); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", col, err))
-			}
+		c := cells{row: r}
+		n := Node{Name: r["node"], InstanceType: r["instance_type"], Host: r["host"], State: r["state"], ResourceID: -1,
+			Created: c.instant("created"), Ready: c.instant("ready"), Deleted: c.instant("deleted"),
+			Lifetime: c.instant("lifetime"), Price: c.instant("price"), Cost: c.instant("cost"),
+			Jobs: c.whole("jobs")}
+		if r["resource_id"] != "" {
+			n.ResourceID = c.whole("resource_id")
 		}
-		var err error
-		if n.Jobs, err = strconv.Atoi(r["jobs"]); err != nil {
-			errs = append(errs, fmt.Errorf("jobs: %w", err))
-		}
-		if id := r["resource_id"]; id != "" {
-			if n.ResourceID, err = strconv.Atoi(id); err != nil {
-				errs = append(errs, fmt.Errorf("resource_id: %w", err))
-			}
-		}
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("outputs: %s: row %d: %v", path, i+2, errs)
+		if err := c.err(path, i); err != nil {
+			return nil, err
 		}
 		out = append(out, n)
 	}
