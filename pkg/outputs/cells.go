@@ -60,3 +60,23 @@ func optionalSeconds(s string) (float64, error) {
 	}
 	return strconv.ParseFloat(s, 64)
 }
+
+// readRows reads a CSV file of one of the schemas (schema.go), each row
+// made a T by row from its cells; a row with a cell that does not parse
+// is an error that names them.
+func readRows[T any](path string, schema []string, row func(*cells) T) ([]T, error) {
+	rows, err := readTable(path, schema)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(rows))
+	for i, r := range rows {
+		c := cells{row: r}
+		v := row(&c)
+		if err := c.err(path, i); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -17,20 +17,13 @@ type ClusterQueueSample struct {
 
 // ReadClusterQueues reads _clusterqueues.csv, in time order.
 func ReadClusterQueues(path string) ([]ClusterQueueSample, error) {
-	rows, err := readTable(path, ClusterQueuesColumns)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ClusterQueueSample, 0, len(rows))
-	for i, r := range rows {
-		c := cells{row: r}
-		s := ClusterQueueSample{ClusterQueue: r["cluster_queue"], Time: c.number("time"),
+	out, err := readRows(path, ClusterQueuesColumns, func(c *cells) ClusterQueueSample {
+		return ClusterQueueSample{ClusterQueue: c.row["cluster_queue"], Time: c.number("time"),
 			Nominal: c.usage("nominal"), Usage: c.usage("usage"),
 			Reserving: c.whole("reserving"), Admitted: c.whole("admitted"), Pending: c.whole("pending")}
-		if err := c.err(path, i); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(out, func(a, b ClusterQueueSample) int { return cmp.Compare(a.Time, b.Time) })
 	return out, nil

@@ -19,26 +19,16 @@ type Node struct {
 
 // ReadNodes reads _nodes.csv.
 func ReadNodes(path string) ([]Node, error) {
-	rows, err := readTable(path, NodesColumns)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Node, 0, len(rows))
-	for i, r := range rows {
-		c := cells{row: r}
-		n := Node{Name: r["node"], InstanceType: r["instance_type"], Host: r["host"], State: r["state"], ResourceID: -1,
+	return readRows(path, NodesColumns, func(c *cells) Node {
+		n := Node{Name: c.row["node"], InstanceType: c.row["instance_type"], Host: c.row["host"], State: c.row["state"], ResourceID: -1,
 			Created: c.instant("created"), Ready: c.instant("ready"), Deleted: c.instant("deleted"),
 			Lifetime: c.instant("lifetime"), Price: c.instant("price"), Cost: c.instant("cost"),
 			Jobs: c.whole("jobs")}
-		if r["resource_id"] != "" {
+		if c.row["resource_id"] != "" {
 			n.ResourceID = c.whole("resource_id")
 		}
-		if err := c.err(path, i); err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
+		return n
+	})
 }
 
 // NodesSummary sums up the nodes an autoscaler launched.

@@ -42,25 +42,14 @@ func (w Workload) TimeToAdmission() float64 { return w.Admitted - w.Created }
 
 // ReadWorkloads reads _workloads.csv.
 func ReadWorkloads(path string) ([]Workload, error) {
-	rows, err := readTable(path, WorkloadsColumns)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Workload, 0, len(rows))
-	for i, r := range rows {
-		c := cells{row: r}
-		w := Workload{Namespace: r["namespace"], Name: r["name"], Owner: r["owner"], Queue: r["queue"],
-			ClusterQueue: r["cluster_queue"], State: r["final_state"], Reason: r["reason"],
+	return readRows(path, WorkloadsColumns, func(c *cells) Workload {
+		return Workload{Namespace: c.row["namespace"], Name: c.row["name"], Owner: c.row["owner"], Queue: c.row["queue"],
+			ClusterQueue: c.row["cluster_queue"], State: c.row["final_state"], Reason: c.row["reason"],
 			Created: c.instant("created"), QuotaReserved: c.instant("quota_reserved"),
 			Admitted: c.instant("admitted"), Finished: c.instant("finished"),
-			Priority:  parse(&c, "priority", func(s string) (int64, error) { return strconv.ParseInt(cmp.Or(s, "0"), 10, 64) }),
+			Priority:  parse(c, "priority", func(s string) (int64, error) { return strconv.ParseInt(cmp.Or(s, "0"), 10, 64) }),
 			Evictions: c.count("evictions"), Preemptions: c.count("preemptions"), Usage: c.usage("usage")}
-		if err := c.err(path, i); err != nil {
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	return out, nil
+	})
 }
 
 // parseUsage parses "cpu=4;memory=4Gi".
@@ -177,22 +166,11 @@ func (c Controller) Wait() float64 { return c.FirstStart - c.Created }
 
 // ReadControllers reads _controllers.csv.
 func ReadControllers(path string) ([]Controller, error) {
-	rows, err := readTable(path, ControllersColumns)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Controller, 0, len(rows))
-	for i, r := range rows {
-		c := cells{row: r}
-		ctl := Controller{Kind: r["kind"], Namespace: r["namespace"], Name: r["name"], State: r["final_state"], Reason: r["reason"],
+	return readRows(path, ControllersColumns, func(c *cells) Controller {
+		return Controller{Kind: c.row["kind"], Namespace: c.row["namespace"], Name: c.row["name"], State: c.row["final_state"], Reason: c.row["reason"],
 			Created: c.instant("created"), FirstStart: c.instant("first_start"), LastEnd: c.instant("last_end"),
 			Pods: c.count("pods"), Succeeded: c.count("succeeded"), Failed: c.count("failed"), Killed: c.count("killed")}
-		if err := c.err(path, i); err != nil {
-			return nil, err
-		}
-		out = append(out, ctl)
-	}
-	return out, nil
+	})
 }
 
 // Queues summarises how a run's batch/v1 Jobs waited, from each Job's
