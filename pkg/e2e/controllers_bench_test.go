@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/batkube/batkube/pkg/launch"
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // BenchmarkSimulationJobs runs a contended workload of batch/v1 Jobs with
@@ -80,7 +81,7 @@ spec:
 // instant are placed.
 func podsWaitingWithRoom(tb testing.TB, podsCSV string, nodes, perNode int) int {
 	tb.Helper()
-	rows, err := readCSVFile(podsCSV)
+	rows, err := outputs.ReadCSV(podsCSV)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/batkube/batkube/pkg/outputs"
 	"github.com/batkube/batkube/pkg/translate"
 )
 
@@ -36,7 +37,7 @@ func TestDevicesAllocatedExactly(t *testing.T) {
 	}
 	wantEveryStepExact(t, sum)
 	devices := claims.byPod()
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

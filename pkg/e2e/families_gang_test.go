@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/batkube/batkube/pkg/outputs"
 	"github.com/batkube/batkube/pkg/translate"
 )
 
@@ -111,7 +112,7 @@ func TestGangSchedulingNeverBindsPartly(t *testing.T) {
 // pods were bound at ("" for a pod never bound).
 func boundInstants(t *testing.T, s *simulation) map[string][]string {
 	t.Helper()
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

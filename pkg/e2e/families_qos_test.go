@@ -24,6 +24,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/batkube/batkube/pkg/outputs"
 	"github.com/batkube/batkube/pkg/settle/signalclient"
 )
 
@@ -204,7 +205,7 @@ type qosPod struct {
 
 func (s *qosSimulation) qosPods(t *testing.T) []qosPod {
 	t.Helper()
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +556,7 @@ func readQoSTable(ctx context.Context, url string) (qosTable, error) {
 // end of any pod).
 func checkQoSTables(t *testing.T, s *qosSimulation, tables []qosTable, pods []qosPod) {
 	t.Helper()
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

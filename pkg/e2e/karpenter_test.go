@@ -151,7 +151,7 @@ func TestKarpenterRunsPendingPodsOnPoolHosts(t *testing.T) {
 		t.Fatalf("%d nodes launched, want 1 to 3 (for the three jobs that fit no ordinary host)", len(nodes))
 	}
 
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

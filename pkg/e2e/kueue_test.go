@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/batkube/batkube/pkg/apiserver"
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // TestKueueAdmitsWithinQuotas runs Kueue's manager v0.17.0, unmodified
@@ -107,7 +108,7 @@ func testKueueAdmitsWithinQuotas(t *testing.T, strategy string) {
 	}
 
 	// The Workloads, as the server logged them.
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_workloads.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_workloads.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestKueueStrictFIFOFromTheJobsCreation(t *testing.T) {
 	const quota, batch, queuesAt = 4.0, 1.0, 2.0
 
 	// The Workloads: one per Job, created at the Job's instant.
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_workloads.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_workloads.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestKueueStrictFIFOFromTheJobsCreation(t *testing.T) {
 
 	// The pods, from _pods.csv: one per Job, started within 1 s of its
 	// Workload's admission.
-	pods, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	pods, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/batkube/batkube/pkg/openb"
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // TestOpenBArrivalsEndAtTheLastArrival: the FGD paper's arrival-only
@@ -49,7 +50,7 @@ func TestOpenBArrivalsEndAtTheLastArrival(t *testing.T) {
 			sum.Succeeded, sum.Rejected, len(arrivals))
 	}
 
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

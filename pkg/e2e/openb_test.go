@@ -188,7 +188,7 @@ func replayOpenBSample(t *testing.T, sample openBSample, configure func(*simulat
 // allocations; each pod must have completed in exactly its trace run time.
 func readOpenBRuns(t *testing.T, podsCSV string, sample openBSample, consumed map[string]map[string]int64) map[string]openBRun {
 	t.Helper()
-	rows, err := readCSVFile(podsCSV)
+	rows, err := outputs.ReadCSV(podsCSV)
 	if err != nil {
 		t.Fatal(err)
 	}

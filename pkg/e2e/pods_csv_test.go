@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // TestPodsCSVAgreesWithJobsAndClients: on a contended run with
@@ -18,7 +20,7 @@ func TestPodsCSVAgreesWithJobsAndClients(t *testing.T) {
 	s := newSimulation(t, platform4, path)
 	s.mustRun(5 * time.Minute)
 	jobs := s.jobs()
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/batkube/batkube/pkg/broker"
 	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/metrics"
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // TestMetricsSavedWithTheRun runs a contended workload with the embedded
@@ -37,7 +38,7 @@ func TestMetricsSavedWithTheRun(t *testing.T) {
 	sum := s.mustRun(5 * time.Minute)
 	out := s.cfg.OutDir
 
-	pods, err := readCSVFile(filepath.Join(out, "_pods.csv"))
+	pods, err := outputs.ReadCSV(filepath.Join(out, "_pods.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/batkube/batkube/pkg/launch"
 	"github.com/batkube/batkube/pkg/metrics"
+	"github.com/batkube/batkube/pkg/outputs"
 )
 
 // BenchmarkSimulationTrace10h runs the sparse 10-hour trace (1,000 jobs in
@@ -199,7 +200,7 @@ func lateStarts(t testing.TB, jobsCSV, workload string, n int, cores float64, me
 	for _, j := range readDelayJobs(t, workload) {
 		reqs[j.id] = req{j.cpu, j.mem}
 	}
-	rows, err := readCSVFile(jobsCSV)
+	rows, err := outputs.ReadCSV(jobsCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +269,7 @@ func lateStartsByPod(t testing.TB, podsCSV, workload string, n int, cores float6
 		jobs["w0!"+j.id] = &job{cpu: j.cpu, mem: j.mem, submit: j.subtime, start: math.Inf(1)}
 		instants = append(instants, j.subtime)
 	}
-	rows, err := readCSVFile(podsCSV)
+	rows, err := outputs.ReadCSV(podsCSV)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -229,7 +229,7 @@ type jobRow struct {
 // jobs reads _jobs.csv, keyed by workload!id.
 func (s *simulation) jobs() map[string]jobRow {
 	s.t.Helper()
-	rows, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_jobs.csv"))
+	rows, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_jobs.csv"))
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func (s *simulation) jobs() map[string]jobRow {
 		j.heard, j.placed, j.known = j.finish, j.start, j.submit
 		out[j.id] = j
 	}
-	pods, err := readCSVFile(filepath.Join(s.cfg.OutDir, "_pods.csv"))
+	pods, err := outputs.ReadCSV(filepath.Join(s.cfg.OutDir, "_pods.csv"))
 	if err != nil {
 		return out
 	}
@@ -564,9 +564,6 @@ func eachNodeUsage(t *testing.T, s *simulation, jobs map[string]jobRow, visit fu
 func wireTime(s float64) time.Time {
 	return simclock.DefaultEpoch.Add(simclock.FromSeconds(s)).Truncate(time.Second)
 }
-
-// readCSVFile reads a CSV file with a header into one map per row.
-func readCSVFile(path string) ([]map[string]string, error) { return outputs.ReadCSV(path) }
 
 // freePort returns a loopback TCP port nobody listens on right now.
 func freePort(tb testing.TB) int {

@@ -2,10 +2,8 @@ package outputs
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 )
 
 // ClusterQueueSample is a row of _clusterqueues.csv: what a ClusterQueue's
@@ -19,33 +17,13 @@ type ClusterQueueSample struct {
 
 // ReadClusterQueues reads _clusterqueues.csv, in time order.
 func ReadClusterQueues(path string) ([]ClusterQueueSample, error) {
-	rows, err := readTable(path, ClusterQueuesColumns)
+	out, err := readRows(path, ClusterQueuesColumns, func(c *cells) ClusterQueueSample {
+		return ClusterQueueSample{ClusterQueue: c.row["cluster_queue"], Time: c.number("time"),
+			Nominal: c.usage("nominal"), Usage: c.usage("usage"),
+			Reserving: c.whole("reserving"), Admitted: c.whole("admitted"), Pending: c.whole("pending")}
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]ClusterQueueSample, 0, len(rows))
-	for i, r := range rows {
-		s := ClusterQueueSample{ClusterQueue: r["cluster_queue"]}
-		var errs []error
-		var err error
-		if s.Time, err = strconv.ParseFloat(r["time"], 64); err != nil {
-			errs = append(errs, fmt.Errorf("time: %w", err))
-		}
-		if s.Nominal, err = parseUsage(r["nominal"]); err != nil {
-			errs = append(errs, fmt.Errorf("nominal: %w", err))
-		}
-		if s.Usage, err = parseUsage(r["usage"]); err != nil {
-			errs = append(errs, fmt.Errorf("usage: %w", err))
-		}
-		for col, v := range map[string]*int{"reserving": &s.Reserving, "admitted": &s.Admitted, "pending": &s.Pending} {
-			if *v, err = strconv.Atoi(r[col]); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", col, err))
-			}
-		}
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("outputs: %s: row %d: %v", path, i+2, errs)
-		}
-		out = append(out, s)
 	}
 	slices.SortStableFunc(out, func(a, b ClusterQueueSample) int { return cmp.Compare(a.Time, b.Time) })
 	return out, nil

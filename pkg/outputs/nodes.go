@@ -2,10 +2,8 @@ package outputs
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
-	"strconv"
 )
 
 // Node is a row of _nodes.csv: a node an autoscaler launched. Instants
@@ -21,36 +19,16 @@ type Node struct {
 
 // ReadNodes reads _nodes.csv.
 func ReadNodes(path string) ([]Node, error) {
-	rows, err := readTable(path, NodesColumns)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Node, 0, len(rows))
-	for i, r := range rows {
-		n := Node{Name: r["node"], InstanceType: r["instance_type"], Host: r["host"], State: r["state"], ResourceID: -1}
-		var errs []error
-		for col, v := range map[string]*float64{"created": &n.Created, "ready": &n.Ready, "deleted": &n.Deleted,
-			"lifetime": &n.Lifetime, "price": &n.Price, "cost": &n.Cost} {
-			var err error
-			if *v, err = optionalSeconds(r[col]); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", col, err))
-			}
+	return readRows(path, NodesColumns, func(c *cells) Node {
+		n := Node{Name: c.row["node"], InstanceType: c.row["instance_type"], Host: c.row["host"], State: c.row["state"], ResourceID: -1,
+			Created: c.instant("created"), Ready: c.instant("ready"), Deleted: c.instant("deleted"),
+			Lifetime: c.instant("lifetime"), Price: c.instant("price"), Cost: c.instant("cost"),
+			Jobs: c.whole("jobs")}
+		if c.row["resource_id"] != "" {
+			n.ResourceID = c.whole("resource_id")
 		}
-		var err error
-		if n.Jobs, err = strconv.Atoi(r["jobs"]); err != nil {
-			errs = append(errs, fmt.Errorf("jobs: %w", err))
-		}
-		if id := r["resource_id"]; id != "" {
-			if n.ResourceID, err = strconv.Atoi(id); err != nil {
-				errs = append(errs, fmt.Errorf("resource_id: %w", err))
-			}
-		}
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("outputs: %s: row %d: %v", path, i+2, errs)
-		}
-		out = append(out, n)
-	}
-	return out, nil
+		return n
+	})
 }
 
 // NodesSummary sums up the nodes an autoscaler launched.

@@ -1,7 +1,8 @@
 // Package outputs reads what a run leaves in its output folder: Batsim's
 // CSV files (_jobs.csv, _schedule.csv) and Batkube's (_pods.csv,
-// _controllers.csv, _workloads.csv), for the runner's summary, the report
-// and the tests alike.
+// _controllers.csv, _workloads.csv, _clusterqueues.csv, _nodes.csv: their
+// columns in schema.go), for the runner's summary, the report and the
+// tests alike.
 package outputs
 
 import (

@@ -42,50 +42,14 @@ func (w Workload) TimeToAdmission() float64 { return w.Admitted - w.Created }
 
 // ReadWorkloads reads _workloads.csv.
 func ReadWorkloads(path string) ([]Workload, error) {
-	rows, err := readTable(path, WorkloadsColumns)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Workload, 0, len(rows))
-	for i, r := range rows {
-		w := Workload{Namespace: r["namespace"], Name: r["name"], Owner: r["owner"], Queue: r["queue"],
-			ClusterQueue: r["cluster_queue"], State: r["final_state"], Reason: r["reason"]}
-		var errs []error
-		instant := func(col string) float64 {
-			v, err := optionalSeconds(r[col])
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", col, err))
-			}
-			return v
-		}
-		w.Created, w.QuotaReserved, w.Admitted, w.Finished = instant("created"), instant("quota_reserved"), instant("admitted"), instant("finished")
-		var err error
-		if w.Priority, err = strconv.ParseInt(cmp.Or(r["priority"], "0"), 10, 64); err != nil {
-			errs = append(errs, fmt.Errorf("priority: %w", err))
-		}
-		if w.Evictions, err = strconv.Atoi(cmp.Or(r["evictions"], "0")); err != nil {
-			errs = append(errs, fmt.Errorf("evictions: %w", err))
-		}
-		if w.Preemptions, err = strconv.Atoi(cmp.Or(r["preemptions"], "0")); err != nil {
-			errs = append(errs, fmt.Errorf("preemptions: %w", err))
-		}
-		if w.Usage, err = parseUsage(r["usage"]); err != nil {
-			errs = append(errs, fmt.Errorf("usage: %w", err))
-		}
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("outputs: %s: row %d: %v", path, i+2, errs)
-		}
-		out = append(out, w)
-	}
-	return out, nil
-}
-
-// optionalSeconds parses an instant of a CSV file: "" is NaN.
-func optionalSeconds(s string) (float64, error) {
-	if s == "" {
-		return math.NaN(), nil
-	}
-	return strconv.ParseFloat(s, 64)
+	return readRows(path, WorkloadsColumns, func(c *cells) Workload {
+		return Workload{Namespace: c.row["namespace"], Name: c.row["name"], Owner: c.row["owner"], Queue: c.row["queue"],
+			ClusterQueue: c.row["cluster_queue"], State: c.row["final_state"], Reason: c.row["reason"],
+			Created: c.instant("created"), QuotaReserved: c.instant("quota_reserved"),
+			Admitted: c.instant("admitted"), Finished: c.instant("finished"),
+			Priority:  parse(c, "priority", func(s string) (int64, error) { return strconv.ParseInt(cmp.Or(s, "0"), 10, 64) }),
+			Evictions: c.count("evictions"), Preemptions: c.count("preemptions"), Usage: c.usage("usage")}
+	})
 }
 
 // parseUsage parses "cpu=4;memory=4Gi".
@@ -202,32 +166,11 @@ func (c Controller) Wait() float64 { return c.FirstStart - c.Created }
 
 // ReadControllers reads _controllers.csv.
 func ReadControllers(path string) ([]Controller, error) {
-	rows, err := readTable(path, ControllersColumns)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Controller, 0, len(rows))
-	for i, r := range rows {
-		c := Controller{Kind: r["kind"], Namespace: r["namespace"], Name: r["name"], State: r["final_state"], Reason: r["reason"]}
-		var errs []error
-		for col, v := range map[string]*float64{"created": &c.Created, "first_start": &c.FirstStart, "last_end": &c.LastEnd} {
-			var err error
-			if *v, err = optionalSeconds(r[col]); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", col, err))
-			}
-		}
-		for col, v := range map[string]*int{"pods": &c.Pods, "succeeded": &c.Succeeded, "failed": &c.Failed, "killed": &c.Killed} {
-			var err error
-			if *v, err = strconv.Atoi(cmp.Or(r[col], "0")); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", col, err))
-			}
-		}
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("outputs: %s: row %d: %v", path, i+2, errs)
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return readRows(path, ControllersColumns, func(c *cells) Controller {
+		return Controller{Kind: c.row["kind"], Namespace: c.row["namespace"], Name: c.row["name"], State: c.row["final_state"], Reason: c.row["reason"],
+			Created: c.instant("created"), FirstStart: c.instant("first_start"), LastEnd: c.instant("last_end"),
+			Pods: c.count("pods"), Succeeded: c.count("succeeded"), Failed: c.count("failed"), Killed: c.count("killed")}
+	})
 }
 
 // Queues summarises how a run's batch/v1 Jobs waited, from each Job's

@@ -68,17 +68,6 @@ func TestSummariseQueues(t *testing.T) {
 	}
 }
 
-func TestReadWorkloadsRefusesBadNumbers(t *testing.T) {
-	_, err := ReadWorkloads(writeTemp(t, "_workloads.csv", "namespace,name,created,usage\na,w,soon,\n"))
-	if err == nil {
-		t.Error("created=soon: no error")
-	}
-	_, err = ReadWorkloads(writeTemp(t, "_workloads.csv", "namespace,name,created,usage\na,w,1,cpu\n"))
-	if err == nil {
-		t.Error("usage=cpu: no error")
-	}
-}
-
 // A ClusterQueue's average use of a resource over a window, and its
 // fraction of the nominal quota.
 func TestAverageUsage(t *testing.T) {

@@ -48,38 +48,7 @@ func raw(t *testing.T, c syscall.Conn) syscall.RawConn {
 // queue (Unsent), which is empty once the peer has read them.
 func TestUnsent(t *testing.T) {
 	client, server := tcpPair(t)
-	// More than the peer's receive buffer: the rest waits in the sender's
-	// send queue.
-	if err := client.SetReadBuffer(64 << 10); err != nil {
-		t.Fatal(err)
-	}
-	big := make([]byte, 4<<20)
-	wrote := make(chan error, 1)
-	go func() { _, err := server.Write(big); wrote <- err }()
-	for {
-		n, err := Unsent(raw(t, server))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			break
-		}
-	}
-	if _, err := io.ReadFull(client, make([]byte, len(big))); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-wrote; err != nil {
-		t.Fatal(err)
-	}
-	for {
-		n, err := Unsent(raw(t, server))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-	}
+	overflowReceiveBuffer(t, client, server, func() (int, error) { return Unsent(raw(t, server)) })
 }
 
 // PeersUnread sees, through sock_diag, the bytes a peer of this process
@@ -94,15 +63,7 @@ func TestPeersUnread(t *testing.T) {
 	if _, err := server.Write(make([]byte, small)); err != nil {
 		t.Fatal(err)
 	}
-	for { // delivered in the kernel's time
-		n, err := PeersUnread(conn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == small {
-			break
-		}
-	}
+	waitFor(t, func() (int, error) { return PeersUnread(conn) }, func(n int) bool { return n == small }) // delivered in the kernel's time
 	if _, err := io.ReadFull(client, make([]byte, small)); err != nil {
 		t.Fatal(err)
 	}
@@ -138,15 +99,7 @@ func TestUndelivered(t *testing.T) {
 		if _, err := server.Write(make([]byte, small)); err != nil {
 			t.Fatal(err)
 		}
-		for { // received in the kernel's time
-			n, err := PeersUnread(peer)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == i*small {
-				break
-			}
-		}
+		waitFor(t, func() (int, error) { return PeersUnread(peer) }, func(n int) bool { return n == i*small }) // received in the kernel's time
 		outq, err := Unsent(conn[0].Raw)
 		if err != nil {
 			t.Fatal(err)
@@ -167,34 +120,41 @@ func TestUndelivered(t *testing.T) {
 	}
 
 	// More than the peer's receive buffer: the rest waits here.
+	overflowReceiveBuffer(t, client, server, func() (int, error) { return Undelivered(conn) })
+}
+
+// overflowReceiveBuffer writes more than client's receive buffer from
+// server: queued, what the function under test counts of it, must see
+// bytes waiting, then none once client has read them all (the last are
+// received in the kernel's time).
+func overflowReceiveBuffer(t *testing.T, client, server *net.TCPConn, queued func() (int, error)) {
+	t.Helper()
 	if err := client.SetReadBuffer(64 << 10); err != nil {
 		t.Fatal(err)
 	}
 	big := make([]byte, 4<<20)
 	wrote := make(chan error, 1)
 	go func() { _, err := server.Write(big); wrote <- err }()
-	for {
-		n, err := Undelivered(conn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			break
-		}
-	}
+	waitFor(t, queued, func(n int) bool { return n > 0 })
 	if _, err := io.ReadFull(client, make([]byte, len(big))); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-wrote; err != nil {
 		t.Fatal(err)
 	}
-	for { // the last bytes are received in the kernel's time
-		n, err := Undelivered(conn)
+	waitFor(t, queued, func(n int) bool { return n == 0 })
+}
+
+// waitFor polls count until done says its count is the one awaited.
+func waitFor(t *testing.T, count func() (int, error), done func(int) bool) {
+	t.Helper()
+	for {
+		n, err := count()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			break
+		if done(n) {
+			return
 		}
 	}
 }

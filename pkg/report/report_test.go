@@ -54,6 +54,24 @@ func tinyOutputs(t *testing.T, name string) string {
 	return dir
 }
 
+// reportPage is the HTML report of the run whose outputs are in dir.
+func reportPage(t *testing.T, dir string) string {
+	t.Helper()
+	r, err := Load(dir, Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := New("t", []*Run{r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestFigures(t *testing.T) {
@@ -316,20 +334,9 @@ func TestControllersTable(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "_controllers.csv"), []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Load(dir, Inputs{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := New("t", []*Run{r})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := rep.WriteHTML(&b); err != nil {
-		t.Fatal(err)
-	}
+	page := reportPage(t, dir)
 	for _, want := range []string{`<table class="controllers">`, "<td>Job default/flaky</td>", "<td>Failed BackoffLimitExceeded</td>"} {
-		if !strings.Contains(b.String(), want) {
+		if !strings.Contains(page, want) {
 			t.Errorf("the report has no %q", want)
 		}
 	}
@@ -348,20 +355,9 @@ func TestNodesTable(t *testing.T) {
 	if err := launch.WriteJSON(filepath.Join(dir, "summary.json"), sum); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Load(dir, Inputs{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := New("t", []*Run{r})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := rep.WriteHTML(&b); err != nil {
-		t.Fatal(err)
-	}
+	page := reportPage(t, dir)
 	for _, want := range []string{`<table class="controllers nodes">`, "<td>kwok-a</td><td>c-16x</td><td>pool16-0</td>", "1 (1 deleted, 0 on no pool host), at most 1 at once; 0.036 node-hours, cost 0.0244"} {
-		if !strings.Contains(b.String(), want) {
+		if !strings.Contains(page, want) {
 			t.Errorf("the report has no %q", want)
 		}
 	}
