@@ -40,14 +40,15 @@ to_bytes() {
   }'
 }
 
+# seen: every change of pods and nodes up to this resourceVersion is in
+# the lists below. It is the one the server's last idle answer gave (the
+# lists are read after it); kubectl's own lists print none, since it
+# gathers their items into a List of its own.
 seen=0
 while true; do
-  nodes=$(k get nodes -o jsonpath='{.metadata.resourceVersion}{"\n"}{range .items[*]}{.metadata.name}|{.spec.unschedulable}|{.status.allocatable.cpu}|{.status.allocatable.memory}{"\n"}{end}')
+  nodes=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name}|{.spec.unschedulable}|{.status.allocatable.cpu}|{.status.allocatable.memory}{"\n"}{end}')
   pods=$(k get pods --all-namespaces --field-selector=status.phase!=Succeeded,status.phase!=Failed \
-    -o jsonpath='{.metadata.resourceVersion}{"\n"}{range .items[*]}{.metadata.creationTimestamp}|{.metadata.namespace}|{.metadata.name}|{.spec.schedulerName}|{.spec.nodeName}|{.metadata.deletionTimestamp}|{.spec.containers[0].resources.requests.cpu}|{.spec.containers[0].resources.requests.memory}{"\n"}{end}')
-  nodes_rv=$(head -n1 <<<"$nodes")
-  pods_rv=$(head -n1 <<<"$pods")
-  seen=$(( nodes_rv < pods_rv ? nodes_rv : pods_rv ))
+    -o jsonpath='{range .items[*]}{.metadata.creationTimestamp}|{.metadata.namespace}|{.metadata.name}|{.spec.schedulerName}|{.spec.nodeName}|{.metadata.deletionTimestamp}|{.spec.containers[0].resources.requests.cpu}|{.spec.containers[0].resources.requests.memory}{"\n"}{end}')
 
   # Free room per schedulable node, in name order (node2 before node10).
   declare -A cpu=() mem=()
@@ -55,7 +56,7 @@ while true; do
   while IFS='|' read -r node unschedulable c m; do
     [ -n "$node" ] && [ "$unschedulable" != "true" ] || continue
     cpu[$node]=$(to_milli "$c"); mem[$node]=$(to_bytes "$m"); order+=("$node")
-  done < <(tail -n +2 <<<"$nodes" | sort -t'|' -k1,1V)
+  done < <(sort -t'|' -k1,1V <<<"$nodes")
   pending=()
   while IFS='|' read -r created ns pod scheduler node deleting c m; do
     [ -n "$pod" ] || continue
@@ -66,7 +67,7 @@ while true; do
     elif [ "$scheduler" = "$name" ] && [ -z "$deleting" ]; then
       pending+=("$created|$ns|$pod|$(to_milli "$c")|$(to_bytes "$m")")
     fi
-  done < <(tail -n +2 <<<"$pods")
+  done <<<"$pods"
 
   # First come, first served: creation instant, then name.
   while IFS='|' read -r _ ns pod c m; do
@@ -88,4 +89,6 @@ while true; do
   answer=$(printf '{"scheduler":"shell","resourceVersion":"%s","wait":true}' "$seen" |
     k create --raw /batkube/v1/idle -f -) || exit 0 # the server is gone: the run is over
   case $answer in *'"ended":true'*) exit 0 ;; esac
+  seen=$(sed -n 's/.*"resourceVersion": *"\([0-9]*\)".*/\1/p' <<<"$answer")
+  [ -n "$seen" ] || { echo "shell scheduler: no resourceVersion in the idle answer: $answer" >&2; exit 1; }
 done
