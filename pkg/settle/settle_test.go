@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +131,36 @@ func TestAutoFallsBackOnSilenceUntilASignal(t *testing.T) {
 	s.Signal("x", 3)
 	if v, _ := a.Check(ctx, st); !v.Done || !v.Exact || a.Name() != "quiet+signal" {
 		t.Fatalf("signal at the latest change: %+v (%s), want done, exact", v, a.Name())
+	}
+}
+
+// TestSignalOlderThanTheAnswerIsWarnedOnce: a scheduler that signals a
+// resourceVersion older than the server's latest answer to it (a script
+// reading none from its lists signalled 0) is answered at once every time;
+// the server says so in its log, once per scheduler.
+func TestSignalOlderThanTheAnswerIsWarnedOnce(t *testing.T) {
+	s := settle.NewSignals()
+	var log bytes.Buffer
+	s.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	s.Observe(store.Change{RV: 6})
+	s.Open()
+	if _, a := post(t, srv, `{"scheduler":"a","resourceVersion":"5","wait":true}`); a.ResourceVersion != "6" {
+		t.Fatalf("answer %+v, want at RV 6", a)
+	}
+	if log.Len() != 0 {
+		t.Fatalf("warned before any older signal: %s", log.String())
+	}
+	for range 2 {
+		if _, a := post(t, srv, `{"scheduler":"a","resourceVersion":"0","wait":true}`); a.ResourceVersion != "6" {
+			t.Fatalf("answer %+v, want at once at RV 6", a)
+		}
+	}
+	if n := strings.Count(log.String(), "older than the server's latest answer"); n != 1 {
+		t.Errorf("%d warnings, want 1: %s", n, log.String())
+	}
+	if !strings.Contains(log.String(), "scheduler=a") || !strings.Contains(log.String(), "answered=6") {
+		t.Errorf("the warning does not name the scheduler and the answer: %s", log.String())
 	}
 }

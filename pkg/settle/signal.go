@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -72,11 +73,20 @@ type Signals struct {
 	// deciding holds the schedulers whose wait was answered and who have
 	// not signalled since: they are reading the cluster.
 	deciding map[string]bool
+	// answered is, per scheduler, the resourceVersion of its latest
+	// answer; warned, those told that they signal older ones.
+	answered map[string]uint64
+	warned   map[string]bool
+
+	// Logger, if set (before serving), gets a warning for a scheduler
+	// that signals a resourceVersion older than its latest answer.
+	Logger *slog.Logger
 }
 
 // NewSignals returns an empty Signals.
 func NewSignals() *Signals {
-	return &Signals{idleAt: map[string]uint64{}, deciding: map[string]bool{}, changed: make(chan struct{}), wake: make(chan struct{}, 1)}
+	return &Signals{idleAt: map[string]uint64{}, deciding: map[string]bool{}, answered: map[string]uint64{}, warned: map[string]bool{},
+		changed: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
 // Name implements Policy.
@@ -208,6 +218,7 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.Signal(req.Scheduler, rv)
+	s.warnIfBehind(req.Scheduler, rv)
 	if req.Wait {
 		s.mu.Lock()
 		s.waiting++
@@ -228,6 +239,7 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// it may end (Deciding), so that no write of the next
 			// instant lands while it reads this one.
 			s.deciding[req.Scheduler] = true
+			s.answered[req.Scheduler] = latest
 		}
 		s.mu.Unlock()
 		if answer {
@@ -239,6 +251,24 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+	}
+}
+
+// warnIfBehind warns, once per scheduler, of a signal older than the
+// scheduler's latest answer: such a wait is answered at once, so the
+// scheduler loops without end and every step waits for it until
+// --settle-max (a script that read no resourceVersion from its lists did).
+func (s *Signals) warnIfBehind(scheduler string, rv uint64) {
+	s.mu.Lock()
+	last, ok := s.answered[scheduler]
+	warn := ok && rv < last && !s.warned[scheduler] && s.Logger != nil
+	if warn {
+		s.warned[scheduler] = true
+	}
+	s.mu.Unlock()
+	if warn {
+		s.Logger.Warn("a scheduler signals idle at a resourceVersion older than the server's latest answer to it: it is answered at once, loops, and every step waits for it until --settle-max; signal the resourceVersion of what it has seen (at least the answer's)",
+			"scheduler", scheduler, "resourceVersion", rv, "answered", last)
 	}
 }
 

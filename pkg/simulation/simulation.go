@@ -191,6 +191,7 @@ func New(cfg Config) (sim *Simulation, err error) {
 		bopts.ControllersOnSimulatedTime = func() bool { return page.Attached() > 0 }
 	}
 	signals := settle.NewSignals()
+	signals.Logger = cfg.Logger
 	token, err := randomToken()
 	if err != nil {
 		return nil, fmt.Errorf("simulation: %w", err)
