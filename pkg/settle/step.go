@@ -285,15 +285,15 @@ func (s *Settler) Wait(ctx context.Context, c Cluster, now float64, woken bool) 
 			continue // take in what the controllers did before the proof
 		}
 		pending := c.Pending() > 0
-		deciding := s.deciding()
 		var v Verdict
-		if !pending && !woken && deciding == "" {
-			if unproven != "" {
-				return end(Unproven, unproven)
-			}
-			return end(NothingPending, "")
-		}
 		if !pending && !woken {
+			deciding := s.deciding()
+			if deciding == "" {
+				if unproven != "" {
+					return end(Unproven, unproven)
+				}
+				return end(NothingPending, "")
+			}
 			// Nothing to decide, but a scheduler still reads this
 			// instant's state: the next instant's writes wait for its
 			// signal (Wake), or it would see them half-way.
