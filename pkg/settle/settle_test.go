@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/batkube/batkube/pkg/settle"
 	"github.com/batkube/batkube/pkg/store"
@@ -162,5 +165,25 @@ func TestSignalOlderThanTheAnswerIsWarnedOnce(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "scheduler=a") || !strings.Contains(log.String(), "answered=6") {
 		t.Errorf("the warning does not name the scheduler and the answer: %s", log.String())
+	}
+}
+
+// TestAnswerSaysEachResourcesLatestChange: the answer gives the latest
+// change of pods and of nodes apart, so that a scheduler with one informer
+// each knows when both have caught up (a pods' informer that delivered the
+// latest change says nothing of the nodes' one).
+func TestAnswerSaysEachResourcesLatestChange(t *testing.T) {
+	s := settle.NewSignals()
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	nodes, pods := schema.GroupResource{Resource: "nodes"}, schema.GroupResource{Resource: "pods"}
+	for _, c := range []store.Change{{GR: nodes, RV: 3}, {GR: nodes, RV: 4}, {GR: pods, RV: 5}} {
+		s.Observe(c)
+	}
+	s.Open()
+	_, a := post(t, srv, `{"scheduler":"a","resourceVersion":"0","wait":true}`)
+	want := map[string]string{"nodes": "4", "pods": "5"}
+	if a.ResourceVersion != "5" || !maps.Equal(a.Latest, want) {
+		t.Fatalf("answer %+v, want resourceVersion 5, latest %v", a, want)
 	}
 }

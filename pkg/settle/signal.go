@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/batkube/batkube/pkg/store"
 )
 
@@ -43,6 +45,15 @@ type IdleResponse struct {
 	// ResourceVersion is the latest change of pods or nodes the broker has
 	// seen.
 	ResourceVersion string `json:"resourceVersion"`
+	// Latest is the latest change of each resource the broker follows,
+	// by resource ("pods", "nodes", "podgroups.scheduling.k8s.io"; none
+	// for a resource not changed yet): a scheduler that follows each with
+	// an informer (one watch each, no selector) has seen everything up to
+	// ResourceVersion once every informer has delivered its resource's.
+	// One informer's progress says nothing of another's: the pods'
+	// informer may deliver a pod created after the nodes before the
+	// nodes' informer delivers them.
+	Latest map[string]string `json:"latest,omitempty"`
 	// Ended: the simulation is over.
 	Ended bool `json:"ended,omitempty"`
 }
@@ -60,7 +71,9 @@ type Signals struct {
 	// and replaced when it moves, ended when the simulation is over.
 	latest  uint64
 	changed chan struct{}
-	ended   bool
+	// latestOf is the latest change of each resource (IdleResponse.Latest).
+	latestOf map[schema.GroupResource]uint64
+	ended    bool
 	// waiting counts the schedulers waiting on the signal (long polls
 	// open); lastSignal is when the latest signal came or wait ended.
 	waiting    int
@@ -85,7 +98,7 @@ type Signals struct {
 
 // NewSignals returns an empty Signals.
 func NewSignals() *Signals {
-	return &Signals{idleAt: map[string]uint64{}, deciding: map[string]bool{}, answered: map[string]uint64{}, warned: map[string]bool{},
+	return &Signals{idleAt: map[string]uint64{}, latestOf: map[schema.GroupResource]uint64{}, deciding: map[string]bool{}, answered: map[string]uint64{}, warned: map[string]bool{},
 		changed: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
@@ -103,6 +116,9 @@ func (s *Signals) Active() bool {
 func (s *Signals) Observe(c store.Change) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if c.RV > s.latestOf[c.GR] {
+		s.latestOf[c.GR] = c.RV
+	}
 	if c.RV > s.latest {
 		s.latest = c.RV
 		s.wakeLocked()
@@ -234,16 +250,20 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		latest, ended, open, changed := s.latest, s.ended, s.open, s.changed
 		answer := !req.Wait || (latest > rv && open) || ended
-		if answer && req.Wait && !ended {
-			// Let through: the step waits for its next signal before
-			// it may end (Deciding), so that no write of the next
-			// instant lands while it reads this one.
-			s.deciding[req.Scheduler] = true
-			s.answered[req.Scheduler] = latest
+		var resp IdleResponse
+		if answer {
+			resp = IdleResponse{ResourceVersion: strconv.FormatUint(latest, 10), Ended: ended, Latest: s.latestByResourceLocked()}
+			if req.Wait && !ended {
+				// Let through: the step waits for its next signal
+				// before it may end (Deciding), so that no write of
+				// the next instant lands while it reads this one.
+				s.deciding[req.Scheduler] = true
+				s.answered[req.Scheduler] = latest
+			}
 		}
 		s.mu.Unlock()
 		if answer {
-			writeJSON(w, http.StatusOK, IdleResponse{ResourceVersion: strconv.FormatUint(latest, 10), Ended: ended})
+			writeJSON(w, http.StatusOK, resp)
 			return
 		}
 		select {
@@ -252,6 +272,15 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// latestByResourceLocked is IdleResponse.Latest; s.mu is held.
+func (s *Signals) latestByResourceLocked() map[string]string {
+	out := make(map[string]string, len(s.latestOf))
+	for gr, rv := range s.latestOf {
+		out[gr.String()] = strconv.FormatUint(rv, 10)
+	}
+	return out
 }
 
 // warnIfBehind warns, once per scheduler, of a signal older than the

@@ -40,12 +40,15 @@ func main() { exmain.Main("random", run) }
 
 // scheduler holds the informers' view of the cluster and the random source.
 type scheduler struct {
-	opts    options
-	cs      kubernetes.Interface
-	pods    cache.Indexer
-	nodes   cache.Indexer
-	rand    *rand.Rand
-	seen    atomic.Uint64 // the latest resourceVersion the informers delivered
+	opts  options
+	cs    kubernetes.Interface
+	pods  cache.Indexer
+	nodes cache.Indexer
+	rand  *rand.Rand
+	// seen is, per resource ("pods", "nodes"), the resourceVersion of the
+	// latest change its informer delivered: each informer delivers its own
+	// resource's changes in order, but not in step with the other's.
+	seen    map[string]*atomic.Uint64
 	changed chan struct{} // a token when the informers delivered something
 	// assumed are the pods bound but not yet seen bound, with their node.
 	assumed map[string]string
@@ -57,12 +60,15 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	factory := informers.NewSharedInformerFactory(cs, 0)
+	podInformer, nodeInformer := factory.Core().V1().Pods().Informer(), factory.Core().V1().Nodes().Informer()
 	s := &scheduler{opts: opts, cs: cs, rand: rand.New(rand.NewPCG(opts.Seed, 0)),
+		seen:    map[string]*atomic.Uint64{"pods": new(atomic.Uint64), "nodes": new(atomic.Uint64)},
 		changed: make(chan struct{}, 1), assumed: map[string]string{},
-		pods: factory.Core().V1().Pods().Informer().GetIndexer(), nodes: factory.Core().V1().Nodes().Informer().GetIndexer()}
-	for _, inf := range []cache.SharedIndexInformer{factory.Core().V1().Pods().Informer(), factory.Core().V1().Nodes().Informer()} {
+		pods: podInformer.GetIndexer(), nodes: nodeInformer.GetIndexer()}
+	for resource, inf := range map[string]cache.SharedIndexInformer{"pods": podInformer, "nodes": nodeInformer} {
+		saw := func(obj any) { s.saw(resource, obj) }
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: s.saw, UpdateFunc: func(_, obj any) { s.saw(obj) }, DeleteFunc: s.saw}); err != nil {
+			AddFunc: saw, UpdateFunc: func(_, obj any) { saw(obj) }, DeleteFunc: saw}); err != nil {
 			return err
 		}
 	}
@@ -73,43 +79,56 @@ func run(ctx context.Context, opts options) error {
 	// written a whole instant, so that the first draws, like every later
 	// one, are made on a whole state (the informers may have listed in the
 	// middle of the first instant's writes).
-	var seen uint64
+	seen := "0"
 	for {
 		// Idle at what we saw; the server answers at once if something
 		// newer exists (our own bindings included), else when the next
 		// change comes, and only once the broker has written all of it.
-		answer, err := idle.IdleAndWait(ctx, strconv.FormatUint(seen, 10))
+		answer, err := idle.IdleAndWait(ctx, seen)
 		if err != nil {
 			return err
 		}
 		if answer.Ended {
 			return nil
 		}
-		// Decide on a whole state: wait until the informers have delivered
-		// everything up to the change the server reports.
-		latest, _ := strconv.ParseUint(answer.ResourceVersion, 10, 64)
-		for s.seen.Load() < latest {
+		// Decide on a whole state: wait until each informer has delivered
+		// its resource's latest change up to the one the server reports.
+		for !s.caughtUp(answer.Latest) {
 			select {
 			case <-s.changed:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
-		seen = s.seen.Load()
+		seen = answer.ResourceVersion
 		if _, err := s.schedule(ctx); err != nil {
 			return err
 		}
 	}
 }
 
-// saw records the resourceVersion of what the informers delivered.
-func (s *scheduler) saw(obj any) {
+// caughtUp reports whether each informer has delivered its resource's
+// change of latest (the server's answer: resourceVersions by resource).
+func (s *scheduler) caughtUp(latest map[string]string) bool {
+	for resource, seen := range s.seen {
+		want, _ := strconv.ParseUint(latest[resource], 10, 64)
+		if seen.Load() < want {
+			return false
+		}
+	}
+	return true
+}
+
+// saw records the resourceVersion of a change of resource an informer
+// delivered.
+func (s *scheduler) saw(resource string, obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
 	if m, err := meta.Accessor(obj); err == nil {
 		rv, _ := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
-		for old := s.seen.Load(); rv > old && !s.seen.CompareAndSwap(old, rv); old = s.seen.Load() {
+		seen := s.seen[resource]
+		for old := seen.Load(); rv > old && !seen.CompareAndSwap(old, rv); old = seen.Load() {
 		}
 	}
 	select {

@@ -14,6 +14,12 @@
 //			if _, err := c.IdleAndWait(ctx, min(podsRV, nodesRV)); err != nil { ... }
 //		}
 //	}
+//
+// A scheduler that follows pods and nodes with informers instead decides,
+// after each answer, once every informer has delivered its resource's
+// change of the answer's Latest (see examples/schedulers/random), and
+// signals the answer's ResourceVersion: the informers run apart, so one
+// that delivered the latest change says nothing of the other's.
 package signalclient
 
 import (
