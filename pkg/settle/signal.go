@@ -187,12 +187,22 @@ func (s *Signals) Check(_ context.Context, st State) (Verdict, error) {
 // Signal records that scheduler is idle having seen rv.
 func (s *Signals) Signal(scheduler string, rv uint64) {
 	s.mu.Lock()
+	s.signalLocked(scheduler, rv)
+	s.mu.Unlock()
+	s.wakeBroker()
+}
+
+// signalLocked records a signal; s.mu is held.
+func (s *Signals) signalLocked(scheduler string, rv uint64) {
 	if cur, ok := s.idleAt[scheduler]; !ok || rv > cur {
 		s.idleAt[scheduler] = rv
 	}
 	delete(s.deciding, scheduler)
 	s.lastSignal = time.Now()
-	s.mu.Unlock()
+}
+
+// wakeBroker tells the step's wait that a signal came.
+func (s *Signals) wakeBroker() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -233,12 +243,8 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf(`"resourceVersion" %q: want the resourceVersion of the latest change seen`, req.ResourceVersion))
 		return
 	}
-	s.Signal(req.Scheduler, rv)
 	s.warnIfBehind(req.Scheduler, rv)
 	if req.Wait {
-		s.mu.Lock()
-		s.waiting++
-		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()
 			s.waiting--
@@ -246,8 +252,19 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.mu.Unlock()
 		}()
 	}
-	for {
-		s.mu.Lock()
+	// The signal and the first look at the answer under one lock: a
+	// signal answered at once goes from deciding to deciding, never seen
+	// done by the step in between (it would end, and the scheduler read
+	// the next instant's writes half-way).
+	s.mu.Lock()
+	s.signalLocked(req.Scheduler, rv)
+	if req.Wait {
+		s.waiting++
+	}
+	for first := true; ; first = false {
+		if !first {
+			s.mu.Lock()
+		}
 		latest, ended, open, changed := s.latest, s.ended, s.open, s.changed
 		answer := !req.Wait || (latest > rv && open) || ended
 		var resp IdleResponse
@@ -262,6 +279,9 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.mu.Unlock()
+		if first {
+			s.wakeBroker() // the signal, seen with the deciding mark if answered
+		}
 		if answer {
 			writeJSON(w, http.StatusOK, resp)
 			return

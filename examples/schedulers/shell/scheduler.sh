@@ -23,21 +23,31 @@ name=${SCHEDULER_NAME:-default-scheduler}
 
 k() { "$KUBECTL" "$@"; }
 
-# to_milli QUANTITY: cpu in millicores; to_bytes QUANTITY: memory in bytes.
-to_milli() { awk -v q="$1" 'BEGIN { if (q == "") q = 0; if (q ~ /m$/) { sub(/m$/, "", q); print int(q) } else print int(q * 1000 + 0.5) }'; }
-to_bytes() {
-  awk -v q="$1" 'BEGIN {
-    if (q == "") q = 0
-    n = split("Ki Mi Gi Ti Pi Ei k M G T P E", suf, " ")
-    split("1024 1048576 1073741824 1099511627776 1125899906842624 1152921504606846976 1e3 1e6 1e9 1e12 1e15 1e18", mul, " ")
-    for (i = 1; i <= n; i++) {
-      l = length(suf[i])
-      if (substr(q, length(q) - l + 1) == suf[i] && (l == 2 || substr(q, length(q) - 1, 1) ~ /[0-9.]/)) {
-        printf "%.0f\n", substr(q, 1, length(q) - l) * mul[i]; exit
+# tabulate: one awk pass over the listing below that prints, with cpu in
+# millicores and memory in bytes,
+#   N|node|cpu|memory            a schedulable node's allocatable,
+#   B|node|cpu|memory            a live pod bound to it (its requests),
+#   P|created|ns|pod|cpu|memory  a pending pod of this scheduler.
+tabulate() {
+  awk -F'|' -v OFS='|' -v name="$name" '
+    function milli(q) { if (q == "") return 0; if (q ~ /m$/) { sub(/m$/, "", q); return int(q) } return int(q * 1000 + 0.5) }
+    function bytes(q,    n, i, l, suf, mul) {
+      if (q == "") return 0
+      n = split("Ki Mi Gi Ti Pi Ei k M G T P E", suf, " ")
+      split("1024 1048576 1073741824 1099511627776 1125899906842624 1152921504606846976 1e3 1e6 1e9 1e12 1e15 1e18", mul, " ")
+      for (i = 1; i <= n; i++) {
+        l = length(suf[i])
+        if (substr(q, length(q) - l + 1) == suf[i] && (l == 2 || substr(q, length(q) - 1, 1) ~ /[0-9.]/))
+          return sprintf("%.0f", substr(q, 1, length(q) - l) * mul[i])
       }
+      return sprintf("%.0f", q)
     }
-    printf "%.0f\n", q
-  }'
+    # kind|name|unschedulable|alloc cpu|alloc memory|created|ns|schedulerName|nodeName|deleting|req cpu|req memory|phase
+    $1 == "Node" && $3 != "true" { print "N", $2, milli($4), bytes($5) }
+    $1 == "Pod" && $13 != "Succeeded" && $13 != "Failed" {
+      if ($9 != "") print "B", $9, milli($11), bytes($12)
+      else if ($8 == name && $10 == "") print "P", $6, $7, $2, milli($11), bytes($12)
+    }'
 }
 
 # seen: every change of pods and nodes up to this resourceVersion is in
@@ -46,32 +56,23 @@ to_bytes() {
 # gathers their items into a List of its own.
 seen=0
 while true; do
-  nodes=$(k get nodes -o jsonpath='{range .items[*]}{.metadata.name}|{.spec.unschedulable}|{.status.allocatable.cpu}|{.status.allocatable.memory}{"\n"}{end}')
-  pods=$(k get pods --all-namespaces --field-selector=status.phase!=Succeeded,status.phase!=Failed \
-    -o jsonpath='{range .items[*]}{.metadata.creationTimestamp}|{.metadata.namespace}|{.metadata.name}|{.spec.schedulerName}|{.spec.nodeName}|{.metadata.deletionTimestamp}|{.spec.containers[0].resources.requests.cpu}|{.spec.containers[0].resources.requests.memory}{"\n"}{end}')
+  # One list of nodes and pods (one kubectl start-up), tabulated.
+  table=$(k get nodes,pods --all-namespaces -o jsonpath='{range .items[*]}{.kind}|{.metadata.name}|{.spec.unschedulable}|{.status.allocatable.cpu}|{.status.allocatable.memory}|{.metadata.creationTimestamp}|{.metadata.namespace}|{.spec.schedulerName}|{.spec.nodeName}|{.metadata.deletionTimestamp}|{.spec.containers[0].resources.requests.cpu}|{.spec.containers[0].resources.requests.memory}|{.status.phase}{"\n"}{end}' | tabulate)
 
   # Free room per schedulable node, in name order (node2 before node10).
   declare -A cpu=() mem=()
   order=()
-  while IFS='|' read -r node unschedulable c m; do
-    [ -n "$node" ] && [ "$unschedulable" != "true" ] || continue
-    cpu[$node]=$(to_milli "$c"); mem[$node]=$(to_bytes "$m"); order+=("$node")
-  done < <(sort -t'|' -k1,1V <<<"$nodes")
-  pending=()
-  while IFS='|' read -r created ns pod scheduler node deleting c m; do
-    [ -n "$pod" ] || continue
-    if [ -n "$node" ]; then
-      if [ -n "${cpu[$node]+x}" ]; then
-        cpu[$node]=$(( cpu[$node] - $(to_milli "$c") )); mem[$node]=$(( mem[$node] - $(to_bytes "$m") ))
-      fi
-    elif [ "$scheduler" = "$name" ] && [ -z "$deleting" ]; then
-      pending+=("$created|$ns|$pod|$(to_milli "$c")|$(to_bytes "$m")")
+  while IFS='|' read -r _ node c m; do
+    cpu[$node]=$c; mem[$node]=$m; order+=("$node")
+  done < <(grep '^N|' <<<"$table" | sort -t'|' -k2,2V || true)
+  while IFS='|' read -r _ node c m; do
+    if [ -n "${cpu[$node]+x}" ]; then
+      cpu[$node]=$(( cpu[$node] - c )); mem[$node]=$(( mem[$node] - m ))
     fi
-  done <<<"$pods"
+  done < <(grep '^B|' <<<"$table" || true)
 
   # First come, first served: creation instant, then name.
-  while IFS='|' read -r _ ns pod c m; do
-    [ -n "$pod" ] || continue
+  while IFS='|' read -r _ _ ns pod c m; do
     for node in "${order[@]}"; do
       if (( cpu[$node] >= c && mem[$node] >= m )); then
         printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"%s"},"target":{"apiVersion":"v1","kind":"Node","name":"%s"}}' "$pod" "$node" |
@@ -80,7 +81,7 @@ while true; do
         break
       fi
     done
-  done < <(printf '%s\n' "${pending[@]+"${pending[@]}"}" | sort -t'|' -k1,1 -k3,3V)
+  done < <(grep '^P|' <<<"$table" | sort -t'|' -k2,2 -k4,4V || true)
   unset cpu mem
 
   # Idle, having seen everything up to $seen: the answer comes at once if
