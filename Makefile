@@ -71,11 +71,13 @@ compare-kueue: build upstream ## run Kueue's settings side by side (examples/kue
 
 -include examples/upstream.mk
 
-# The end-to-end scenarios that take longest (about 10 of the e2e
-# package's 14 minutes here): make test leaves them out for a quick loop,
-# make check runs them. pkg/e2e's TestSlowScenariosAreTests checks that
-# every name is one of its tests.
-SLOW_E2E := TestHundredThousandJobsAtOneInstant|TestKueueBaselineScenario|TestKubeScheduler118SettlesExactly|TestQoSDrivenExampleMeetsEverySLO|TestKueueAdmitsWithinQuotas|TestBatsimEdgeCasesThroughTheStack|TestKueueStrictFIFOFromTheJobsCreation|TestKubeSchedulerSettlesExactly|TestMixedGangsSettleExactly|TestReportInChromium|TestReadmeCommands
+# The end-to-end scenarios that take longest: make test leaves them out
+# for a quick loop, make check (CI) runs them. The last four each have a
+# quicker sibling in make test (TestBatsimNetworkThroughTheStack,
+# TestRandomSchedulerPlacementsFollowItsSeed, TestOpenBSampleReplayedThroughDRA,
+# TestCampaignShardsLikeAnIndexedJob). pkg/e2e's TestSlowScenariosAreTests
+# checks that every name is one of its tests.
+SLOW_E2E := TestHundredThousandJobsAtOneInstant|TestKueueBaselineScenario|TestKubeScheduler118SettlesExactly|TestQoSDrivenExampleMeetsEverySLO|TestKueueAdmitsWithinQuotas|TestBatsimEdgeCasesThroughTheStack|TestKueueStrictFIFOFromTheJobsCreation|TestKubeSchedulerSettlesExactly|TestMixedGangsSettleExactly|TestReportInChromium|TestReadmeCommands|TestBatsimInputsWithBatsimSemantics|TestDeterministicSchedulerGivesIdenticalOutputs|TestGPUPoliciesPlaceTheOpenBSampleArrivals|TestCampaignCompletesResumesAndReports
 
 check: test test-slow fuzz-short ## everything CI runs (.ci/run runs these three): make test, the slow end-to-end scenarios, every fuzz target for 5,000 inputs
 
