@@ -109,8 +109,22 @@ func undelivered(fd int, buf []byte, c OwnConnection) (int, error) {
 		ierr error
 	)
 	err := c.Raw.Control(func(s uintptr) {
-		if outq, ierr = unix.IoctlGetInt(int(s), unix.SIOCOUTQ); ierr == nil && outq > 0 {
-			info, ierr = unix.GetsockoptTCPInfo(int(s), unix.IPPROTO_TCP, unix.TCP_INFO)
+		// SIOCOUTQ again after tcp_info: an acknowledgement between the
+		// two first reads counts its bytes twice (acknowledged, and still
+		// in the queue read before), a safe but false "undelivered" that
+		// would make the caller look again; with both queue reads equal,
+		// none came (a few tries, then the safe count).
+		for range 3 {
+			if outq, ierr = unix.IoctlGetInt(int(s), unix.SIOCOUTQ); ierr != nil || outq == 0 {
+				return
+			}
+			if info, ierr = unix.GetsockoptTCPInfo(int(s), unix.IPPROTO_TCP, unix.TCP_INFO); ierr != nil {
+				return
+			}
+			again, err := unix.IoctlGetInt(int(s), unix.SIOCOUTQ)
+			if err != nil || again == outq {
+				return
+			}
 		}
 	})
 	if err == nil {
