@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/batkube/batkube/pkg/settle"
 )
 
 func TestWriteSchedulerConfigPointsAtTheRunsKubeconfig(t *testing.T) {
@@ -147,5 +149,25 @@ func TestRepeatSummarisesTheSpread(t *testing.T) {
 	}
 	if one := Repeat([]Summary{{Makespan: 5}}); one.Makespan.StdDev != 0 || one.Makespan.Mean != 5 {
 		t.Errorf("one run: %+v", one.Makespan)
+	}
+}
+
+// TestSettlingLineLeadsWithItsVerdict: the summary says first whether
+// every step was exact (steps with nothing pending are), then how each
+// ended.
+func TestSettlingLineLeadsWithItsVerdict(t *testing.T) {
+	for _, c := range []struct {
+		stats settle.Stats
+		want  string
+	}{
+		{settle.Stats{Policy: "kube-scheduler", NothingPending: 46, Idle: 1}, "settling:      kube-scheduler; 47 steps, every one exact: 46 with nothing pending, 1 with the scheduler known idle,"},
+		{settle.Stats{Policy: "quiet", Idle: 5, Quiet: 2, MaxWait: 1}, "; 8 steps, 3 not proven exact: 0 with nothing pending, 5 with the scheduler known idle, 2 on the quiet window, 1 on settle-max"},
+	} {
+		s := Summary{Settle: c.stats, Steps: c.stats.Steps()}
+		var b strings.Builder
+		s.Write(&b)
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("summary of %+v lacks %q:\n%s", c.stats, c.want, b.String())
+		}
 	}
 }
