@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -187,5 +188,35 @@ func TestReadRun(t *testing.T) {
 	write(t, dir, "_pods.csv", "job_id,node,started,devices\nw0!s1,g,0,h/gpu-0\n")
 	if _, err := ReadRun(dir, arrivals); err == nil {
 		t.Error("a device of another node: no error")
+	}
+}
+
+// TestFirstOfTiesTakesTheFirstOfEqualNodes: four identical empty nodes,
+// pods that each fill one: every pod finds the empty nodes scored alike.
+// FirstOfTies takes them in the list's order; draws (seeded) another
+// order.
+func TestFirstOfTiesTakesTheFirstOfEqualNodes(t *testing.T) {
+	var nodes []Node
+	var arrivals []Arrival
+	for i := range 4 {
+		nodes = append(nodes, Node{Name: fmt.Sprintf("n%d", i), CPU: 1000, MemMiB: 1024})
+		arrivals = append(arrivals, Arrival{Pod: Pod{Name: fmt.Sprintf("p%d", i), Demand: policy.Demand{CPU: 1000}}})
+	}
+	order := func(opts Options) []int {
+		res, err := Run(nodes, arrivals, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []int
+		for _, p := range res.Placements {
+			out = append(out, p.Node)
+		}
+		return out
+	}
+	if got := order(Options{Policy: BestFit, FirstOfTies: true}); !slices.Equal(got, []int{0, 1, 2, 3}) {
+		t.Errorf("FirstOfTies placed the pods on %v, want 0 1 2 3", got)
+	}
+	if got := order(Options{Policy: BestFit, TieSeed: 1}); slices.Equal(got, []int{0, 1, 2, 3}) || len(got) != 4 {
+		t.Errorf("draws placed the pods on %v, want another order of the four", got)
 	}
 }

@@ -52,6 +52,12 @@ type Options struct {
 	// Seed seeds Random's draws of a node (its plugin's seed); TieSeed
 	// the draws among equally good nodes and Random's GPU in PaperGPUs.
 	Seed, TieSeed uint64
+	// FirstOfTies takes the first (in the node list's order) of the
+	// equally good nodes instead of drawing one: the same choice each
+	// time, as kube-scheduler 1.37 without extenders makes it (it draws
+	// a tie-breaker only when extenders scored) and as the paper's
+	// simulator does. FGD's allocation depends on it (see the README).
+	FirstOfTies bool
 }
 
 // decider makes a policy's decisions.
@@ -162,7 +168,10 @@ func Run(nodes []Node, arrivals []Arrival, opts Options) (Result, error) {
 		_, best, _ := d.best(c, a.Pod)
 		pl := Placement{Node: -1}
 		if len(best) > 0 {
-			pl.Node = best[d.ties.IntN(len(best))]
+			pl.Node = best[0]
+			if !opts.FirstOfTies {
+				pl.Node = best[d.ties.IntN(len(best))]
+			}
 			if a.Demand.GPUs > 0 {
 				pl.GPUs, _ = d.choose(c.view(pl.Node), a.Demand)
 			}

@@ -3,7 +3,7 @@
 // measure what DRA's first fit costs each of them, and checks a
 // kube-scheduler run of bin/gpu-scheduler against them.
 //
-//	gpu-policy-replay [--policies LIST] [--gpus first-fit|paper|both] [--workload FILE]
+//	gpu-policy-replay [--policies LIST] [--gpus first-fit|paper|both] [--ties draw|first] [--workload FILE]
 //	    [--paper FILE] [--step PERCENT] NODES.csv PODS.csv ARRIVALS.csv
 //
 // prints, for each policy and way of taking GPUs, the share of the GPUs
@@ -83,6 +83,7 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 	paper := fs.String("paper", "", "the paper's allocation (fgd-paper-allocation-default.csv), printed beside")
 	step := fs.Float64("step", 10, "print every STEP percent of arrived GPU requests")
 	seed := fs.Uint64("seed", policy.DefaultSeed, "Random's seed, and the draws among equally good nodes")
+	ties := fs.String("ties", "draw", "among equally good nodes: draw one at random, or take the first (in the node list's order: the same choice each time, as kube-scheduler 1.37 without extenders and the paper's simulator make it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpu-policy-replay [flags] NODES.csv PODS.csv ARRIVALS.csv\n       gpu-policy-replay check --policy NAME [flags] NODES.csv PODS.csv ARRIVALS.csv RUN_DIR")
 		fs.PrintDefaults()
@@ -121,6 +122,10 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "gpu-policy-replay: --step %g: want above 0\n", *step)
 		return 2
 	}
+	if *ties != "draw" && *ties != "first" {
+		fmt.Fprintf(stderr, "gpu-policy-replay: --ties %q: want draw or first\n", *ties)
+		return 2
+	}
 	in, err := readInputs(fs.Arg(0), fs.Arg(1), fs.Arg(2), *workload)
 	if err != nil {
 		fmt.Fprintf(stderr, "gpu-policy-replay: %v\n", err)
@@ -138,7 +143,7 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 	var paperColumns []map[float64]float64
 	for _, name := range names {
 		for _, mode := range modes {
-			res, err := replay.Run(in.nodes, in.arrivals, replay.Options{Policy: name, Mode: mode, Workload: in.workload, Seed: *seed, TieSeed: *seed})
+			res, err := replay.Run(in.nodes, in.arrivals, replay.Options{Policy: name, Mode: mode, Workload: in.workload, Seed: *seed, TieSeed: *seed, FirstOfTies: *ties == "first"})
 			if err != nil {
 				fmt.Fprintf(stderr, "gpu-policy-replay: %v\n", err)
 				return 1
