@@ -53,10 +53,11 @@ type Options struct {
 	// the draws among equally good nodes and Random's GPU in PaperGPUs.
 	Seed, TieSeed uint64
 	// FirstOfTies takes the first (in the node list's order) of the
-	// equally good nodes instead of drawing one: the same choice each
-	// time, as kube-scheduler 1.37 without extenders makes it (it draws
-	// a tie-breaker only when extenders scored) and as the paper's
-	// simulator does. FGD's allocation depends on it (see the README).
+	// equally good nodes instead of drawing one: a fixed choice, as
+	// kube-scheduler 1.37 without extenders makes one (it draws a
+	// tie-breaker only when extenders scored; its order is its heap's,
+	// not the list's). FGD's and GpuPacking's allocations depend on it
+	// (see the README).
 	FirstOfTies bool
 }
 

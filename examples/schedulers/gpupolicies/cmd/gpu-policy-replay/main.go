@@ -83,7 +83,7 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 	paper := fs.String("paper", "", "the paper's allocation (fgd-paper-allocation-default.csv), printed beside")
 	step := fs.Float64("step", 10, "print every STEP percent of arrived GPU requests")
 	seed := fs.Uint64("seed", policy.DefaultSeed, "Random's seed, and the draws among equally good nodes")
-	ties := fs.String("ties", "draw", "among equally good nodes: draw one at random, or take the first (in the node list's order: the same choice each time, as kube-scheduler 1.37 without extenders and the paper's simulator make it)")
+	ties := fs.String("ties", "draw", "among equally good nodes: draw one at random, or take the first in the node list's order (a fixed choice, as kube-scheduler 1.37 without extenders makes one)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpu-policy-replay [flags] NODES.csv PODS.csv ARRIVALS.csv\n       gpu-policy-replay check --policy NAME [flags] NODES.csv PODS.csv ARRIVALS.csv RUN_DIR")
 		fs.PrintDefaults()
