@@ -129,12 +129,8 @@ func (s Summary) Write(w io.Writer) {
 	for _, p := range s.Processes {
 		fmt.Fprintf(w, "  %-16s CPU %8s, peak RSS %4d MiB\n", p.Name, p.CPU.Round(time.Millisecond), p.MaxRSS>>20)
 	}
-	verdict := "every one exact"
-	if n := s.Settle.Inexact(); n > 0 {
-		verdict = fmt.Sprintf("%d not proven exact", n)
-	}
 	fmt.Fprintf(w, "settling:      %s; %d steps, %s: %d with nothing pending, %d with the scheduler known idle, %d on the quiet window, %d on settle-max, %d unproven",
-		s.Settle.Policy, s.Steps, verdict, s.Settle.NothingPending, s.Settle.Idle, s.Settle.Quiet, s.Settle.MaxWait, s.Settle.Unproven)
+		s.Settle.Policy, s.Steps, s.Settle.Verdict(), s.Settle.NothingPending, s.Settle.Idle, s.Settle.Quiet, s.Settle.MaxWait, s.Settle.Unproven)
 	if s.Settle.Releases > 0 {
 		fmt.Fprintf(w, "; %d pod groups released", s.Settle.Releases)
 	}

@@ -100,7 +100,7 @@ svg.chart { width: 100%; height: auto; display: block; }
 {{if $f.HasUtilisation}}<tr><th>utilisation: cpu, memory</th><td>{{percent $f.CPUUtilisation}}, {{percent $f.MemoryUtilisation}}</td></tr>{{end}}
 {{with $s}}<tr><th>wall time</th><td>{{duration .Wall}} ({{printf "%.0f" .SpeedUp}}× real time); simulation proper {{duration .SimulationWall}} ({{printf "%.0f" .SimulationSpeedUp}}×)</td></tr>
 {{range .Processes}}<tr><th>{{.Name}}</th><td>CPU {{duration .CPU}}, peak RSS {{mib .MaxRSS}} MiB</td></tr>
-{{end}}<tr><th>settling</th><td>{{.Settle.Policy}}: {{.Steps}} steps, {{with .Settle.Inexact}}{{.}} not proven exact{{else}}every one exact{{end}}: {{.Settle.NothingPending}} with nothing pending, {{.Settle.Idle}} with the scheduler known idle, {{.Settle.Quiet}} on the quiet window, {{.Settle.MaxWait}} on settle-max, {{.Settle.Unproven}} unproven</td></tr>
+{{end}}<tr><th>settling</th><td>{{.Settle.Policy}}: {{.Steps}} steps, {{.Settle.Verdict}}: {{.Settle.NothingPending}} with nothing pending, {{.Settle.Idle}} with the scheduler known idle, {{.Settle.Quiet}} on the quiet window, {{.Settle.MaxWait}} on settle-max, {{.Settle.Unproven}} unproven</td></tr>
 {{if .Preempted}}<tr><th>preempted</th><td>{{.Preempted}} jobs ({{.Resubmitted}} resubmitted)</td></tr>{{end}}
 {{if .AdmissionRejected}}<tr><th>refused by kubelet</th><td>{{.AdmissionRejected}} pods</td></tr>{{end}}
 {{with .Nodes}}<tr><th>nodes launched</th><td>{{.Launched}} ({{.Deleted}} deleted, {{.Unmapped}} on no pool host), at most {{.Peak}} at once; {{printf "%.3f" .NodeHours}} node-hours, cost {{printf "%.4f" .Cost}}</td></tr>{{end}}

@@ -236,5 +236,14 @@ func (s *Stats) Add(r Reason) {
 // done.
 func (s Stats) Inexact() int { return s.Quiet + s.MaxWait + s.Unproven }
 
+// Verdict says in a few words whether every step was exact ("every one
+// exact", or "N not proven exact"), for the run's summary and report.
+func (s Stats) Verdict() string {
+	if n := s.Inexact(); n > 0 {
+		return fmt.Sprintf("%d not proven exact", n)
+	}
+	return "every one exact"
+}
+
 // Steps counts the steps, however they ended.
 func (s Stats) Steps() int { return s.NothingPending + s.Idle + s.Quiet + s.MaxWait + s.Unproven }

@@ -261,10 +261,8 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if req.Wait {
 		s.waiting++
 	}
-	for first := true; ; first = false {
-		if !first {
-			s.mu.Lock()
-		}
+	woke := false
+	for { // s.mu is held here
 		latest, ended, open, changed := s.latest, s.ended, s.open, s.changed
 		answer := !req.Wait || (latest > rv && open) || ended
 		var resp IdleResponse
@@ -279,8 +277,9 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.mu.Unlock()
-		if first {
+		if !woke {
 			s.wakeBroker() // the signal, seen with the deciding mark if answered
+			woke = true
 		}
 		if answer {
 			writeJSON(w, http.StatusOK, resp)
@@ -291,6 +290,7 @@ func (s *Signals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+		s.mu.Lock()
 	}
 }
 
