@@ -49,7 +49,8 @@ type options struct {
 	ExclusiveGPUs     bool    `long:"exclusive-gpus" description:"the cluster without GPU sharing: GPUs are exclusive devices and a share of a GPU asks for the whole GPU"`
 	NoPriority        bool    `long:"no-priority" description:"give pods no PriorityClass (by default the trace's qos maps onto one)"`
 	Arrivals          float64 `long:"arrivals" value-name:"PERCENT" default:"0" description:"the FGD paper's arrival-only experiment instead of the trace's times: pods (drawn again at random while short) arrive one every --interval, shuffled, until their GPU requests reach PERCENT % of the cluster's GPUs (the paper: 130), and none leaves while pods arrive; also writes arrivals.csv, which the allocation subcommand reads (0: replay the trace)"`
-	Seed              uint64  `long:"seed" value-name:"N" default:"42" description:"with --arrivals, the seed of the draws and the shuffle"`
+	Seed              uint64  `long:"seed" value-name:"N" default:"42" description:"with --arrivals, the seed of the draws, the shuffle and the nodes' order"`
+	KeepNodeOrder     bool    `long:"keep-node-order" description:"with --arrivals, keep the node list's order and names; by default, as the paper's simulator, the nodes come in an order the seed draws, each name prefixed with its rank (0000-...), so that the scheduler's choice among equally scored nodes (the first) is a random node fixed for the run, not the list's first; also writes nodes.csv, the node list in that order, for gpu-policy-replay"`
 	TargetCoverage    float64 `long:"target-coverage" value-name:"PERCENT" default:"95" description:"target-workload.csv (the FGD policy's pod types and popularity, from the pods that fit a node): the most popular types until they account for PERCENT % of those pods (the FGD paper: 95)"`
 	Interval          float64 `long:"interval" value-name:"SECONDS" default:"1" description:"with --arrivals, the simulated time between two arrivals"`
 	Quiet             bool    `short:"q" long:"quiet" description:"print no report"`
@@ -92,6 +93,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	trace := pods
 	var arrivals []openb.Arrival
 	if opts.Arrivals > 0 {
+		if !opts.KeepNodeOrder {
+			nodes = openb.RankNodes(nodes, opts.Seed)
+		}
 		if arrivals, err = openb.Arrivals(nodes, pods, openb.ArrivalOptions{Percent: opts.Arrivals, Seed: opts.Seed, Interval: opts.Interval, ExclusiveGPUs: opts.ExclusiveGPUs}); err != nil {
 			fmt.Fprintf(stderr, "batkube-openb: %v\n", err)
 			return 1
@@ -134,6 +138,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "batkube-openb: target workload: %v\n", err)
 		return 1
 	}
+	if opts.Arrivals > 0 && !opts.KeepNodeOrder {
+		var b bytes.Buffer
+		if err = openb.WriteNodes(&b, nodes); err == nil {
+			err = atomicfile.Write(filepath.Join(opts.OutDir, openb.NodesFile), b.Bytes())
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "batkube-openb: node list: %v\n", err)
+			return 1
+		}
+	}
 	if arrivals != nil {
 		var b bytes.Buffer
 		if err = openb.WriteArrivals(&b, arrivals, openb.GPUCapacity(nodes)); err == nil {
@@ -174,6 +188,8 @@ func checkFlags(o options) string {
 		return fmt.Sprintf("--target-coverage %g: want a percent above 0, at most 100", o.TargetCoverage)
 	case !(o.Interval > 0):
 		return fmt.Sprintf("--interval %g: want a time above 0", o.Interval)
+	case o.KeepNodeOrder && o.Arrivals == 0:
+		return "--keep-node-order: the trace's replay keeps the node list's order; only --arrivals ranks the nodes"
 	case o.Arrivals > 0 && (o.From > 0 || o.To > 0 || o.MaxPods > 0 || o.Pending != string(openb.PendingDrop) || o.KeepAbsoluteTimes):
 		return "--arrivals sets the pods and their times: it takes none of --from, --to, --max-pods, --pending, --keep-absolute-times"
 	}
@@ -196,6 +212,9 @@ func flagsSummary(o options) string {
 	}
 	if o.Arrivals > 0 {
 		s += fmt.Sprintf(" --arrivals %g --seed %d --interval %g", o.Arrivals, o.Seed, o.Interval)
+		if o.KeepNodeOrder {
+			s += " --keep-node-order"
+		}
 	}
 	if o.Pending != string(openb.PendingDrop) {
 		s += " --pending " + o.Pending

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/batkube/batkube/pkg/openb"
 )
 
 const (
@@ -156,6 +159,27 @@ func TestArrivalsWritesTheirListAndAllocationReadsARun(t *testing.T) {
 	arrivals, err := os.ReadFile(filepath.Join(out, "arrivals.csv"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The nodes come ranked: the platform's hosts and nodes.csv in the
+	// same order, each name prefixed with its rank.
+	ranked, err := openb.ReadNodesFile(filepath.Join(out, openb.NodesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	platform, err := os.ReadFile(filepath.Join(out, "platform.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := 0
+	for i, n := range ranked {
+		if !strings.HasPrefix(n.Name, fmt.Sprintf("%04d-", i)) {
+			t.Errorf("nodes.csv's node %d is %q: want its rank as a prefix", i, n.Name)
+		}
+		j := strings.Index(string(platform[at:]), `<host id="`+n.Name+`"`)
+		if j < 0 {
+			t.Fatalf("platform.xml has no host %q after the previous node's:\n%s", n.Name, platform)
+		}
+		at += j + 1
 	}
 	// Pod a asks for 250 of the 2,000 milli: a and seven draws of it reach
 	// 100 %; pod b (and its draws) asks for no GPU, in between.

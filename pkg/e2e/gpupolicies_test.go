@@ -124,7 +124,8 @@ type openBArrivals struct {
 }
 
 // convertOpenBArrivals converts testdata/openb_sample as batkube-openb
-// --arrivals 130 --seed 42 --no-priority does, with its target workload.
+// --arrivals 130 --seed 42 --no-priority does, with its target workload
+// and its nodes ranked (nodes.csv).
 func convertOpenBArrivals(t *testing.T) openBArrivals {
 	t.Helper()
 	dir := filepath.Join(repoRoot(), "pkg/e2e/testdata/openb_sample")
@@ -132,13 +133,14 @@ func convertOpenBArrivals(t *testing.T) openBArrivals {
 	a := openBArrivals{
 		openBSample: openBSample{platform: filepath.Join(out, "platform.xml"), workload: filepath.Join(out, "workload.json"),
 			objects: filepath.Join(out, "objects.yaml"), nodes: map[string]openb.Node{}, pods: map[string]openb.Pod{}},
-		nodesCSV: filepath.Join(dir, "nodes.csv"), podsCSV: filepath.Join(dir, "pods.csv"),
+		nodesCSV: filepath.Join(out, openb.NodesFile), podsCSV: filepath.Join(dir, "pods.csv"),
 		arrivals: filepath.Join(out, openb.ArrivalsFile), target: filepath.Join(out, openb.TargetWorkloadFile),
 	}
-	nodes, err := openb.ReadNodesFile(a.nodesCSV)
+	nodes, err := openb.ReadNodesFile(filepath.Join(dir, "nodes.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	nodes = openb.RankNodes(nodes, 42)
 	pods, err := openb.ReadPodsFile(a.podsCSV)
 	if err != nil {
 		t.Fatal(err)
@@ -155,9 +157,10 @@ func convertOpenBArrivals(t *testing.T) openBArrivals {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var platform, workload, objects, list, target bytes.Buffer
+	var platform, workload, objects, list, target, ranked bytes.Buffer
 	for _, err := range []error{
 		openb.WritePlatform(&platform, nodes, openb.PlatformOptions{}),
+		openb.WriteNodes(&ranked, nodes),
 		w.WriteJSON(&workload), w.WriteObjects(&objects, ""),
 		openb.WriteArrivals(&list, arrivals, openb.GPUCapacity(nodes)),
 		openb.WriteTargetWorkload(&target, types),
@@ -166,7 +169,7 @@ func convertOpenBArrivals(t *testing.T) openBArrivals {
 			t.Fatal(err)
 		}
 	}
-	for path, b := range map[string]*bytes.Buffer{a.platform: &platform, a.workload: &workload, a.objects: &objects, a.arrivals: &list, a.target: &target} {
+	for path, b := range map[string]*bytes.Buffer{a.platform: &platform, a.workload: &workload, a.objects: &objects, a.arrivals: &list, a.target: &target, a.nodesCSV: &ranked} {
 		writeFile(t, path, b.Bytes())
 	}
 	for _, n := range nodes {

@@ -3,7 +3,7 @@
 // measure what DRA's first fit costs each of them, and checks a
 // kube-scheduler run of bin/gpu-scheduler against them.
 //
-//	gpu-policy-replay [--policies LIST] [--gpus first-fit|paper|both] [--ties draw|first] [--workload FILE]
+//	gpu-policy-replay [--policies LIST] [--gpus first-fit|paper|both] [--ties first|draw] [--workload FILE]
 //	    [--paper FILE] [--step PERCENT] NODES.csv PODS.csv ARRIVALS.csv
 //
 // prints, for each policy and way of taking GPUs, the share of the GPUs
@@ -14,7 +14,9 @@
 //
 // checks every placement of a run (its _pods.csv) against the policy and
 // first fit (replay.Check), prints the disagreements and exits 1 if any.
-// NODES.csv and PODS.csv are the openb lists the run was converted from,
+// NODES.csv is the node list in the run's order and names (nodes.csv of
+// batkube-openb --arrivals, or the trace's list with --keep-node-order),
+// PODS.csv the trace's pod list,
 // ARRIVALS.csv and the target workload (FILE, for fgd) what batkube-openb
 // --arrivals wrote beside it. Exit codes: 0 done (check: no
 // disagreement), 1 an error or a disagreement, 2 a usage error.
@@ -83,7 +85,7 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 	paper := fs.String("paper", "", "the paper's allocation (fgd-paper-allocation-default.csv), printed beside")
 	step := fs.Float64("step", 10, "print every STEP percent of arrived GPU requests")
 	seed := fs.Uint64("seed", policy.DefaultSeed, "Random's seed, and the draws among equally good nodes")
-	ties := fs.String("ties", "draw", "among equally good nodes: draw one at random, or take the first in the node list's order (a fixed choice, as kube-scheduler 1.37 without extenders makes one)")
+	ties := fs.String("ties", "first", "among equally good nodes: take the first in the node list's order (as kube-scheduler 1.37 without extenders does, and the paper's simulator in its ranked order: batkube-openb --arrivals writes nodes.csv in it), or draw one at random")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpu-policy-replay [flags] NODES.csv PODS.csv ARRIVALS.csv\n       gpu-policy-replay check --policy NAME [flags] NODES.csv PODS.csv ARRIVALS.csv RUN_DIR")
 		fs.PrintDefaults()
