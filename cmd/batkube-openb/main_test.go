@@ -40,10 +40,18 @@ func TestRunWritesTheThreeFiles(t *testing.T) {
 	if code := run([]string{"-o", out, nodes, pods}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"read 2 pods, kept 1, dropped 1", "dropped 1 never-scheduled", "1 ResourceClaimTemplates"} {
+	for _, want := range []string{"read 2 pods, kept 1, dropped 1", "dropped 1 never-scheduled", "1 ResourceClaimTemplates",
+		`qos "LS": 1 pods (PriorityClass openb-latency-sensitive)`} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("report %q lacks %q", stderr.String(), want)
 		}
+	}
+	var noPriority bytes.Buffer
+	if code := run([]string{"--no-priority", "-o", filepath.Join(dir, "np"), nodes, pods}, &stdout, &noPriority); code != 0 {
+		t.Fatalf("--no-priority: exit %d: %s", code, noPriority.String())
+	}
+	if want := `qos "LS": 1 pods (no PriorityClass)`; !strings.Contains(noPriority.String(), want) {
+		t.Errorf("--no-priority: report %q lacks %q", noPriority.String(), want)
 	}
 	platform, err := os.ReadFile(filepath.Join(out, platformFile))
 	if err != nil {

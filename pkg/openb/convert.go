@@ -157,6 +157,7 @@ type Report struct {
 	FirstSubmit, LastSubmit float64 // creation times of the first and last kept pods
 	Shift                   float64 // subtracted from creation times
 	ByQoS                   map[string]int
+	NoPriority              bool // Options.NoPriority: no qos mapped onto a PriorityClass
 	ClaimTemplates          int
 }
 
@@ -172,7 +173,7 @@ func (r Report) DroppedTotal() int {
 // Convert turns the pods of a trace into a Batsim workload for a platform
 // of the nodes (see the package documentation for the rules).
 func Convert(nodes []Node, pods []Pod, opts Options) (Workload, Report, error) {
-	rep := Report{Read: len(pods), Dropped: map[Reason]int{}, ByQoS: map[string]int{}}
+	rep := Report{Read: len(pods), Dropped: map[Reason]int{}, ByQoS: map[string]int{}, NoPriority: opts.NoPriority}
 	switch opts.Pending {
 	case "", PendingDrop, PendingKeep:
 	default:

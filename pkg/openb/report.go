@@ -27,7 +27,7 @@ func (r Report) Write(out io.Writer) error {
 		sort.Strings(qos)
 		for _, q := range qos {
 			class := "no PriorityClass"
-			if c, ok := QoSClass(q); ok {
+			if c, ok := QoSClass(q); ok && !r.NoPriority {
 				class = "PriorityClass " + c.Name
 			}
 			fmt.Fprintf(bw, "qos %q: %d pods (%s)\n", q, r.ByQoS[q], class)
