@@ -61,7 +61,7 @@ type options struct {
 	BinDir            string        `long:"bin-dir" value-name:"DIR" description:"where kubernetes-server, batkube-engine and kube-scheduler are (default: beside this binary)"`
 	ServerArgs        []string      `long:"server-arg" value-name:"ARG" description:"pass ARG to kubernetes-server, e.g. --server-arg=--settle-quiet=100ms (repeatable; see kubernetes-server --help); {port:NAME} is a free port, as in --sidecar-cmd"`
 	BatsimArgs        []string      `long:"batsim-arg" value-name:"ARG" description:"pass ARG to batsim or batkube-engine (repeatable)"`
-	Repeat            int           `long:"repeat" default:"1" value-name:"N" description:"run the simulation N times (outputs in --out/1, --out/2...) and print the mean and spread of makespan and waiting time: kube-scheduler breaks ties at random, so one run of it is one sample"`
+	Repeat            int           `long:"repeat" default:"1" value-name:"N" description:"run the simulation N times (outputs in --out/1, --out/2...) and print the mean and spread of makespan and waiting time: kube-scheduler's choice among equally scored nodes varies from run to run, so one run of it is one sample"`
 	Report            bool          `long:"report" description:"at the end, write the run's report.html (figures, Gantt chart, utilisation, queue, waiting times; see batkube-report) and its charts (report-charts/) into --out; with --repeat, each run's in its folder and one of all the runs, with their mean ± spread, in --out"`
 	ProgressInterval  time.Duration `long:"progress-interval" default:"1s" description:"how often progress is shown"`
 	Quiet             bool          `short:"q" long:"quiet" description:"show no progress"`

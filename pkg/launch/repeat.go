@@ -36,8 +36,8 @@ func (s Spread) String() string {
 	return fmt.Sprintf("%.3f ± %.3f (min %.3f, max %.3f)", s.Mean, s.StdDev, s.Min, s.Max)
 }
 
-// Repetition summarises repeated runs of one simulation: a scheduler that
-// breaks ties at random (kube-scheduler does) gives different outputs
+// Repetition summarises repeated runs of one simulation: a scheduler whose
+// choice among equal scores varies (kube-scheduler's does) gives different outputs
 // each time, and a comparison of schedulers must look past that noise.
 type Repetition struct {
 	Runs            int       `json:"runs"`
