@@ -10,7 +10,7 @@ PKGS  := . ./cmd/... ./pkg/... ./docs ./examples/timed-scheduler ./examples/sche
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
 
-.PHONY: help check-zmq build run run-batsim compare compare-kueue check test test-slow fuzz-short test-unit vet fuzz bench figures bench-scale bench-million bench-contended pictures generate check-generated serve clean
+.PHONY: help check-zmq build run run-batsim compare compare-kueue check test test-slow fuzz-short test-unit vet fuzz bench figures bench-scale bench-million bench-contended bench-openb pictures generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -137,6 +137,9 @@ bench-million: upstream ## 1,000,000 jobs on 10,000 nodes with kube-scheduler 1.
 
 bench-contended: upstream ## 100,000 jobs on 1,000 nodes asking 96 % of their cores in spikes, every start checked job by job (as bench-scale; long)
 	$(GO) test -run='^$$' -bench='Scale/1000-nodes' -benchtime=1x -timeout=360m ./pkg/e2e
+
+bench-openb: upstream ## the Alibaba GPU trace at full size: its 149-day replay, then the FGD paper's arrival-only experiment under each of its six policies (allocation at 100 and 130 % beside the paper's, wall time, CPU of each process, every step exact; some 2 hours here; ../shared/data/openb)
+	$(GO) test -run='^$$' -bench='OpenB' -benchtime=1x -timeout=300m ./pkg/e2e
 
 generate: ## regenerate swagger.json and the generated server
 	./regenerate-api.sh

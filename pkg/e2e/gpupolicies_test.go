@@ -187,7 +187,7 @@ func convertOpenBArrivals(t *testing.T) openBArrivals {
 // gpuPolicyConfig writes the policy's configuration of
 // examples/schedulers/gpupolicies/config, fgd's target workload replaced
 // by target, and returns its path.
-func gpuPolicyConfig(t *testing.T, name, target string) string {
+func gpuPolicyConfig(t testing.TB, name, target string) string {
 	t.Helper()
 	data := string(readFile(t, filepath.Join(repoRoot(), gpuPoliciesConfigs, name+".yaml")))
 	if name == "fgd" {
