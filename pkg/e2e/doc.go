@@ -3,9 +3,10 @@
 // manager and the QoS-driven kube-scheduler), built by `make upstream` into
 // bin/, or found in $BATKUBE_BIN. The tests fail, rather than skip, when an
 // upstream binary is missing: `make test` builds them first. The slowest
-// scenarios are named in the Makefile's SLOW_E2E, which make test skips and
-// make test-slow runs (TestSlowScenariosAreTests checks each name is a test
-// of this package).
+// scenarios are named in the Makefile's SLOW_E2E, which make test skips
+// (TestSlowScenariosAreTests checks each name is a test of this package);
+// make test runs the others without the race detector, and make test-slow
+// runs them all with it.
 //
 // # What runs how
 //

@@ -12,7 +12,7 @@ import (
 // signal (none on a guessed quiet window), so no job waits (the 16 nodes
 // have room for all: kube-scheduler's waiting is 0 too). delay_10 rather
 // than the README's delay_30: the same steps a third as many times, each
-// look at the cluster a few kubectl and awk processes (10 s here, not 30).
+// look at the cluster a few kubectl and awk processes (a third of the time).
 func TestShellSchedulerFinishesDelay10(t *testing.T) {
 	const want = 10
 	s := newSimulation(t, "examples/platforms/platform_16.xml", "examples/workloads/delay_10.json")
