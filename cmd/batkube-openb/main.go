@@ -130,31 +130,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "batkube-openb: %v\n", err)
 		return 1
 	}
-	var target bytes.Buffer
-	if err = openb.WriteTargetWorkload(&target, types); err == nil {
-		err = atomicfile.Write(filepath.Join(opts.OutDir, openb.TargetWorkloadFile), target.Bytes())
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "batkube-openb: target workload: %v\n", err)
-		return 1
-	}
+	files := []sideFile{{openb.TargetWorkloadFile, "target workload", func(w io.Writer) error { return openb.WriteTargetWorkload(w, types) }}}
 	if opts.Arrivals > 0 && !opts.KeepNodeOrder {
-		var b bytes.Buffer
-		if err = openb.WriteNodes(&b, nodes); err == nil {
-			err = atomicfile.Write(filepath.Join(opts.OutDir, openb.NodesFile), b.Bytes())
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "batkube-openb: node list: %v\n", err)
-			return 1
-		}
+		files = append(files, sideFile{openb.NodesFile, "node list", func(w io.Writer) error { return openb.WriteNodes(w, nodes) }})
 	}
 	if arrivals != nil {
+		files = append(files, sideFile{openb.ArrivalsFile, "arrivals", func(w io.Writer) error {
+			return openb.WriteArrivals(w, arrivals, openb.GPUCapacity(nodes))
+		}})
+	}
+	for _, f := range files {
 		var b bytes.Buffer
-		if err = openb.WriteArrivals(&b, arrivals, openb.GPUCapacity(nodes)); err == nil {
-			err = atomicfile.Write(filepath.Join(opts.OutDir, openb.ArrivalsFile), b.Bytes())
+		if err = f.write(&b); err == nil {
+			err = atomicfile.Write(filepath.Join(opts.OutDir, f.name), b.Bytes())
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "batkube-openb: arrivals: %v\n", err)
+			fmt.Fprintf(stderr, "batkube-openb: %s: %v\n", f.what, err)
 			return 1
 		}
 	}
@@ -169,6 +160,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// sideFile is a file written beside the three outputs: its name in the
+// output folder, what it holds (for an error) and its writer.
+type sideFile struct {
+	name, what string
+	write      func(io.Writer) error
 }
 
 // checkFlags checks the values go-flags cannot, naming the flag at fault.

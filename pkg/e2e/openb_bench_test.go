@@ -18,8 +18,9 @@ import (
 // bin/batkube-openb as docs/gpu.md says:
 //
 //   - replay-149-days: the trace with its own times and run times (7,255
-//     pods over 149 days) under the bundled kube-scheduler 1.37 with
-//     kube-controller-manager (the goal: under 10 minutes);
+//     pods over 149 days; --no-priority, as the paper's experiment: the
+//     pods' qos is no PriorityClass) under the bundled kube-scheduler 1.37
+//     with kube-controller-manager (the goal: under 10 minutes);
 //   - arrivals-POLICY: the FGD paper's arrival-only experiment (seed 42,
 //     130 %, ranked nodes, --end-at the last arrival) under
 //     bin/gpu-scheduler with each of the paper's six policies, its
