@@ -19,13 +19,14 @@ const NodesFile = "nodes.csv"
 // order. The paper's simulator does the same before each experiment, and
 // breaks ties among equally scored nodes by the smallest name: a tie goes
 // to the first node in a random order fixed for the whole run. kube-
-// scheduler 1.37 without extenders takes the first of equally scored
-// nodes in its node list's order, which is the order the nodes were
-// created or, for a scheduler that lists them, their names' order; with
-// ranked names both are the rank's. Left in the trace's order, ties go to
-// the trace's first nodes, which are grouped by model and size, and
-// policies that leave many ties (GpuClustering, GpuPacking) pack tighter
-// than the paper's.
+// scheduler 1.37 without extenders does not draw either: it pops the best
+// of a heap built over the feasible nodes in the order its node list
+// gives them (the order the nodes were created or, for a scheduler that
+// lists them, their names' order; with ranked names both are the rank's),
+// so a tie goes to a node that order decides (not always its first). Left
+// in the trace's order, ties go to the trace's early nodes, which are
+// grouped by model and size, and policies that leave many ties
+// (GpuClustering, GpuPacking) pack tighter than the paper's.
 func RankNodes(nodes []Node, seed uint64) []Node {
 	rng := rand.New(rand.NewPCG(seed, 0x6e6f646573)) // "nodes"
 	out := make([]Node, len(nodes))

@@ -53,7 +53,8 @@ type Options struct {
 	// the draws among equally good nodes and Random's GPU in PaperGPUs.
 	Seed, TieSeed uint64
 	// FirstOfTies takes the first (in the node list's order) of the
-	// equally good nodes instead of drawing one: a fixed choice, as
+	// equally good nodes instead of drawing one: the paper's simulator's
+	// rule on its ranked nodes, and a fixed choice, as
 	// kube-scheduler 1.37 without extenders makes one (it draws a
 	// tie-breaker only when extenders scored; its order is its heap's,
 	// not the list's). FGD's and GpuPacking's allocations depend on it

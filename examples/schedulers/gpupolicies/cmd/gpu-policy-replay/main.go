@@ -85,7 +85,7 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 	paper := fs.String("paper", "", "the paper's allocation (fgd-paper-allocation-default.csv), printed beside")
 	step := fs.Float64("step", 10, "print every STEP percent of arrived GPU requests")
 	seed := fs.Uint64("seed", policy.DefaultSeed, "Random's seed, and the draws among equally good nodes")
-	ties := fs.String("ties", "first", "among equally good nodes: take the first in the node list's order (as kube-scheduler 1.37 without extenders does, and the paper's simulator in its ranked order: batkube-openb --arrivals writes nodes.csv in it), or draw one at random")
+	ties := fs.String("ties", "first", "among equally good nodes: take the first in the node list's order (the paper's simulator's rule in its ranked order, which batkube-openb --arrivals writes to nodes.csv; kube-scheduler 1.37 without extenders makes a fixed choice by that order too), or draw one at random")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: gpu-policy-replay [flags] NODES.csv PODS.csv ARRIVALS.csv\n       gpu-policy-replay check --policy NAME [flags] NODES.csv PODS.csv ARRIVALS.csv RUN_DIR")
 		fs.PrintDefaults()
