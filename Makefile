@@ -10,7 +10,7 @@ PKGS  := . ./cmd/... ./pkg/... ./docs ./examples/timed-scheduler ./examples/sche
 # report its own deadline as a failure (golang/go#75804, fixed in go1.27).
 FUZZTIME ?= 20000x
 
-.PHONY: help check-zmq build run run-batsim compare compare-kueue check test test-packages test-e2e-quick test-slow fuzz-short test-unit vet fuzz bench figures bench-scale bench-million bench-contended bench-openb pictures generate check-generated serve clean
+.PHONY: help check-zmq build run run-batsim compare compare-kueue check test test-e2e-quick test-slow fuzz-short test-unit vet fuzz bench figures bench-scale bench-million bench-contended bench-openb pictures generate check-generated serve clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z0-9_.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -85,26 +85,25 @@ fuzz-short: ## every fuzz target for 5,000 inputs (a count, not a duration)
 	$(MAKE) fuzz FUZZTIME=5000x
 
 test: build upstream vet ## the quick loop: vet, unit and integration tests (race detector on) beside the end-to-end scenarios but the slow ones (race detector off: make test-slow runs them all with it), the Kueue, QoS and GPU policies modules' tests
-	$(MAKE) --no-print-directory -j 2 --output-sync=target test-packages test-e2e-quick
+	$(MAKE) --no-print-directory -j 2 --output-sync=target test-unit test-e2e-quick
 	$(GO) test -C examples/kueue -count=1 ./...
 	$(MAKE) test-qos
 	$(MAKE) test-gpupolicies
 
-# make test's two halves, run side by side: the end-to-end scenarios wait
-# on their processes much of the time. Without the race detector,
-# Batkube's binaries in them run several times faster; make test-slow runs
-# every scenario again with it.
-test-packages:
-	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/pkg/e2e$$')
+# make test's two halves, test-unit and test-e2e-quick, run side by side:
+# the end-to-end scenarios wait on their processes much of the time, and
+# without the race detector they take about a third less time (330 s
+# against 476 s, one after the other); make test-slow runs every scenario
+# again with it.
+test-e2e-quick: ## the end-to-end scenarios but the slow ones (SLOW_E2E), without the race detector
 
-test-e2e-quick:
 	BATKUBE_BIN=$(BIN) $(GO) test -count=1 -timeout 30m -skip '^($(SLOW_E2E))$$' ./pkg/e2e
 
 test-slow: build upstream ## every end-to-end scenario under the race detector: the slow ones make test leaves out (SLOW_E2E), and the quick ones make test runs without it
 	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 60m ./pkg/e2e
 
-test-unit: ## the tests that need no upstream binary (all but pkg/e2e)
-	$(GO) test -race -count=1 $$($(GO) list $(PKGS) | grep -v /pkg/e2e)
+test-unit: ## the tests that need no upstream binary (every package but pkg/e2e), under the race detector
+	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/pkg/e2e$$')
 
 vet: ## go vet and gofmt on the hand-written code
 	$(GO) vet $(PKGS)

@@ -48,6 +48,10 @@
 //	gangs_mixed_test.go           mixed gangs settle exactly
 //	kueue_test.go                 Kueue admits within quotas, strict FIFO from the Jobs' creation
 //	kueue_baseline_test.go        Kueue's baseline scenario, cut down
+//	karpenter_test.go             Karpenter launches nodes for pending pods onto pool hosts
+//	openb_test.go                 the Alibaba trace's sample replayed through DRA; BenchmarkOpenB's inputs read
+//	openb_arrivals_test.go        the FGD paper's arrival experiment ends at its last arrival
+//	gpupolicies_test.go           the paper's six GPU policies in kube-scheduler on the sample
 //	pods_csv_test.go              _pods.csv agrees with _jobs.csv and the clients
 //	prometheus_metrics_test.go    metrics saved with a run and scraped during one
 //	campaign_test.go              batkube-campaign: completes, resumes, reports, shards; its Job accepted by the API server
@@ -65,6 +69,7 @@
 //	throughput_bench_test.go      BenchmarkKubeSchedulerThroughput
 //	memory_bench_test.go          BenchmarkServerMemoryPerPod
 //	startup_bench_test.go         BenchmarkServerStartup
+//	openb_bench_test.go           BenchmarkOpenB (the Alibaba trace at full size; make bench-openb)
 //
 // Helpers, shared by tests and benchmarks:
 //

@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -53,7 +50,7 @@ func BenchmarkOpenB(b *testing.B) {
 			for b.Loop() {
 				in := convertWithOpenB(b, "--no-priority --arrivals 130 --seed 42", nodes, pods)
 				arrivals := filepath.Join(in, openb.ArrivalsFile)
-				end := lastArrival(b, arrivals) + 1
+				end := lastArrival(b, arrivals) + 1 // one --interval (1 s) after it, as batkube-openb says
 				s := newSimulation(b, filepath.Join(in, "platform.xml"), filepath.Join(in, "workload.json"))
 				s.cfg.BinDir = batkubeBinariesWithoutRace(b)
 				s.cfg.Objects = []string{filepath.Join(in, "objects.yaml")}
@@ -78,60 +75,6 @@ func BenchmarkOpenB(b *testing.B) {
 			}
 		})
 	}
-}
-
-// convertWithOpenB runs bin/batkube-openb with the flags on the trace's
-// lists into a temporary folder, and returns it.
-func convertWithOpenB(tb testing.TB, flags, nodes, pods string) string {
-	tb.Helper()
-	out := tb.TempDir()
-	args := append([]string{"-q", "-o", out}, strings.Fields(flags)...)
-	cmd := exec.Command(filepath.Join(buildCommands(tb, false, "./cmd/batkube-openb"), "batkube-openb"), append(args, nodes, pods)...)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("batkube-openb %s: %v\n%s", strings.Join(args, " "), err, msg)
-	}
-	return out
-}
-
-// lastArrival is the instant of the last arrival of arrivals.csv.
-func lastArrival(tb testing.TB, path string) float64 {
-	tb.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	fields := strings.Split(lines[len(lines)-1], ",")
-	if len(lines) < 2 || len(fields) < 2 {
-		tb.Fatalf("%s: no arrival", path)
-	}
-	var at float64
-	if _, err := fmt.Sscan(fields[1], &at); err != nil {
-		tb.Fatalf("%s: last arrival %q: %v", path, fields[1], err)
-	}
-	return at
-}
-
-// paperMeans is the paper's mean allocation by arrived percent for the
-// policy (gpuPolicies' name).
-func paperMeans(tb testing.TB, path, name string) map[float64]float64 {
-	tb.Helper()
-	rows, err := openb.ReadPaperAllocation(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	paperName := map[string]string{"random": "Random", "dotprod": "DotProd", "clustering": "GpuClustering",
-		"packing": "GpuPacking", "bestfit": "BestFit", "fgd": "FGD"}[name]
-	means := map[float64]float64{}
-	for _, r := range rows {
-		if _, policy, _ := strings.Cut(r.Policy, "-"); policy == paperName { // "06-FGD"
-			means[r.ArrivedPercent] = r.Mean
-		}
-	}
-	if len(means) == 0 {
-		tb.Fatalf("%s: no row of %s", path, paperName)
-	}
-	return means
 }
 
 // reportOpenBRun checks that every step was exact and reports the run's

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -312,4 +314,71 @@ func (s openBState) roomFor(p openb.Pod, nodes map[string]openb.Node) (string, b
 		}
 	}
 	return "", false
+}
+
+// TestOpenBBenchmarkReadsItsInputs checks what BenchmarkOpenB reads before
+// its hours of runs: the converter's arrivals of the whole trace (seed 42:
+// 10,883 arrivals, so the run ends at 10,883 s, as docs/gpu.md says) and
+// the paper's means of each policy.
+func TestOpenBBenchmarkReadsItsInputs(t *testing.T) {
+	in := convertWithOpenB(t, "--no-priority --arrivals 130 --seed 42",
+		sharedData(t, "openb/openb_node_list_all_node.csv"), sharedData(t, "openb/openb_pod_list_default.csv"))
+	if at := lastArrival(t, filepath.Join(in, openb.ArrivalsFile)); at != 10882 {
+		t.Errorf("last arrival at %g s, want 10882", at)
+	}
+	paper := sharedData(t, "openb/fgd-paper-allocation-default.csv")
+	for name, want := range map[string]float64{"random": 86.30, "clustering": 91.65, "packing": 91.78, "fgd": 95.23} {
+		if got := paperMeans(t, paper, name)[100]; got != want {
+			t.Errorf("paper's %s at 100 %%: %g, want %g", name, got, want)
+		}
+	}
+}
+
+// convertWithOpenB runs bin/batkube-openb with the flags on the trace's
+// lists into a temporary folder, and returns it.
+func convertWithOpenB(tb testing.TB, flags, nodes, pods string) string {
+	tb.Helper()
+	out := tb.TempDir()
+	args := append([]string{"-q", "-o", out}, strings.Fields(flags)...)
+	cmd := exec.Command(filepath.Join(buildCommands(tb, false, "./cmd/batkube-openb"), "batkube-openb"), append(args, nodes, pods)...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("batkube-openb %s: %v\n%s", strings.Join(args, " "), err, msg)
+	}
+	return out
+}
+
+// lastArrival is the instant of the last arrival of arrivals.csv.
+func lastArrival(tb testing.TB, path string) float64 {
+	tb.Helper()
+	rows, err := outputs.ReadCSV(path)
+	if err != nil || len(rows) == 0 {
+		tb.Fatalf("%s: no arrival (%v)", path, err)
+	}
+	at, err := strconv.ParseFloat(rows[len(rows)-1]["arrived_at"], 64)
+	if err != nil {
+		tb.Fatalf("%s: last arrival: %v", path, err)
+	}
+	return at
+}
+
+// paperMeans is the paper's mean allocation by arrived percent for the
+// policy (gpuPolicies' name).
+func paperMeans(tb testing.TB, path, name string) map[float64]float64 {
+	tb.Helper()
+	rows, err := openb.ReadPaperAllocation(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	paperName := map[string]string{"random": "Random", "dotprod": "DotProd", "clustering": "GpuClustering",
+		"packing": "GpuPacking", "bestfit": "BestFit", "fgd": "FGD"}[name]
+	means := map[float64]float64{}
+	for _, r := range rows {
+		if _, policy, _ := strings.Cut(r.Policy, "-"); policy == paperName { // "06-FGD"
+			means[r.ArrivedPercent] = r.Mean
+		}
+	}
+	if len(means) == 0 {
+		tb.Fatalf("%s: no row of %s", path, paperName)
+	}
+	return means
 }
