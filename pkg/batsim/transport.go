@@ -2,7 +2,9 @@ package batsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -157,8 +159,9 @@ type socket struct {
 
 	mu sync.Mutex // guards everything below: ZeroMQ sockets are not thread safe
 	z  *zmqmon.Socket
-	// rcvTimeout is the socket's ZMQ_RCVTIMEO as last set.
-	rcvTimeout time.Duration
+	// ready is a copy of the socket's ZMQ_FD in Go's network poller: a
+	// receive waits on it rather than in ZeroMQ's blocking receive.
+	ready *os.File
 }
 
 func newSocket(typ zmq.Type, endpoint string, bind bool, opts []Option) (*socket, error) {
@@ -183,14 +186,58 @@ func newSocket(typ zmq.Type, endpoint string, bind bool, opts []Option) (*socket
 	if err != nil {
 		return nil, err
 	}
-	return &socket{pollInterval: o.pollInterval, z: z}, nil
+	ready, err := pollable(z.Sock)
+	if err != nil {
+		return nil, errors.Join(err, z.Close())
+	}
+	return &socket{pollInterval: o.pollInterval, z: z, ready: ready}, nil
 }
 
-// recvLocked waits for one message. It blocks in ZeroMQ's receive (one
-// call into C per message, not a poll then a receive) for at most the poll
-// interval at a time; between two, it looks at ctx, at Close and at the
-// monitor, which tells whether the peer is gone.
+// pollable returns a copy of sock's ZMQ_FD that Go's network poller
+// watches. ZeroMQ signals that descriptor when the socket's state may have
+// changed (edge-triggered, as Go's poller is); ZMQ_EVENTS then says whether
+// a message waits.
+//
+// Why not ZeroMQ's blocking receive: a goroutine blocked in a call into C
+// holds an OS thread in a system call, and Go's sysmon thread takes its
+// processor away after 20 µs, then polls every 20 µs for at least a
+// millisecond after the call returns, step after step. On a sparse trace
+// that was a tenth of the server's CPU, and on a virtual machine where every
+// wake-up enters the kernel, more.
+func pollable(sock *zmq.Socket) (*os.File, error) {
+	fd, err := sock.GetFd()
+	if err != nil {
+		return nil, fmt.Errorf("get ZMQ_FD: %w", err)
+	}
+	dup, err := syscall.Dup(fd)
+	if err != nil {
+		return nil, fmt.Errorf("duplicate ZMQ_FD: %w", err)
+	}
+	syscall.CloseOnExec(dup)
+	if err := syscall.SetNonblock(dup, true); err != nil {
+		syscall.Close(dup)
+		return nil, fmt.Errorf("ZMQ_FD non-blocking: %w", err)
+	}
+	// A non-blocking descriptor makes os.NewFile register it with the
+	// poller, so that deadlines apply to it.
+	f := os.NewFile(uintptr(dup), "zmq-fd")
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ZMQ_FD is not pollable: %w", err)
+	}
+	return f, nil
+}
+
+// recvLocked waits for one message: it receives without blocking and,
+// when nothing is there, waits in Go's network poller for the socket's
+// ZMQ_FD for at most the poll interval at a time; between two waits, it
+// looks at ctx, at Close and at the monitor, which tells whether the peer is
+// gone.
 func (s *socket) recvLocked(ctx context.Context) ([]byte, error) {
+	conn, err := s.ready.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("ZMQ_FD: %w", err)
+	}
 	for {
 		if s.closed.Load() {
 			return nil, ErrClosed
@@ -198,25 +245,40 @@ func (s *socket) recvLocked(ctx context.Context) ([]byte, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("no message: %w", err)
 		}
-		wait := s.pollInterval
-		if deadline, ok := ctx.Deadline(); ok {
-			wait = max(time.Millisecond, min(wait, time.Until(deadline)))
-		}
-		if wait != s.rcvTimeout {
-			if err := s.z.Sock.SetRcvtimeo(wait); err != nil {
-				return nil, fmt.Errorf("set RCVTIMEO: %w", err)
-			}
-			s.rcvTimeout = wait
-		}
-		b, err := s.z.Sock.RecvBytes(0)
+		b, err := s.z.Sock.RecvBytes(zmq.DONTWAIT)
 		switch {
 		case err == nil:
 			return b, nil
 		case zmq.AsErrno(err) != zmq.Errno(syscall.EAGAIN) && zmq.AsErrno(err) != zmq.Errno(syscall.EINTR):
 			return nil, fmt.Errorf("receive: %w", err)
 		}
-		// Nothing within the wait (or a REQ socket dropped a late reply to
-		// an abandoned request): is the peer still there?
+		wait := s.pollInterval
+		if deadline, ok := ctx.Deadline(); ok {
+			wait = max(time.Millisecond, min(wait, time.Until(deadline)))
+		}
+		if err := s.ready.SetReadDeadline(time.Now().Add(wait)); err != nil {
+			return nil, fmt.Errorf("ZMQ_FD deadline: %w", err)
+		}
+		var eventsErr error
+		err = conn.Read(func(uintptr) bool {
+			// ZMQ_EVENTS also consumes the signal, so it is asked after
+			// every wake-up and before every wait.
+			events, err := s.z.Sock.GetEvents()
+			if err != nil {
+				eventsErr = err
+				return true
+			}
+			return events&zmq.POLLIN != 0
+		})
+		switch {
+		case eventsErr != nil:
+			return nil, fmt.Errorf("ZMQ_EVENTS: %w", eventsErr)
+		case err == nil:
+			continue // a message waits (or a REQ socket's late reply, dropped)
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, fmt.Errorf("wait on ZMQ_FD: %w", err)
+		}
+		// Nothing within the wait: is the peer still there?
 		disconnected, err := s.z.DrainMonitor()
 		if err != nil {
 			return nil, err
@@ -243,7 +305,7 @@ func (s *socket) close() error {
 	}
 	s.mu.Lock() // a blocked recvLocked sees closed and returns within a poll interval
 	defer s.mu.Unlock()
-	if err := s.z.Close(); err != nil {
+	if err := errors.Join(s.z.Close(), s.ready.Close()); err != nil {
 		return fmt.Errorf("batsim: close: %w", err)
 	}
 	return nil

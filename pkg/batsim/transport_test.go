@@ -5,6 +5,8 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -163,6 +165,43 @@ func TestRecvCancelledWhileBlocked(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRecvWaitsInTheNetworkPoller: a Recv waiting for Batsim parks its
+// goroutine in Go's network poller ("IO wait"), not in a call into C that
+// holds a thread in a system call ("syscall"), which Go's sysmon then polls
+// every 20 µs (see pollable).
+func TestRecvWaitsInTheNetworkPoller(t *testing.T) {
+	conn := listen(t, "tcp://127.0.0.1:*")
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := conn.Recv(ctx)
+		errc <- err
+	}()
+	defer func() {
+		cancel()
+		chantest.Recv(t, errc, testTimeout, "Recv did not return after its context was cancelled")
+	}()
+	buf := make([]byte, 1<<20)
+	states := map[string]int{}
+	for end := time.Now().Add(testTimeout); time.Now().Before(end); runtime.Gosched() {
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(stacks, "\n\n") {
+			if !strings.Contains(g, "batsim.(*socket).recvLocked") {
+				continue
+			}
+			// "goroutine 7 [IO wait, 2 minutes]:"
+			_, header, _ := strings.Cut(g, "[")
+			state, _, _ := strings.Cut(header, "]")
+			state, _, _ = strings.Cut(state, ",")
+			if state == "IO wait" {
+				return
+			}
+			states[state]++
+		}
+	}
+	t.Fatalf("Recv's goroutine never seen waiting in the network poller; seen in %v", states)
 }
 
 func TestRecvDeadline(t *testing.T) {

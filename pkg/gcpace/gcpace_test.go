@@ -8,6 +8,52 @@ import (
 	"testing"
 )
 
+func TestHeadroomGrowsWithTheBytesAllocated(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct{ allocs, most, want uint64 }{
+		{0, 64 * mib, minHeap},                 // nothing allocated yet: the heap minimum
+		{16 * mib, 64 * mib, minHeap},          // an eighth is under it
+		{80 * mib, 64 * mib, 10 * mib},         // a short run: an eighth
+		{512 * mib, 64 * mib, 64 * mib},        // all of it
+		{100 * 1024 * mib, 64 * mib, 64 * mib}, // and no more
+		{100 * 1024 * mib, 2 * mib, 2 * mib},   // a headroom under the minimum stays as asked
+	} {
+		if got := headroomFor(c.allocs, c.most); got != c.want {
+			t.Errorf("%d MiB allocated, at most %d MiB: headroom %d MiB, want %d MiB", c.allocs/mib, c.most/mib, got/mib, c.want/mib)
+		}
+	}
+}
+
+// TestPacerStartsWithASmallHeadroom: a process that has allocated little
+// gets a headroom of an eighth of it, not the whole one asked for.
+func TestPacerStartsWithASmallHeadroom(t *testing.T) {
+	base := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(base)
+	runtime.GC()
+	s := []metrics.Sample{{Name: allocated}, {Name: liveHeap}}
+	metrics.Read(s)
+	allocs, live := s[0].Value.Uint64(), s[1].Value.Uint64()
+	const most = 1 << 40 // far more than an eighth of what a test allocates
+	p := Start(most)
+	defer p.Stop()
+	if want := percentFor(live, headroomFor(allocs, most), 100); p.Percent() > want+want/2 {
+		t.Errorf("GC percent %d after %d MiB allocated, want about %d (a headroom of an eighth), not %d (the whole headroom)",
+			p.Percent(), allocs>>20, want, percentFor(live, most, 100))
+	}
+}
+
+// allocateAtLeast makes the heap's count of bytes allocated grow by n.
+func allocateAtLeast(n uint64) {
+	s := []metrics.Sample{{Name: allocated}}
+	metrics.Read(s)
+	for target := s[0].Value.Uint64() + n; s[0].Value.Uint64() < target; metrics.Read(s) {
+		sink = make([]byte, 1<<20)
+	}
+	sink = nil
+}
+
+var sink []byte
+
 func TestPercentForKeepsTheHeadroom(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
@@ -140,11 +186,13 @@ func TestPacerTunesAfterEveryCollection(t *testing.T) {
 }
 
 // startFromGOGC100 starts a pacer of headroom bytes after a collection at
-// GOGC=100, and gives the process its GC percent back when t ends.
+// GOGC=100, and gives the process its GC percent back when t ends. The
+// process has first allocated enough for the whole headroom.
 func startFromGOGC100(t *testing.T, headroom uint64) *Pacer {
 	t.Helper()
 	base := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(base) })
+	allocateAtLeast(headroom * allocatedPerHeadroom)
 	runtime.GC()
 	p := Start(headroom)
 	if p == nil {
