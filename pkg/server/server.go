@@ -127,6 +127,10 @@ func (s *Server) Addr() netip.AddrPort {
 // only (procquiet.Unread, procquiet.AcceptQueue). Before Serve, or on a
 // listener that is not a socket, it returns an error wrapping
 // errors.ErrUnsupported.
+//
+// One ioctl a connection is the cheap way: a sock_diag dump filtered on
+// the port served walks the kernel's whole table of TCP connections, and
+// took 1.4 ms on a 24 GiB machine where 20 ioctls took 46 µs (2026-11-29).
 func (s *Server) Unread() (int, error) {
 	l := s.listener.Load()
 	if l == nil {
