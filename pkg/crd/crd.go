@@ -71,7 +71,9 @@ type Version struct {
 	Generation int64
 
 	structural *structuralschema.Structural
-	validator  validation.SchemaValidator
+	// tree is structural as ratcheting walks it (newSchemaTree).
+	tree      *schemaTree
+	validator validation.SchemaValidator
 	// statusValidator validates the status alone, for the status
 	// subresource (nil without a status schema).
 	statusValidator validation.SchemaValidator
@@ -163,7 +165,7 @@ func (v *Version) compileSchema(props *apiextensionsv1.JSONSchemaProps) error {
 	if err != nil {
 		return fmt.Errorf("the schema: %w", err)
 	}
-	v.structural, v.validator = s, validator
+	v.structural, v.tree, v.validator = s, newSchemaTree(s), validator
 	if status, ok := internal.Properties["status"]; ok && v.Status {
 		if v.statusValidator, _, err = validation.NewSchemaValidator(&status); err != nil {
 			return fmt.Errorf("the status schema: %w", err)

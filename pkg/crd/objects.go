@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
@@ -133,7 +132,7 @@ func (v *Version) Validate(ctx context.Context, obj, old map[string]any, status 
 		errs = append(errs, validation.ValidateCustomResource(nil, obj, v.validator)...)
 		errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, v.structural, obj)...)
 	default:
-		correlated := common.NewCorrelatedObject(obj, old, &model.Structural{Structural: v.structural})
+		correlated := common.NewCorrelatedObject(obj, old, v.tree)
 		celOptions = append(celOptions, cel.WithRatcheting(correlated))
 		switch {
 		case status && v.statusValidator != nil:

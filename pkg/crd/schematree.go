@@ -1,0 +1,62 @@
+package crd
+
+import (
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	"k8s.io/apiserver/pkg/cel/common"
+)
+
+// schemaTree is a structural schema as ratcheting walks it (the schema of
+// common.NewCorrelatedObject): model.Structural, whose Properties,
+// Items and AdditionalProperties are made once for the whole tree instead
+// of at each call. model.Structural's Properties copies every property's
+// schema into a new map each time ratcheting looks up a field: on Kueue's
+// baseline at a tenth, 767 MB of the server's 18 GB allocated went there.
+// A tree is read-only once made, and shared by concurrent requests.
+type schemaTree struct {
+	*model.Structural
+	properties map[string]common.Schema
+	items      common.Schema
+	additional common.SchemaOrBool
+}
+
+// newSchemaTree makes the tree of s.
+func newSchemaTree(s *structuralschema.Structural) *schemaTree {
+	t := &schemaTree{Structural: &model.Structural{Structural: s}}
+	if s.Properties != nil {
+		t.properties = make(map[string]common.Schema, len(s.Properties))
+		for name, prop := range s.Properties {
+			t.properties[name] = newSchemaTree(&prop)
+		}
+	}
+	if s.Items != nil {
+		t.items = newSchemaTree(s.Items)
+	}
+	if ap := s.AdditionalProperties; ap != nil {
+		sb := &schemaOrBool{allows: ap.Bool}
+		if ap.Structural != nil {
+			sb.schema = newSchemaTree(ap.Structural)
+		}
+		t.additional = sb
+	}
+	return t
+}
+
+// Properties returns the properties' trees (nil without properties).
+func (t *schemaTree) Properties() map[string]common.Schema { return t.properties }
+
+// Items returns the items' tree, or nil.
+func (t *schemaTree) Items() common.Schema { return t.items }
+
+// AdditionalProperties returns the additional properties' tree, or nil.
+func (t *schemaTree) AdditionalProperties() common.SchemaOrBool { return t.additional }
+
+// schemaOrBool is an additionalProperties: a schema, or whether any
+// property is allowed.
+type schemaOrBool struct {
+	schema common.Schema
+	allows bool
+}
+
+func (sb *schemaOrBool) Schema() common.Schema { return sb.schema }
+func (sb *schemaOrBool) Allows() bool          { return sb.allows }
