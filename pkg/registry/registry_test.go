@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -154,6 +155,37 @@ func TestStatusSplit(t *testing.T) {
 	}
 }
 
+// TestStatusSplitOfATypedKindCopies: for a kind with no rule of its own
+// (a Job), the status taken from the source is a copy: changing the source
+// afterwards leaves the result as it was, and the result's spec is its own.
+func TestStatusSplitOfATypedKindCopies(t *testing.T) {
+	newJob := func() runtime.Object { return &batchv1.Job{} }
+	active := int32(2)
+	stored := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Spec: batchv1.JobSpec{Parallelism: &active},
+		Status: batchv1.JobStatus{Active: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}}}}
+	sent := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Status: batchv1.JobStatus{Active: 5}}
+	got, err := WithStatus(sent, stored, newJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := got.(*batchv1.Job)
+	stored.Status.Conditions[0].Status = corev1.ConditionFalse
+	stored.Status.Active = 9
+	if j.Status.Active != 1 || len(j.Status.Conditions) != 1 || j.Status.Conditions[0].Status != corev1.ConditionTrue {
+		t.Errorf("status %+v, want a copy of the stored status as it was (active 1, suspended)", j.Status)
+	}
+	if j.Spec.Parallelism != nil {
+		t.Errorf("spec took the stored parallelism %v, want the sent spec's (none)", *j.Spec.Parallelism)
+	}
+	// A kind without a Status field falls back to the content's status.
+	if withStatusField(&corev1.ConfigMap{}, &corev1.ConfigMap{}) {
+		t.Error("withStatusField on a ConfigMap (no Status field): true, want false")
+	}
+	if withStatusField(sent, &appsv1.Deployment{}) {
+		t.Error("withStatusField across kinds: true, want false")
+	}
+}
+
 // TestPodForStatusChangeCopiesWhatItsChangesWrite: the copy's metadata,
 // status and node are its own (the original is left as it was); the rest of
 // the spec is shared, which is the point.
@@ -205,5 +237,19 @@ func TestPodForMetadataChangeCopiesTheMetadata(t *testing.T) {
 	}
 	if &cp.Spec.Containers[0] != &orig.Spec.Containers[0] || &cp.Status.Conditions[0] != &orig.Status.Conditions[0] {
 		t.Errorf("the copy does not share the spec and the status")
+	}
+}
+
+// BenchmarkWithStatusJob: a Job's update keeping its stored status.
+func BenchmarkWithStatusJob(b *testing.B) {
+	newJob := func() runtime.Object { return &batchv1.Job{} }
+	stored := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Labels: map[string]string{"a": "b"}},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}},
+		Status: batchv1.JobStatus{Active: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := WithStatus(stored.DeepCopy(), stored, newJob); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +31,30 @@ func WithStatus(obj, statusSource runtime.Object, newObj func() runtime.Object) 
 			return o, nil
 		}
 	}
+	if withStatusField(obj, statusSource) {
+		return obj, nil
+	}
 	return withStatusUnstructured(obj, statusSource, newObj)
+}
+
+// withStatusField sets the Status field of obj, a typed object, to a copy
+// of statusSource's (of the same type), and reports whether it could: the
+// API's generated types keep their status in a field named Status. A Job's
+// write took two conversions to unstructured content and one back (438 MB
+// allocated over Kueue's baseline at a tenth); this is one DeepCopyObject.
+func withStatusField(obj, statusSource runtime.Object) bool {
+	dst, src := reflect.ValueOf(obj), reflect.ValueOf(statusSource)
+	if dst.Kind() != reflect.Pointer || dst.Type() != src.Type() || dst.IsNil() || src.IsNil() ||
+		dst.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	field, ok := dst.Elem().Type().FieldByName("Status")
+	if !ok || len(field.Index) != 1 || !field.IsExported() {
+		return false
+	}
+	copied := reflect.ValueOf(statusSource.DeepCopyObject())
+	dst.Elem().Field(field.Index[0]).Set(copied.Elem().Field(field.Index[0]))
+	return true
 }
 
 func withStatusUnstructured(obj, statusSource runtime.Object, newObj func() runtime.Object) (runtime.Object, error) {
