@@ -340,16 +340,19 @@ func (e *watchEncoder) bookmark(ev store.Event) ([]byte, error) {
 
 // shaped encodes an object as a one-row Table or as metadata.
 func (e *watchEncoder) shaped(st *store.Stored) ([]byte, error) {
-	obj, err := e.server.servedObject(e.res, st)
-	if err != nil {
-		return nil, err
-	}
 	if e.format.shape == shapeMetadata {
-		pm, _, err := partialMetadata(obj)
+		// An object's metadata is the same at every version it is served
+		// at: read from the stored object (never changed once stored)
+		// rather than from a copy converted to the served version.
+		pm, _, err := partialMetadata(st.Object())
 		if err != nil {
 			return nil, err
 		}
 		return e.encode(pm)
+	}
+	obj, err := e.server.servedObject(e.res, st)
+	if err != nil {
+		return nil, err
 	}
 	t, err := e.res.tableOf(obj, includeObject(e.req), e.server.clock.Now())
 	if err != nil {
