@@ -244,7 +244,7 @@ func TestPodForMetadataChangeCopiesTheMetadata(t *testing.T) {
 func BenchmarkWithStatusJob(b *testing.B) {
 	newJob := func() runtime.Object { return &batchv1.Job{} }
 	stored := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Labels: map[string]string{"a": "b"}},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}},
+		Spec:   batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}},
 		Status: batchv1.JobStatus{Active: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}}}}
 	b.ReportAllocs()
 	for b.Loop() {
