@@ -84,23 +84,21 @@ check: test test-slow fuzz-short ## everything CI runs (.ci/run runs these three
 fuzz-short: ## every fuzz target for 5,000 inputs (a count, not a duration)
 	$(MAKE) fuzz FUZZTIME=5000x
 
-test: build upstream vet ## the quick loop: vet, unit and integration tests (race detector on) beside the end-to-end scenarios but the slow ones (race detector off: make test-slow runs them all with it), the Kueue, QoS and GPU policies modules' tests
+test: build upstream vet ## the quick loop: vet, then every package's tests under the race detector (the end-to-end scenarios but the slow ones, make test-slow runs those), the Kueue, QoS and GPU policies modules' tests
 	$(MAKE) --no-print-directory -j 2 --output-sync=target test-unit test-e2e-quick
 	$(GO) test -C examples/kueue -count=1 ./...
 	$(MAKE) test-qos
 	$(MAKE) test-gpupolicies
 
 # make test's two halves, test-unit and test-e2e-quick, run side by side:
-# the end-to-end scenarios wait on their processes much of the time, and
-# without the race detector they take about a third less time (330 s
-# against 476 s, one after the other); make test-slow runs every scenario
-# again with it.
-test-e2e-quick: ## the end-to-end scenarios but the slow ones (SLOW_E2E), without the race detector
+# the end-to-end scenarios wait on their processes much of the time. Each
+# scenario runs once in CI (make check), under the race detector: the
+# quick ones in make test, the slow ones in make test-slow.
+test-e2e-quick: ## the end-to-end scenarios but the slow ones (SLOW_E2E), under the race detector
+	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 30m -skip '^($(SLOW_E2E))$$' ./pkg/e2e
 
-	BATKUBE_BIN=$(BIN) $(GO) test -count=1 -timeout 30m -skip '^($(SLOW_E2E))$$' ./pkg/e2e
-
-test-slow: build upstream ## every end-to-end scenario under the race detector: the slow ones make test leaves out (SLOW_E2E), and the quick ones make test runs without it
-	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 60m ./pkg/e2e
+test-slow: build upstream ## the slow end-to-end scenarios (SLOW_E2E) make test leaves out, under the race detector
+	BATKUBE_BIN=$(BIN) $(GO) test -race -count=1 -timeout 60m -run '^($(SLOW_E2E))$$' ./pkg/e2e
 
 test-unit: ## the tests that need no upstream binary (every package but pkg/e2e), under the race detector
 	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/pkg/e2e$$')
