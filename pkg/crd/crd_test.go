@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func widgets(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+func widgets(t testing.TB) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	data, err := os.ReadFile("testdata/widgets.yaml")
 	if err != nil {
@@ -25,7 +25,7 @@ func widgets(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 	return crd
 }
 
-func compiled(t *testing.T) *Version {
+func compiled(t testing.TB) *Version {
 	t.Helper()
 	crd := widgets(t)
 	Accept(crd, func(string) bool { return false }, metav1.Now())

@@ -59,8 +59,7 @@ func TestSchemaTreeAnswersAsModel(t *testing.T) {
 // BenchmarkValidateRatchetedUpdate: a spec update validated against the
 // old object, ratcheting on.
 func BenchmarkValidateRatchetedUpdate(b *testing.B) {
-	t := &testing.T{}
-	v := compiled(t)
+	v := compiled(b)
 	obj := func(replicas int64) map[string]any {
 		return map[string]any{"apiVersion": "example.batkube.io/v1", "kind": "Widget",
 			"metadata": map[string]any{"name": "a", "namespace": "default"},
