@@ -25,8 +25,8 @@
 // fault and a page cleared: on this project's virtual machine 16 µs a
 // 4 KiB page, so 64 MiB of headroom cost a short run (the sparse 10-hour
 // trace, some 80 MB allocated in all) more than the collections it saved:
-// server CPU 2.1–2.7 s against 1.8–1.9 s with no pacing, 19–26 % more,
-// in interleaved runs. A run that allocates gigabytes (Kueue's, a
+// server CPU 2.1–2.7 s against 1.8–1.95 s with no pacing, 16–56 % more
+// in six interleaved pairs. A run that allocates gigabytes (Kueue's, a
 // million jobs) reaches the full headroom within seconds.
 //
 // It adjusts the process-wide GC percent and memory limit, so one Pacer
