@@ -90,12 +90,11 @@ func (s *Server) update(ctx context.Context, r *resource, ns, name, sub string, 
 				return nil, err
 			}
 		} else {
-			newObj := func() k8sruntime.Object { o, _ := r.newObject(); return o }
 			switch {
 			case sub == "status":
-				out, err = registry.StatusUpdate(cur, obj, newObj)
+				out, err = registry.StatusUpdate(cur, obj)
 			case r.hasStatus():
-				out, err = registry.WithStatus(obj, cur, newObj)
+				out, err = registry.WithStatus(obj, cur)
 			}
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)

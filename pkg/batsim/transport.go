@@ -159,9 +159,11 @@ type socket struct {
 
 	mu sync.Mutex // guards everything below: ZeroMQ sockets are not thread safe
 	z  *zmqmon.Socket
-	// ready is a copy of the socket's ZMQ_FD in Go's network poller: a
-	// receive waits on it rather than in ZeroMQ's blocking receive.
-	ready *os.File
+	// ready is a copy of the socket's ZMQ_FD in Go's network poller, and
+	// readyConn its raw connection: a receive waits on it rather than in
+	// ZeroMQ's blocking receive.
+	ready     *os.File
+	readyConn syscall.RawConn
 }
 
 func newSocket(typ zmq.Type, endpoint string, bind bool, opts []Option) (*socket, error) {
@@ -190,7 +192,11 @@ func newSocket(typ zmq.Type, endpoint string, bind bool, opts []Option) (*socket
 	if err != nil {
 		return nil, errors.Join(err, z.Close())
 	}
-	return &socket{pollInterval: o.pollInterval, z: z, ready: ready}, nil
+	readyConn, err := ready.SyscallConn()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("ZMQ_FD: %w", err), ready.Close(), z.Close())
+	}
+	return &socket{pollInterval: o.pollInterval, z: z, ready: ready, readyConn: readyConn}, nil
 }
 
 // pollable returns a copy of sock's ZMQ_FD that Go's network poller
@@ -234,10 +240,6 @@ func pollable(sock *zmq.Socket) (*os.File, error) {
 // looks at ctx, at Close and at the monitor, which tells whether the peer is
 // gone.
 func (s *socket) recvLocked(ctx context.Context) ([]byte, error) {
-	conn, err := s.ready.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("ZMQ_FD: %w", err)
-	}
 	for {
 		if s.closed.Load() {
 			return nil, ErrClosed
@@ -260,7 +262,7 @@ func (s *socket) recvLocked(ctx context.Context) ([]byte, error) {
 			return nil, fmt.Errorf("ZMQ_FD deadline: %w", err)
 		}
 		var eventsErr error
-		err = conn.Read(func(uintptr) bool {
+		err = s.readyConn.Read(func(uintptr) bool {
 			// ZMQ_EVENTS also consumes the signal, so it is asked after
 			// every wake-up and before every wait.
 			events, err := s.z.Sock.GetEvents()

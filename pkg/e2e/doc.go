@@ -4,9 +4,8 @@
 // bin/, or found in $BATKUBE_BIN. The tests fail, rather than skip, when an
 // upstream binary is missing: `make test` builds them first. The slowest
 // scenarios are named in the Makefile's SLOW_E2E, which make test skips
-// (TestSlowScenariosAreTests checks each name is a test of this package);
-// make test runs the others without the race detector, and make test-slow
-// runs them all with it.
+// and make test-slow runs (TestSlowScenariosAreTests checks each name is a
+// test of this package); both run their scenarios under the race detector.
 //
 // # What runs how
 //

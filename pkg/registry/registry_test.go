@@ -133,20 +133,19 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func TestStatusSplit(t *testing.T) {
-	newDeployment := func() runtime.Object { return &appsv1.Deployment{} }
 	stored := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Labels: map[string]string{"a": "1"}},
 		Spec: appsv1.DeploymentSpec{Paused: true}, Status: appsv1.DeploymentStatus{Replicas: 3}}
 	sent := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Labels: map[string]string{"a": "2"}},
 		Spec: appsv1.DeploymentSpec{Paused: false}, Status: appsv1.DeploymentStatus{Replicas: 7, ReadyReplicas: 1}}
 
-	main, err := WithStatus(sent.DeepCopy(), stored, newDeployment)
+	main, err := WithStatus(sent.DeepCopy(), stored)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := main.(*appsv1.Deployment); d.Status.Replicas != 3 || d.Status.ReadyReplicas != 0 || d.Spec.Paused {
 		t.Errorf("main update: got spec.paused %v status %+v, want the new spec and the stored status", d.Spec.Paused, d.Status)
 	}
-	st, err := StatusUpdate(stored, sent, newDeployment)
+	st, err := StatusUpdate(stored, sent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,12 +158,11 @@ func TestStatusSplit(t *testing.T) {
 // (a Job), the status taken from the source is a copy: changing the source
 // afterwards leaves the result as it was, and the result's spec is its own.
 func TestStatusSplitOfATypedKindCopies(t *testing.T) {
-	newJob := func() runtime.Object { return &batchv1.Job{} }
 	active := int32(2)
 	stored := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Spec: batchv1.JobSpec{Parallelism: &active},
 		Status: batchv1.JobStatus{Active: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}}}}
 	sent := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j"}, Status: batchv1.JobStatus{Active: 5}}
-	got, err := WithStatus(sent, stored, newJob)
+	got, err := WithStatus(sent, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,12 +175,13 @@ func TestStatusSplitOfATypedKindCopies(t *testing.T) {
 	if j.Spec.Parallelism != nil {
 		t.Errorf("spec took the stored parallelism %v, want the sent spec's (none)", *j.Spec.Parallelism)
 	}
-	// A kind without a Status field falls back to the content's status.
-	if withStatusField(&corev1.ConfigMap{}, &corev1.ConfigMap{}) {
-		t.Error("withStatusField on a ConfigMap (no Status field): true, want false")
+	// A kind without a Status field, or a source of another kind, is an
+	// error rather than a status silently dropped.
+	if _, err := WithStatus(&corev1.ConfigMap{}, &corev1.ConfigMap{}); err == nil {
+		t.Error("WithStatus on a ConfigMap (no Status field): no error")
 	}
-	if withStatusField(sent, &appsv1.Deployment{}) {
-		t.Error("withStatusField across kinds: true, want false")
+	if _, err := WithStatus(sent, &appsv1.Deployment{}); err == nil {
+		t.Error("WithStatus of a Job from a Deployment: no error")
 	}
 }
 
@@ -242,13 +241,12 @@ func TestPodForMetadataChangeCopiesTheMetadata(t *testing.T) {
 
 // BenchmarkWithStatusJob: a Job's update keeping its stored status.
 func BenchmarkWithStatusJob(b *testing.B) {
-	newJob := func() runtime.Object { return &batchv1.Job{} }
 	stored := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "j", Labels: map[string]string{"a": "b"}},
 		Spec:   batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}},
 		Status: batchv1.JobStatus{Active: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobSuspended, Status: corev1.ConditionTrue}}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := WithStatus(stored.DeepCopy(), stored, newJob); err != nil {
+		if _, err := WithStatus(stored.DeepCopy(), stored); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,11 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// WithStatus returns obj with its status taken from statusSource: an update of
-// a resource that has a status subresource keeps the stored status, and an
-// update of the status subresource keeps everything but the status. newObj
-// returns an empty object of the same type (for kinds without a typed rule).
-func WithStatus(obj, statusSource runtime.Object, newObj func() runtime.Object) (runtime.Object, error) {
+// WithStatus returns obj with its status taken from statusSource (of the
+// same type): an update of a resource that has a status subresource keeps
+// the stored status, and an update of the status subresource keeps
+// everything but the status. Pods, nodes and namespaces copy their status
+// alone; other kinds copy statusSource whole and take its Status field
+// (the API's generated types keep their status in a field of that name).
+// A kind without one is an error.
+func WithStatus(obj, statusSource runtime.Object) (runtime.Object, error) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		if src, ok := statusSource.(*corev1.Pod); ok {
@@ -31,17 +34,17 @@ func WithStatus(obj, statusSource runtime.Object, newObj func() runtime.Object) 
 			return o, nil
 		}
 	}
-	if withStatusField(obj, statusSource) {
-		return obj, nil
+	if !withStatusField(obj, statusSource) {
+		return nil, fmt.Errorf("registry: the status of %T from a %T: no Status field of the same type", obj, statusSource)
 	}
-	return withStatusUnstructured(obj, statusSource, newObj)
+	return obj, nil
 }
 
-// withStatusField sets the Status field of obj, a typed object, to a copy
-// of statusSource's (of the same type), and reports whether it could: the
-// API's generated types keep their status in a field named Status. A Job's
-// write took two conversions to unstructured content and one back (438 MB
-// allocated over Kueue's baseline at a tenth); this is one DeepCopyObject.
+// withStatusField sets the Status field of obj to a copy of statusSource's
+// and reports whether both are pointers to structs of one type with such a
+// field. (It replaced two conversions to unstructured content and one
+// back: a Job's update 133 → 15 µs; 438 MB allocated over Kueue's baseline
+// at a tenth.)
 func withStatusField(obj, statusSource runtime.Object) bool {
 	dst, src := reflect.ValueOf(obj), reflect.ValueOf(statusSource)
 	if dst.Kind() != reflect.Pointer || dst.Type() != src.Type() || dst.IsNil() || src.IsNil() ||
@@ -57,34 +60,12 @@ func withStatusField(obj, statusSource runtime.Object) bool {
 	return true
 }
 
-func withStatusUnstructured(obj, statusSource runtime.Object, newObj func() runtime.Object) (runtime.Object, error) {
-	conv := runtime.DefaultUnstructuredConverter
-	content, err := conv.ToUnstructured(obj)
-	if err != nil {
-		return nil, fmt.Errorf("registry: converting %T: %w", obj, err)
-	}
-	src, err := conv.ToUnstructured(statusSource)
-	if err != nil {
-		return nil, fmt.Errorf("registry: converting %T: %w", statusSource, err)
-	}
-	if status, ok := src["status"]; ok {
-		content["status"] = status
-	} else {
-		delete(content, "status")
-	}
-	out := newObj()
-	if err := conv.FromUnstructured(content, out); err != nil {
-		return nil, fmt.Errorf("registry: converting back to %T: %w", out, err)
-	}
-	return out, nil
-}
-
 // StatusUpdate returns the object stored after an update of the status
 // subresource: the stored object with the new status. Like the real server,
 // the metadata a status update may not change (labels, annotations,
 // finalizers, owners, deletion timestamp, generation) is kept.
-func StatusUpdate(stored, updated runtime.Object, newObj func() runtime.Object) (runtime.Object, error) {
-	out, err := WithStatus(stored.DeepCopyObject(), updated, newObj)
+func StatusUpdate(stored, updated runtime.Object) (runtime.Object, error) {
+	out, err := WithStatus(stored.DeepCopyObject(), updated)
 	if err != nil {
 		return nil, err
 	}
