@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -12,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/batkube/batkube/pkg/scheme"
 )
 
 func TestPodDefaults(t *testing.T) {
@@ -249,5 +252,41 @@ func BenchmarkWithStatusJob(b *testing.B) {
 		if _, err := WithStatus(stored.DeepCopy(), stored); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestEveryServedKindKeepsItsStatusInStatus: WithStatus takes a kind's
+// status from its Go field named Status. Every kind of the server's scheme
+// whose JSON has a "status" holds it in that field, so no status
+// subresource of a built-in kind reaches WithStatus's error.
+func TestEveryServedKindKeepsItsStatusInStatus(t *testing.T) {
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for gvk, typ := range s.AllKnownTypes() {
+		if typ.Kind() != reflect.Struct {
+			continue
+		}
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "status" {
+				checked++
+				if f.Name != "Status" {
+					t.Errorf("%s: its status is in field %s, not Status", gvk, f.Name)
+				}
+				obj, err := s.New(gvk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := WithStatus(obj, obj.DeepCopyObject()); err != nil {
+					t.Errorf("%s: %v", gvk, err)
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("%d kinds with a status checked, want the scheme's many", checked)
 	}
 }
