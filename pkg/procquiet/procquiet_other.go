@@ -74,3 +74,18 @@ func (d *SocketDiag) PeerUnread(Connection) (int, error) {
 func (d *SocketDiag) Undelivered(OwnConnection) (int, error) {
 	return 0, unsupported("undelivered bytes")
 }
+
+// Readable is not supported on this system.
+type Readable struct{}
+
+// NewReadable returns an error wrapping errors.ErrUnsupported.
+func NewReadable() (*Readable, error) { return nil, unsupported("readable sockets") }
+
+// Add returns an error wrapping errors.ErrUnsupported.
+func (r *Readable) Add(syscall.RawConn) error { return unsupported("readable sockets") }
+
+// Any returns an error wrapping errors.ErrUnsupported.
+func (r *Readable) Any() (bool, error) { return false, unsupported("readable sockets") }
+
+// Close returns nil.
+func (r *Readable) Close() error { return nil }

@@ -18,6 +18,27 @@ func rawConn(t *testing.T, c any) syscall.RawConn {
 	return rc
 }
 
+// waitUnread waits until the socket src holds want bytes unread: loopback
+// delivers within the write, but softirq processing may lag (a condition,
+// not a duration).
+func waitUnread(t *testing.T, src syscall.RawConn, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := Unread(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == want {
+			return
+		}
+		if n > want || time.Now().After(deadline) {
+			t.Fatalf("unread %d bytes, want %d", n, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestUnreadAndAcceptQueue, on real loopback sockets: a connection the
 // server has not accepted is in the listener's accept queue; bytes the
 // server has not read are unread on its end, and no longer once read.
@@ -57,22 +78,7 @@ func TestUnreadAndAcceptQueue(t *testing.T) {
 	if _, err := c.Write(msg); err != nil {
 		t.Fatal(err)
 	}
-	// Loopback delivers within the write, but softirq processing may
-	// lag: wait for the bytes (a condition, not a duration).
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		n, err := Unread(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == len(msg) {
-			break
-		}
-		if n > len(msg) || time.Now().After(deadline) {
-			t.Fatalf("unread %d bytes, want %d", n, len(msg))
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitUnread(t, src, len(msg))
 	buf := make([]byte, 64)
 	if _, err := s.Read(buf); err != nil {
 		t.Fatal(err)
