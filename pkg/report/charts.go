@@ -135,7 +135,32 @@ func runCharts(r *Run, prefix string, a axes) ([]*Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(charts, kueue...), nil
+	charts = append(charts, kueue...)
+	if len(r.launched) > 0 {
+		c, err := nodeCountChart(r, prefix, a)
+		if err != nil {
+			return nil, err
+		}
+		charts = append(charts, c)
+	}
+	return charts, nil
+}
+
+// nodeCountChart is an autoscaled run's chart: its nodes over time
+// (Run.NodeCounts), drawn up to the last deletion.
+func nodeCountChart(r *Run, prefix string, a axes) (*Chart, error) {
+	end := a.end
+	for _, n := range r.launched {
+		if !math.IsNaN(n.Deleted) {
+			end = max(end, n.Deleted)
+		}
+	}
+	p := newPlot(r.Label+": nodes launched by the autoscaler", "simulated time (s)", "nodes")
+	legend, err := addSeries(p, r.NodeCounts(), end)
+	if err != nil {
+		return nil, err
+	}
+	return newChart(prefix+"nodes", "nodes", "autoscaler: nodes over time", p, legend, chartWidth, chartHeight), nil
 }
 
 // maxQueueLines is the most ClusterQueues a Kueue chart draws one line

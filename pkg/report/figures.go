@@ -117,6 +117,34 @@ func Percentile(sorted []float64, q float64) float64 {
 // next step's T.
 type Step struct{ T, V float64 }
 
+// NodeCounts are the nodes an autoscaler launched that exist over time
+// (_nodes.csv: from their creation to their deletion), a step function
+// per instance type, and one named "all nodes" when there are several
+// types. Nil for a run without launched nodes.
+func (r *Run) NodeCounts() map[string][]Step {
+	if len(r.launched) == 0 {
+		return nil
+	}
+	byType := map[string][]Step{}
+	var all []Step
+	for _, n := range r.launched {
+		changes := []Step{{n.Created, 1}}
+		if !math.IsNaN(n.Deleted) {
+			changes = append(changes, Step{n.Deleted, -1})
+		}
+		byType[n.InstanceType] = append(byType[n.InstanceType], changes...)
+		all = append(all, changes...)
+	}
+	counts := map[string][]Step{}
+	for name, changes := range byType {
+		counts[name] = steps(changes)
+	}
+	if len(byType) > 1 {
+		counts["all nodes"] = steps(all)
+	}
+	return counts
+}
+
 // steps turns changes (at T, add V) into the step function of their
 // running sum, a step at each instant where it changes, starting at 0 from
 // time 0.

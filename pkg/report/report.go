@@ -94,7 +94,7 @@ func (rep *Report) Charts() []*Chart {
 }
 
 // chartKinds are the kinds of a run's charts, in the page's order.
-var chartKinds = []string{"gantt", "utilisation", "queue", "waiting-cdf", "kueue-usage", "kueue-admissions"}
+var chartKinds = []string{"gantt", "utilisation", "queue", "waiting-cdf", "kueue-usage", "kueue-admissions", "nodes"}
 
 // shownKinds are the kinds of chart some run has, in the page's order.
 func (rep *Report) shownKinds() []string {

@@ -357,10 +357,34 @@ func TestNodesTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := reportPage(t, dir)
-	for _, want := range []string{`<table class="controllers nodes">`, "<td>kwok-a</td><td>c-16x</td><td>pool16-0</td>", "1 (1 deleted, 0 on no pool host), at most 1 at once; 0.036 node-hours, cost 0.0244"} {
+	for _, want := range []string{`<table class="controllers nodes">`, "<td>kwok-a</td><td>c-16x</td><td>pool16-0</td>", "1 (1 deleted, 0 on no pool host), at most 1 at once; 0.036 node-hours, cost 0.0244", "nodes launched by the autoscaler"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the report has no %q", want)
 		}
+	}
+}
+
+// The nodes over time: a step per creation and deletion, per instance
+// type, and all of them together when there are several types; a node
+// still running at the end counts to the end.
+func TestNodeCounts(t *testing.T) {
+	nan := math.NaN()
+	r := &Run{launched: []outputs.Node{
+		{InstanceType: "c-16x", Created: 1, Deleted: 130},
+		{InstanceType: "c-32x", Created: 6, Deleted: 145},
+		{InstanceType: "c-16x", Created: 21, Deleted: nan},
+		{InstanceType: "c-16x", Created: 130, Deleted: 200}, // replaces the first at its instant
+	}}
+	want := map[string][]Step{
+		"c-16x":     {{0, 0}, {1, 1}, {21, 2}, {200, 1}},
+		"c-32x":     {{0, 0}, {6, 1}, {145, 0}},
+		"all nodes": {{0, 0}, {1, 1}, {6, 2}, {21, 3}, {145, 2}, {200, 1}},
+	}
+	if got := r.NodeCounts(); !reflect.DeepEqual(got, want) {
+		t.Errorf("node counts\n got %v\nwant %v", got, want)
+	}
+	if got := (&Run{}).NodeCounts(); got != nil {
+		t.Errorf("no launched nodes: %v, want nil", got)
 	}
 }
 

@@ -72,6 +72,7 @@ type Run struct {
 	Queues        *outputs.Queues
 	ClusterQueues []outputs.ClusterQueueSample
 	workloads     []outputs.Workload
+	launched      []outputs.Node
 	// Jobs are _jobs.csv's rows, Pods _pods.csv's (nil without the file).
 	Jobs []Job
 	Pods []Pod
@@ -325,6 +326,12 @@ func (r *Run) readControllers() error {
 	if r.Workloads != nil {
 		var err error
 		if r.workloads, err = outputs.ReadWorkloads(filepath.Join(r.Dir, "_workloads.csv")); err != nil {
+			return err
+		}
+	}
+	if r.LaunchedNodes != nil {
+		var err error
+		if r.launched, err = outputs.ReadNodes(filepath.Join(r.Dir, "_nodes.csv")); err != nil {
 			return err
 		}
 	}
