@@ -108,9 +108,10 @@ $(BIN)/kueue-manifests.yaml: $(KUEUE_MOD) examples/kueue/manifests/main.go
 
 # $(call priorityqueue_clock,<module dir>,<build dir>): a copy of the
 # module's pinned controller-runtime in <build dir>/controller-runtime whose
-# priority queue takes Now and After from k8s.io/utils/clock instead of
-# time.Now and time.Tick (the rewrite is checked: a version that moves those
-# fields fails the build instead of running on the wall clock), and
+# priority queue takes Now from k8s.io/utils/clock and its timers from
+# clock.QueueAfter(name), which classes them by the queue's controller,
+# instead of time.Now and time.Tick (the rewrite is checked: a version that
+# moves those fields fails the build instead of running on the wall clock), and
 # <build dir>/go.mod (written by kubeclock_utils first) replacing
 # controller-runtime by that copy.
 define priorityqueue_clock
@@ -118,10 +119,11 @@ define priorityqueue_clock
 	  test -n "$$cr" && cp -R "$$cr" $(2)/controller-runtime
 	chmod -R u+w $(2)/controller-runtime
 	sed -i -e 's/^\([[:space:]]*now:[[:space:]]*\)time\.Now,$$/\1clock.RealClock{}.Now,/' \
-	  -e 's/^\([[:space:]]*tick:[[:space:]]*\)time\.Tick,$$/\1clock.RealClock{}.After,/' \
+	  -e 's/^\([[:space:]]*tick:[[:space:]]*\)time\.Tick,$$/\1clock.QueueAfter(name),/' \
 	  $(2)/controller-runtime/pkg/controller/priorityqueue/priorityqueue.go
-	test $$(grep -cE '^[[:space:]]*(now|tick):[[:space:]]*clock\.RealClock\{\}\.(Now|After),$$' \
+	test $$(grep -cE '^[[:space:]]*(now:[[:space:]]*clock\.RealClock\{\}\.Now|tick:[[:space:]]*clock\.QueueAfter\(name\)),$$' \
 	  $(2)/controller-runtime/pkg/controller/priorityqueue/priorityqueue.go) = 2
+	grep -q '^func New\[T comparable\](name string, ' $(2)/controller-runtime/pkg/controller/priorityqueue/priorityqueue.go
 	$(GO) mod edit -modfile=$(2)/go.mod -replace=sigs.k8s.io/controller-runtime=$(2)/controller-runtime
 endef
 

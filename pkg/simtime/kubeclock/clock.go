@@ -137,6 +137,21 @@ func (RealClock) After(d time.Duration) <-chan time.Time {
 	return time.After(d)
 }
 
+// QueueAfter is After for controller-runtime's priority queue named
+// queue: the upstream builds rewrite the queue's tick to it (make's
+// priorityqueue_clock), so that its delayed items are classed by the
+// queue's controller (queueCallerKind) rather than by the queue's code,
+// which every controller shares.
+func QueueAfter(queue string) func(time.Duration) <-chan time.Time {
+	kind := queueCallerKind(queue)
+	return func(d time.Duration) <-chan time.Time {
+		if s := process; s != nil {
+			return s.newTimer(d, nil, kind).C()
+		}
+		return time.After(d)
+	}
+}
+
 // NewTimer returns a Timer that fires after d.
 func (RealClock) NewTimer(d time.Duration) Timer {
 	if s := process; s != nil {

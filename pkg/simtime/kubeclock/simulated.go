@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -567,6 +568,39 @@ func callerKindAt(fn string, line int) callerKind {
 	}
 	return callerKindOf(fn)
 }
+
+// queueCallerKind classifies the delayed items of the controller-runtime
+// priority queue of the controller named queue (QueueAfter): a
+// controller's future work, but for the controllers whose periodic
+// reconciles only refresh Prometheus metrics. Theirs are passive: they run
+// when simulated time passes them, within a step something else asks for,
+// and nothing the simulation records depends on their instant. As work,
+// each was a step: every node's status every 10 s, every NodePool's and
+// NodeClaim's too (a third of Karpenter's work timers over three hours of
+// the day-long example).
+//
+//   - Karpenter's metrics controllers (metrics.node, metrics.nodepool,
+//     metrics.pod): each reconcile reads its object from the informer's
+//     cache and sets gauges; they write nothing to the API.
+//   - operatorpkg's status controllers (operatorpkg.<kind>.status, for
+//     Karpenter's Nodes, NodeClaims and NodePools): each reconcile sets
+//     gauges from the object's conditions and records an Event when it
+//     sees a condition change since its last look. A change reaches it
+//     through its watch on the object, as a reconcile at once (not a
+//     delayed item), which records the Event at the change's instant; the
+//     10 s requeue after it finds nothing new but the gauges' ages.
+func queueCallerKind(queue string) callerKind {
+	if slices.Contains(metricsOnlyQueues, queue) ||
+		(strings.HasPrefix(queue, "operatorpkg.") && strings.HasSuffix(queue, ".status")) {
+		return passiveCaller
+	}
+	return workCaller
+}
+
+// metricsOnlyQueues are the queues of Karpenter v1.15.0's controllers
+// that only compute metrics (pkg/controllers/metrics: each controller's
+// Name()).
+var metricsOnlyQueues = []string{"metrics.node", "metrics.nodepool", "metrics.pod"}
 
 // Karpenter's functions whose timers are work (callerKindAt), as
 // runtime.Frame names them.

@@ -361,3 +361,38 @@ func TestKarpenterFrames(t *testing.T) {
 		}
 	}
 }
+
+// A controller-runtime priority queue's delayed items are classed by the
+// queue's controller (QueueAfter): work, but for the controllers whose
+// periodic reconciles only refresh metrics, whose items are passive (they
+// ask for no call).
+func TestQueueTimersByController(t *testing.T) {
+	for _, c := range []struct {
+		queue string
+		want  callerKind
+	}{
+		{"metrics.node", passiveCaller},
+		{"metrics.nodepool", passiveCaller},
+		{"metrics.pod", passiveCaller},
+		{"operatorpkg.node.status", passiveCaller},
+		{"operatorpkg.nodeclaim.status", passiveCaller},
+		{"operatorpkg.nodepool.status", passiveCaller},
+		{"disruption", workCaller},
+		{"provisioner", workCaller},
+		{"nodepool.counter", workCaller},
+		{"nodeclaim.disruption", workCaller},
+		{"state.node", workCaller},
+		{"operatorpkg.node", workCaller},
+		{"workload", workCaller}, // Kueue's
+	} {
+		if got := queueCallerKind(c.queue); got != c.want {
+			t.Errorf("queueCallerKind(%q) = %v, want %v", c.queue, got, c.want)
+		}
+	}
+	r := newRun(t)
+	r.process.newTimer(10*time.Second, nil, queueCallerKind("operatorpkg.node.status"))
+	r.registered(t, simclock.Passive, 10)
+	if s, ok := r.clock.NextTimerSeconds(); ok {
+		t.Fatalf("a status controller's requeue asked for a call at %v", s)
+	}
+}
