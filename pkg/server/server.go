@@ -113,6 +113,8 @@ type Server struct {
 	// PeersUnread), opened at the first question; diagMu serialises them.
 	diagMu sync.Mutex
 	diag   *procquiet.SocketDiag
+	// unproven is sumOverWritten's list of connections to ask about.
+	unproven []writtenConn
 }
 
 // BytesRead returns the bytes read from clients so far.
@@ -172,7 +174,7 @@ func (s *Server) Unread() (int, error) {
 // found delivered is not asked about again.
 func (s *Server) Unsent() (int, error) {
 	return s.sumOverWritten(func(c *countingConn) *atomic.Uint64 { return &c.deliveredAt },
-		func(d *procquiet.SocketDiag, c openConnection) (int, error) {
+		func(d *procquiet.SocketDiag, c *countingConn) (int, error) {
 			return d.Undelivered(procquiet.OwnConnection{Connection: c.addrs, Raw: c.raw})
 		})
 }
@@ -184,22 +186,19 @@ func (s *Server) Unsent() (int, error) {
 // peer's receive queue.
 func (s *Server) PeersUnread() (int, error) {
 	return s.sumOverWritten(func(c *countingConn) *atomic.Uint64 { return &c.peerReadAt },
-		func(d *procquiet.SocketDiag, c openConnection) (int, error) { return d.PeerUnread(c.addrs) })
+		func(d *procquiet.SocketDiag, c *countingConn) (int, error) { return d.PeerUnread(c.addrs) })
 }
 
 // sumOverWritten sums count over the open connections written to since
 // their proof (the count of bytes written when count last found none),
 // and records the new proofs.
-func (s *Server) sumOverWritten(proof func(*countingConn) *atomic.Uint64, count func(*procquiet.SocketDiag, openConnection) (int, error)) (int, error) {
+func (s *Server) sumOverWritten(proof func(*countingConn) *atomic.Uint64, count func(*procquiet.SocketDiag, *countingConn) (int, error)) (int, error) {
 	s.diagMu.Lock()
 	defer s.diagMu.Unlock()
+	s.unproven = s.writtenSince(proof, s.unproven[:0])
+	defer clear(s.unproven)
 	total := 0
-	for _, c := range s.openConnections() {
-		written := c.written.Load() // before the kernel is asked
-		p := proof(c.countingConn)
-		if p.Load() == written {
-			continue
-		}
+	for _, w := range s.unproven {
 		if s.diag == nil {
 			d, err := procquiet.NewSocketDiag()
 			if err != nil {
@@ -207,19 +206,42 @@ func (s *Server) sumOverWritten(proof func(*countingConn) *atomic.Uint64, count 
 			}
 			s.diag = d
 		}
-		n, err := count(s.diag, c)
+		n, err := count(s.diag, w.conn)
 		if err != nil {
-			if c.closed.Load() {
+			if w.conn.closed.Load() {
 				continue // its bytes are no one's to wait for
 			}
 			return 0, fmt.Errorf("server: %w", err)
 		}
 		if n == 0 {
-			p.Store(written)
+			proof(w.conn).Store(w.written)
 		}
 		total += n
 	}
 	return total, nil
+}
+
+// writtenConn is a connection and the bytes written to it, counted before
+// the kernel is asked about it.
+type writtenConn struct {
+	conn    *countingConn
+	written uint64
+}
+
+// writtenSince appends to out the open connections with TCP addresses
+// written to since their proof.
+func (s *Server) writtenSince(proof func(*countingConn) *atomic.Uint64, out []writtenConn) []writtenConn {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	for c := range s.conns {
+		if c.closed.Load() || !c.hasAddrs {
+			continue
+		}
+		if written := c.written.Load(); proof(c).Load() != written {
+			out = append(out, writtenConn{conn: c, written: written})
+		}
+	}
+	return out
 }
 
 // watchReadable makes the set of sockets Unread asks first, with the
@@ -274,31 +296,6 @@ func (s *Server) sumOverConns(count func(syscall.RawConn) (int, error)) (int, er
 	return total, nil
 }
 
-// openConnections returns the clients' connections open now, with their
-// TCP addresses (those that have none are left out).
-func (s *Server) openConnections() []openConnection {
-	s.connsMu.Lock()
-	defer s.connsMu.Unlock()
-	out := make([]openConnection, 0, len(s.conns))
-	for c := range s.conns {
-		if c.closed.Load() {
-			continue
-		}
-		local, lok := c.LocalAddr().(*net.TCPAddr)
-		remote, rok := c.RemoteAddr().(*net.TCPAddr)
-		if lok && rok {
-			out = append(out, openConnection{countingConn: c, addrs: procquiet.Connection{Local: local.AddrPort(), Remote: remote.AddrPort()}})
-		}
-	}
-	return out
-}
-
-// openConnection is a client's connection with its addresses.
-type openConnection struct {
-	*countingConn
-	addrs procquiet.Connection
-}
-
 // countingListener counts the bytes read from the connections it accepts,
 // and keeps them in the server's conns while they are open.
 type countingListener struct {
@@ -312,6 +309,11 @@ func (l countingListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	cc := &countingConn{Conn: c, s: l.s}
+	local, lok := c.LocalAddr().(*net.TCPAddr)
+	remote, rok := c.RemoteAddr().(*net.TCPAddr)
+	if lok && rok {
+		cc.addrs, cc.hasAddrs = procquiet.Connection{Local: local.AddrPort(), Remote: remote.AddrPort()}, true
+	}
 	if sc, ok := c.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			cc.raw = raw
@@ -331,6 +333,10 @@ type countingConn struct {
 	s      *Server
 	raw    syscall.RawConn
 	closed atomic.Bool
+	// addrs are the connection's TCP addresses (hasAddrs: it has some),
+	// for the questions about its peer (Unsent, PeersUnread).
+	addrs    procquiet.Connection
+	hasAddrs bool
 	// written counts the bytes written to the connection; deliveredAt
 	// and peerReadAt are its value when they were last all found
 	// received by the peer's socket, and read by the peer (Unsent,
