@@ -84,9 +84,10 @@ check: test test-slow fuzz-short ## everything CI runs (.ci/run runs these three
 fuzz-short: ## every fuzz target for 5,000 inputs (a count, not a duration)
 	$(MAKE) fuzz FUZZTIME=5000x
 
-test: build upstream vet ## the quick loop: vet, then every package's tests under the race detector (the end-to-end scenarios but the slow ones, make test-slow runs those), the Kueue, QoS and GPU policies modules' tests
+test: build upstream vet ## the quick loop: vet, then every package's tests under the race detector (the end-to-end scenarios but the slow ones, make test-slow runs those), the Kueue, Karpenter, QoS and GPU policies modules' tests
 	$(MAKE) --no-print-directory -j 2 --output-sync=target test-unit test-e2e-quick
 	$(GO) test -C examples/kueue -count=1 ./...
+	GOTOOLCHAIN=auto $(GO) test -C examples/karpenter -count=1 ./...
 	$(MAKE) test-qos
 	$(MAKE) test-gpupolicies
 
@@ -106,7 +107,8 @@ test-unit: ## the tests that need no upstream binary (every package but pkg/e2e)
 vet: ## go vet and gofmt on the hand-written code
 	$(GO) vet $(PKGS)
 	$(GO) vet -C examples/kueue ./...
-	@unformatted=$$(gofmt -l swagger.go cmd pkg docs examples/timed-scheduler examples/schedulers examples/internal examples/kueue restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	GOTOOLCHAIN=auto $(GO) vet -C examples/karpenter ./...
+	@unformatted=$$(gofmt -l swagger.go cmd pkg docs examples/timed-scheduler examples/schedulers examples/internal examples/kueue examples/karpenter restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
