@@ -64,6 +64,7 @@
 //	simulation_bench_test.go      BenchmarkSimulationTrace10h, Memory, Contended, MixedGangs
 //	controllers_bench_test.go     BenchmarkSimulationJobs, BenchmarkSimulationKueue
 //	kueue_baseline_bench_test.go  BenchmarkSimulationKueueBaseline
+//	karpenter_bench_test.go       BenchmarkSimulationKarpenterDay (a day of load with Karpenter)
 //	scale_bench_test.go           BenchmarkScale (5,000 and 10,000 nodes; contended)
 //	throughput_bench_test.go      BenchmarkKubeSchedulerThroughput
 //	memory_bench_test.go          BenchmarkServerMemoryPerPod
