@@ -18,6 +18,22 @@ func rawConn(t *testing.T, c any) syscall.RawConn {
 	return rc
 }
 
+// dialQueued connects to l, whose socket is lrc, and checks that the
+// connection waits in its accept queue: the handshake completes in the
+// kernel, and on loopback the connection is queued when Dial returns.
+func dialQueued(t *testing.T, l net.Listener, lrc syscall.RawConn) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := AcceptQueue(lrc); err != nil || n != 1 {
+		c.Close()
+		t.Fatalf("accept queue with a connection not accepted: %d, %v; want 1", n, err)
+	}
+	return c
+}
+
 // waitUnread waits until the socket src holds want bytes unread: loopback
 // delivers within the write, but softirq processing may lag (a condition,
 // not a duration).
@@ -52,16 +68,8 @@ func TestUnreadAndAcceptQueue(t *testing.T) {
 	if n, err := AcceptQueue(lrc); err != nil || n != 0 {
 		t.Fatalf("accept queue of an idle listener: %d, %v", n, err)
 	}
-	c, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dialQueued(t, l, lrc)
 	defer c.Close()
-	// The handshake completes in the kernel; the connection waits for
-	// Accept (on loopback it is queued when Dial returns).
-	if n, err := AcceptQueue(lrc); err != nil || n != 1 {
-		t.Fatalf("accept queue with a connection not accepted: %d, %v; want 1", n, err)
-	}
 	s, err := l.Accept()
 	if err != nil {
 		t.Fatal(err)
