@@ -25,7 +25,7 @@ type fakeAPI struct {
 	onRequests, onReadRV func(*fakeAPI) // called after each reading, to change things mid-check
 }
 
-func (f *fakeAPI) options(t *testing.T, unread func() (int, error), pidFiles ...string) Options {
+func (f *fakeAPI) options(t testing.TB, unread func() (int, error), pidFiles ...string) Options {
 	var procs []Process
 	for i, f := range pidFiles {
 		procs = append(procs, Process{Name: "process " + strconv.Itoa(i), PIDFile: f})
@@ -50,7 +50,7 @@ func (f *fakeAPI) options(t *testing.T, unread func() (int, error), pidFiles ...
 
 // startWithPIDFile starts cmd, to be killed at the end of the test, and
 // writes its pid to a file, whose path it returns; the error is Start's.
-func startWithPIDFile(t *testing.T, cmd *exec.Cmd) (string, error) {
+func startWithPIDFile(t testing.TB, cmd *exec.Cmd) (string, error) {
 	t.Helper()
 	if err := cmd.Start(); err != nil {
 		return "", err
@@ -269,4 +269,31 @@ func TestBarrierWaitsForThePeerToRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkBarrierCheckTwoProcesses: the wall time of a check that proves
+// two sleeping processes idle (a quiet API, no socket): the proof a step
+// of a run with kube-controller-manager and Kueue or Karpenter waits for.
+func BenchmarkBarrierCheckTwoProcesses(b *testing.B) {
+	var pidFiles []string
+	for range 2 {
+		f, err := startWithPIDFile(b, exec.Command("sleep", "600"))
+		if err != nil {
+			b.Skipf("no sleep command: %v", err)
+		}
+		pidFiles = append(pidFiles, f)
+	}
+	barrier := New((&fakeAPI{delivered: true}).options(b, func() (int, error) { return 0, nil }, pidFiles...))
+	ctx := context.Background()
+	idle := 0
+	for b.Loop() {
+		v, err := barrier.Check(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if v.Idle {
+			idle++
+		}
+	}
+	b.ReportMetric(float64(idle)/float64(b.N), "idle/op")
 }
