@@ -31,6 +31,13 @@
 //  5. then nothing changed since 1: no request in progress, none
 //     finished, no byte read, no write stored.
 //
+// A check fails as soon as one of these does not hold, and, before 2, as
+// soon as one snapshot shows a thread of a process at work
+// (procquiet.Sampler.Busy): a process at work needs no proof to be waited
+// for, and that look is cheaper than 2's questions to the kernel about
+// every socket written to (a failing check's median 157 → 83 µs on a day
+// of Karpenter, 2026-11-29).
+//
 // By 2 and 3, each process had handled every event written to it, and had
 // sent every request that handling led to before its first look (a
 // goroutine that has a request to send is not blocked). Such a request is,
@@ -159,6 +166,15 @@ func (b *Barrier) Check(context.Context) (settle.BarrierVerdict, error) {
 	read, rv := o.BytesRead(), o.StoreRV()
 	if why := o.Undelivered(); why != "" {
 		return settle.BarrierVerdict{Waiting: "watch events not yet written to their clients: " + why}, nil
+	}
+	// A process at work fails the check: seen in one snapshot, before the
+	// proof's questions to the kernel about every socket written to.
+	for _, p := range b.procs {
+		if pid, err := p.find(); err == nil {
+			if busy, err := p.sampler.Busy(pid); err == nil && busy {
+				return settle.BarrierVerdict{Waiting: p.Name + " is running"}, nil
+			}
+		}
 	}
 	if o.Unsent != nil {
 		n, err := o.Unsent()
