@@ -120,7 +120,7 @@ fuzz: ## run every fuzz target for FUZZTIME each
 
 # make bench's output, from which it rewrites the table of docs/figures.md.
 BENCH_OUT ?= out/bench.txt
-bench: upstream ## the figures: the server's start-up, simulation speed and CPU per job beside kube-scheduler's (10-hour trace; contended; Jobs; Kueue), memory (100,000 sequential jobs; 100,000 live pods), kube-scheduler binding throughput and the server's share of CPU, then the micro-benchmarks; the output in out/bench.txt, its table in docs/figures.md (about 16 min here)
+bench: upstream ## the figures: the server's start-up, simulation speed and CPU per job beside kube-scheduler's (10-hour trace; contended; Jobs; Kueue; a day of Karpenter), memory (100,000 sequential jobs; 100,000 live pods), kube-scheduler binding throughput and the server's share of CPU, then the micro-benchmarks; the output in out/bench.txt, its table in docs/figures.md (about 16 min here before the day of Karpenter, which adds some 6)
 	@mkdir -p $(dir $(BENCH_OUT)) && : > $(BENCH_OUT)
 	set -o pipefail; $(GO) test -run='^$$' -bench='ServerStartup' -benchtime=20x -timeout=10m ./pkg/e2e | tee -a $(BENCH_OUT)
 	set -o pipefail; $(GO) test -run='^$$' -bench='Simulation|KubeSchedulerThroughput|ServerMemoryPerPod' -benchtime=1x -timeout=60m ./pkg/e2e | tee -a $(BENCH_OUT)
