@@ -553,7 +553,12 @@ func callerKindOf(fn string) callerKind {
 //     a second), told apart by its line (karpenterBatcherTriggerLine);
 //   - disruption's validation period before it carries out a command
 //     (EmptinessValidator.Validate, ConsolidationValidator.isValid:
-//     clock.After(15 s)), at whose end the nodes are deleted.
+//     clock.After(15 s)), at whose end the nodes are deleted;
+//   - the NodeClaim lifecycle controller's second of sleep after each
+//     status patch (lifecycle.(*Controller).Reconcile: clock.Sleep(1 s)),
+//     during which that NodeClaim's next reconcile (its registration,
+//     which lifts the unregistered taint, or its initialisation) waits:
+//     as passive, it ended at the next step, however later.
 func callerKindAt(fn string, line int) callerKind {
 	if strings.HasPrefix(fn, karpenterBatcher) && strings.HasSuffix(fn, ").Wait") {
 		if line == karpenterBatcherTriggerLine {
@@ -561,7 +566,7 @@ func callerKindAt(fn string, line int) callerKind {
 		}
 		return workCaller
 	}
-	for _, f := range karpenterValidations {
+	for _, f := range karpenterWorkCallers {
 		if fn == f {
 			return workCaller
 		}
@@ -614,9 +619,12 @@ const (
 	karpenterBatcherTriggerLine = 89
 )
 
-var karpenterValidations = []string{
+// karpenterWorkCallers are the functions of Karpenter whose timers are
+// work wherever they are set (callerKindAt), as runtime.Frame names them.
+var karpenterWorkCallers = []string{
 	"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*EmptinessValidator).Validate",
 	"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*ConsolidationValidator).isValid",
+	"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle.(*Controller).Reconcile",
 }
 
 // isClockFrame: a function of this package, under the import path it is

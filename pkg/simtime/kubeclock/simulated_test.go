@@ -353,6 +353,7 @@ func TestKarpenterFrames(t *testing.T) {
 		{wait, 99, workCaller}, // BATCH_IDLE_DURATION
 		{"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*EmptinessValidator).Validate", 139, workCaller},
 		{"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*ConsolidationValidator).isValid", 204, workCaller},
+		{"sigs.k8s.io/karpenter/pkg/controllers/nodeclaim/lifecycle.(*Controller).Reconcile", 189, workCaller},
 		{"sigs.k8s.io/karpenter/pkg/controllers/disruption.(*Controller).Reconcile", 10, passiveCaller},
 		{"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.(*priorityqueue[...]).handleWaitingItems", 1, workCaller},
 	} {
