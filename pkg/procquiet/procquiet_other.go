@@ -32,9 +32,6 @@ func Quiescent(pid int) (bool, error) { return false, unsupported("quiescent") }
 // Quiescent returns an error wrapping errors.ErrUnsupported.
 func (s *Sampler) Quiescent(pid int) (bool, error) { return false, unsupported("quiescent") }
 
-// Busy returns an error wrapping errors.ErrUnsupported.
-func (s *Sampler) Busy(pid int) (bool, error) { return false, unsupported("busy") }
-
 // PeerPID returns an error wrapping errors.ErrUnsupported.
 func PeerPID(local, remote netip.AddrPort) (int, error) { return 0, unsupported("peer pid") }
 

@@ -36,19 +36,6 @@ func (s *Sampler) Quiescent(pid int) (bool, error) {
 	return verdict(&s.a, &s.b)
 }
 
-// Busy reports whether a thread of process pid is not [Sleeping] now,
-// reading its threads until one is: one snapshot, cheaper than
-// [Sampler.Quiescent]'s two, and proof of nothing when false (a thread may
-// wake at once). A barrier asks it first, to tell a process at work
-// without its whole proof.
-func (s *Sampler) Busy(pid int) (bool, error) {
-	busy, err := s.snapshot(pid, &s.a, true)
-	if err != nil {
-		return false, err
-	}
-	return busy || s.a.Vanished > 0, nil
-}
-
 // verdict is QuietBetween(*a, *b) with the errors of Quiescent.
 func verdict(a, b *Threads) (bool, error) {
 	if b.exited() {

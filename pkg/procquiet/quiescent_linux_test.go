@@ -102,9 +102,6 @@ func neverQuiescent(t *testing.T, pid int) {
 		if q {
 			t.Fatalf("busy process %d reported quiescent (after %d checks)", pid, n)
 		}
-		if b, err := s.Busy(pid); err != nil || !b {
-			t.Fatalf("busy process %d: Busy %v, %v (after %d checks)", pid, b, err, n)
-		}
 	}
 	t.Logf("%d checks, none quiescent", n)
 }
@@ -125,9 +122,6 @@ func TestSleepQuiescent(t *testing.T) {
 	for range 100 {
 		if q, err := s.Quiescent(c.pid()); err != nil || !q {
 			t.Fatalf("sleep 60 no longer quiescent: %v, %v", q, err)
-		}
-		if b, err := s.Busy(c.pid()); err != nil || b {
-			t.Fatalf("sleep 60 busy: %v, %v", b, err)
 		}
 	}
 }

@@ -297,3 +297,28 @@ func BenchmarkBarrierCheckTwoProcesses(b *testing.B) {
 	}
 	b.ReportMetric(float64(idle)/float64(b.N), "idle/op")
 }
+
+// BenchmarkBarrierCheckWhileOneRuns: the CPU of a check that fails on a
+// running process beside a sleeping one (the sleeping one first in the
+// list): the checks a step makes while a controller works.
+func BenchmarkBarrierCheckWhileOneRuns(b *testing.B) {
+	sleeping, err := startWithPIDFile(b, exec.Command("sleep", "600"))
+	if err != nil {
+		b.Skipf("no sleep command: %v", err)
+	}
+	running, err := startWithPIDFile(b, exec.Command("sh", "-c", "while :; do :; done"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	barrier := New((&fakeAPI{delivered: true}).options(b, func() (int, error) { return 0, nil }, sleeping, running))
+	ctx := context.Background()
+	for b.Loop() {
+		v, err := barrier.Check(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if v.Idle {
+			b.Fatal("idle with a process that never stops running")
+		}
+	}
+}
