@@ -290,3 +290,27 @@ func TestEveryServedKindKeepsItsStatusInStatus(t *testing.T) {
 		t.Fatalf("%d kinds with a status checked, want the scheme's many", checked)
 	}
 }
+
+// plainStatus has no generated deep copy: WithStatus copies the source
+// whole to take it.
+type plainStatus struct{ Phase string }
+
+type plainKind struct {
+	metav1.TypeMeta
+	Spec   string
+	Status plainStatus
+}
+
+func (p *plainKind) DeepCopyObject() runtime.Object { c := *p; return &c }
+
+// A status type without DeepCopyInto is still copied, from a copy of the
+// source: the spec stays the object's own.
+func TestStatusOfATypeWithoutDeepCopyInto(t *testing.T) {
+	got, err := WithStatus(&plainKind{Spec: "mine", Status: plainStatus{"old"}}, &plainKind{Spec: "theirs", Status: plainStatus{"new"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := got.(*plainKind); p.Spec != "mine" || p.Status.Phase != "new" {
+		t.Errorf("got spec %q status %q, want mine and new", p.Spec, p.Status.Phase)
+	}
+}

@@ -13,7 +13,7 @@ import (
 // same type): an update of a resource that has a status subresource keeps
 // the stored status, and an update of the status subresource keeps
 // everything but the status. Pods, nodes and namespaces copy their status
-// alone; other kinds copy statusSource whole and take its Status field
+// alone; other kinds copy the Status field with its type's DeepCopyInto
 // (the API's generated types keep their status in a field of that name).
 // A kind without one is an error.
 func WithStatus(obj, statusSource runtime.Object) (runtime.Object, error) {
@@ -55,8 +55,15 @@ func withStatusField(obj, statusSource runtime.Object) bool {
 	if !ok || len(field.Index) != 1 || !field.IsExported() {
 		return false
 	}
-	copied := reflect.ValueOf(statusSource.DeepCopyObject())
-	dst.Elem().Field(field.Index[0]).Set(copied.Elem().Field(field.Index[0]))
+	to, from := dst.Elem().Field(field.Index[0]), src.Elem().Field(field.Index[0])
+	// The status type's own generated deep copy, into the field: copying
+	// the whole source to take its status would copy its spec too.
+	if copyInto := from.Addr().MethodByName("DeepCopyInto"); copyInto.IsValid() &&
+		copyInto.Type().NumIn() == 1 && copyInto.Type().In(0) == to.Addr().Type() {
+		copyInto.Call([]reflect.Value{to.Addr()})
+		return true
+	}
+	to.Set(reflect.ValueOf(statusSource.DeepCopyObject()).Elem().Field(field.Index[0]))
 	return true
 }
 
