@@ -95,6 +95,7 @@ type simulationOptions struct {
 	Gangs              string        `long:"gangs" value-name:"off|podgroup" default:"off" description:"how the pods of a job asking for res > 1 hosts are grouped: off (independent pods, bound one by one), or podgroup (a scheduling.k8s.io/v1beta1 PodGroup per job with a gang policy of minCount res, created before the pods, which reference it in spec.schedulingGroup; under kube-scheduler's settle policy it is created held, with minCount res+1, and released once the scheduler holds all the pods: only kube-scheduler 1.37 with --feature-gates=GenericWorkload=true binds such pods, all at once)"`
 	FinishedPodTTL     time.Duration `long:"finished-pod-ttl" default:"0s" description:"simulated time finished pods stay visible before removal"`
 	ProvisioningDelay  time.Duration `long:"provisioning-delay" default:"0s" description:"simulated time from the creation of a node an autoscaler launches (providerID kwok://, Karpenter's KWOK provider), mapped onto a free pool host of its instance type (hosts with the property pool), to its Ready condition and the removal of its node.kubernetes.io/not-ready taint; 0: Ready at once"`
+	SwitchOffPool      bool          `long:"switch-off-pool" description:"for Batsim run with --energy: switch the pool hosts that have Batsim's sleep_pstates property to their sleep pstate while no launched node is mapped onto them (and no job is still on them), and back to pstate 0 when one is (SET_RESOURCE_STATE); such a node is Ready once its --provisioning-delay has passed and its host is on. Batsim without --energy, and the embedded engine, refuse power states"`
 	ScaleDownWait      time.Duration `long:"scale-down-wait" default:"10m" description:"simulated time the run goes on after its workload is over while launched nodes remain, for the autoscaler to consolidate them (the run ends as soon as none remains)"`
 	BatskyEndpoint     string        `long:"batsky-endpoint" value-name:"ENDPOINT" description:"serve simulated time to a scheduler built with batsky-go, whose socket is at ENDPOINT (batsky-go binds tcp://127.0.0.1:27000); time-virtualised Go schedulers can instead use pkg/simtime/clockclient over this server's /batkube/v1/clock"`
 }
@@ -326,6 +327,7 @@ func (sim simulationOptions) config(srvOpts server.Options, logger *slog.Logger)
 			DecisionTimeScale:  sim.DecisionTimeScale,
 			FinishedPodTTL:     sim.FinishedPodTTL,
 			ProvisioningDelay:  sim.ProvisioningDelay,
+			SwitchOffPool:      sim.SwitchOffPool,
 			ScaleDownWait:      sim.ScaleDownWait,
 			DynamicJobDelay:    sim.DynamicJobDelay,
 			Preempted:          preempted,

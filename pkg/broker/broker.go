@@ -129,6 +129,13 @@ type Options struct {
 	// autoscaler's consolidation can delete them (default 10m; the run
 	// ends as soon as none remains).
 	ScaleDownWait time.Duration
+	// SwitchOffPool switches the pool hosts that have sleep pstates (Batsim's
+	// sleep_pstates property) to sleep while no launched node is mapped
+	// onto them, and on when one is (SET_RESOURCE_STATE): for Batsim run
+	// with --energy, which aborts on such requests otherwise. A node on a
+	// sleeping host is Ready once its provisioning delay has passed and
+	// Batsim says its host is on (poolpower.go).
+	SwitchOffPool bool
 	// NodesCSV, if set, receives the log of the nodes an autoscaler
 	// launched (nodescsv.go), written at the end of the run.
 	NodesCSV io.Writer

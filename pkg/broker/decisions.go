@@ -34,9 +34,20 @@ func (r *run) execute(j *job) error {
 		}
 	}
 	r.step.decisions = append(r.step.decisions, exec)
+	if r.pool.power.hosts != nil {
+		j.sleepable = alloc.IDs()
+		r.pool.power.jobStarted(j.sleepable)
+	}
 	r.jobs.setPhase(j, jobRunning)
 	r.step.toStart = append(r.step.toStart, j)
 	return nil
+}
+
+// leftHosts is a started job's end (completed or killed): its hosts may
+// be switched off.
+func (r *run) leftHosts(j *job) {
+	r.pool.power.jobEnded(j.sleepable)
+	j.sleepable = nil
 }
 
 func (r *run) kill(j *job) {

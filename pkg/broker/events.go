@@ -32,11 +32,16 @@ func (r *run) apply(ctx context.Context, ev batsim.Event, now float64) error {
 	case batsim.JobKilled:
 		for _, id := range d.JobIDs {
 			if j := r.jobs.byID[id]; j != nil {
+				r.leftHosts(j)
 				r.removeJobPods(ctx, j)
 			}
 		}
 	case batsim.RequestedCall:
 		r.wakeups.called(r.opts.Clock, now)
+	case batsim.ResourceStateChanged:
+		if _, err := r.pool.power.changed(d); err != nil {
+			return err
+		}
 	case batsim.Notify:
 		switch d.Type {
 		case batsim.NoMoreStaticJobToSubmit:
@@ -83,6 +88,7 @@ func (r *run) begin(ctx context.Context, d batsim.SimulationBegins) error {
 		return err
 	}
 	r.pool.pool = p
+	r.pool.power = newPoolPower(r.opts.SwitchOffPool, pool)
 	if len(pool) > 0 {
 		r.log.Info("pool hosts are capacity for launched nodes, not nodes", "hosts", len(pool), "instanceTypes", len(p.InstanceTypes()))
 	}
@@ -209,6 +215,7 @@ func (r *run) completed(ctx context.Context, d batsim.JobCompleted) error {
 		r.releaseJob(ctx, j)
 		r.step.freed = true
 	}
+	r.leftHosts(j)
 	r.jobs.setPhase(j, jobFinished)
 	j.endState, j.endedAt = d.JobState, r.opts.Clock.Seconds()
 	r.owners.ended(j, d.JobState)

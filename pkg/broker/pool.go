@@ -50,6 +50,8 @@ type poolState struct {
 	// readyDue are the mapped nodes waiting for their provisioning delay,
 	// by instant.
 	readyDue []*launchedNode
+	// power switches the pool hosts that can sleep (Options.SwitchOffPool).
+	power poolPower
 	// unmapped counts the launched nodes no free pool host was left for;
 	// live the launched nodes not deleted.
 	unmapped, live int
@@ -191,15 +193,22 @@ func (r *run) mapLaunchedNode(ctx context.Context, node *corev1.Node) error {
 const nodePriceLabel = "eks-node-viewer/instance-price"
 
 // markDueNodesReady marks Ready the mapped nodes whose provisioning delay
-// has passed, as a node's kubelet and the node lifecycle controller would:
-// the Ready condition True and the not-ready taint gone.
+// has passed and whose host is on, as a node's kubelet and the node
+// lifecycle controller would: the Ready condition True and the not-ready
+// taint gone.
 func (r *run) markDueNodesReady(ctx context.Context, now float64) error {
 	delay := r.opts.ProvisioningDelay.Seconds()
-	n := 0
-	for n < len(r.pool.readyDue) && r.pool.readyDue[n].created+delay-now < callNoise {
-		ln := r.pool.readyDue[n]
-		n++
-		if ln.deleted >= 0 {
+	waiting := r.pool.readyDue[:0]
+	for i, ln := range r.pool.readyDue {
+		if ln.created+delay-now >= callNoise {
+			waiting = append(waiting, r.pool.readyDue[i:]...) // by creation: none later is due
+			break
+		}
+		switch {
+		case ln.deleted >= 0:
+			continue
+		case !r.pool.power.isOn(ln.host.ID):
+			waiting = append(waiting, ln) // Ready when Batsim says its host is on
 			continue
 		}
 		if err := r.setLaunchedNodeReady(ctx, ln.name); err != nil {
@@ -208,7 +217,8 @@ func (r *run) markDueNodesReady(ctx context.Context, now float64) error {
 		ln.ready = now
 		r.step.freed = true
 	}
-	r.pool.readyDue = r.pool.readyDue[n:]
+	clear(r.pool.readyDue[len(waiting):])
+	r.pool.readyDue = waiting
 	return nil
 }
 
@@ -266,11 +276,14 @@ func readyConditions(conds []corev1.NodeCondition, now metav1.Time) []corev1.Nod
 	return conds
 }
 
-// nodeReadyWakeUp asks for a call when the next mapped node is due Ready.
+// nodeReadyWakeUp asks for a call when the next mapped node is due Ready
+// (one whose delay has passed waits for its host to switch on: Batsim's
+// RESOURCE_STATE_CHANGED is the call).
 func (r *run) nodeReadyWakeUp(replyNow float64) {
-	if len(r.pool.readyDue) > 0 {
-		if at := r.pool.readyDue[0].created + r.opts.ProvisioningDelay.Seconds(); at > replyNow {
+	for _, ln := range r.pool.readyDue {
+		if at := ln.created + r.opts.ProvisioningDelay.Seconds(); at > replyNow {
 			r.callAt(at)
+			return
 		}
 	}
 }

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -155,6 +156,125 @@ func TestLaunchedNodesAreMappedOntoPoolHosts(t *testing.T) {
 		"kwok-a,small,pool-0,1,1.000000,6.000000,19.000000,18.000000,0.5,0.002500,1,deleted\n" +
 		"kwok-b,small,,,2.000000,,,26.000000,0,0.000000,0,unmapped\n" +
 		"kwok-c,small,pool-0,1,20.000000,25.000000,27.000000,7.000000,0.5,0.000972,1,deleted\n"
+	if got := nodesCSV.String(); got != want {
+		t.Errorf("_nodes.csv:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// powerRules checks a reply's decisions against what real Batsim 4.2.1
+// aborts on or never answers: SET_RESOURCE_STATE for a host running a job
+// or still switching, EXECUTE_JOB onto a host that is not on. It returns
+// the power requests, as "id→pstate".
+type powerRules struct {
+	t         *testing.T
+	switching map[int]bool
+	asleep    map[int]bool
+	running   map[batsim.JobID][]int
+}
+
+func (p *powerRules) check(m batsim.Message) []string {
+	p.t.Helper()
+	var sets []string
+	for _, ev := range m.Events {
+		switch d := ev.Data.(type) {
+		case batsim.SetResourceState:
+			for _, id := range d.Resources.IDs() {
+				for job, ids := range p.running {
+					if slices.Contains(ids, id) {
+						p.t.Fatalf("at %g: SET_RESOURCE_STATE for host %d while job %s runs on it (Batsim aborts)", m.Now, id, job)
+					}
+				}
+				if p.switching[id] {
+					p.t.Fatalf("at %g: SET_RESOURCE_STATE for host %d while it switches (Batsim never answers)", m.Now, id)
+				}
+				p.switching[id] = true
+				sets = append(sets, fmt.Sprintf("%d→%s", id, d.State))
+			}
+		case batsim.ExecuteJob:
+			for _, id := range d.Alloc.IDs() {
+				if p.switching[id] || p.asleep[id] {
+					p.t.Fatalf("at %g: EXECUTE_JOB %s onto host %d, which is not on (Batsim aborts)", m.Now, d.JobID, id)
+				}
+			}
+			p.running[d.JobID] = d.Alloc.IDs()
+		}
+	}
+	return sets
+}
+
+// switched is Batsim's RESOURCE_STATE_CHANGED for one host.
+func (p *powerRules) switched(id int, state string) batsim.ResourceStateChanged {
+	p.switching[id] = false
+	p.asleep[id] = state != "0"
+	set, _ := batsim.IntervalSetFromIDs([]int{id})
+	return batsim.ResourceStateChanged{Resources: set, State: state}
+}
+
+// TestPoolHostsSleepWhileNoNodeIsOnThem: with SwitchOffPool, the pool
+// hosts that have sleep pstates are switched to sleep at the start, one
+// request each; a node launched onto a host still switching off waits for
+// the switch to end, then its host is switched on, and the node is Ready
+// only once Batsim says the host is on, even though its provisioning
+// delay has passed; a deleted node's host is switched off only once the
+// job killed on it has ended.
+func TestPoolHostsSleepWhileNoNodeIsOnThem(t *testing.T) {
+	var nodesCSV bytes.Buffer
+	h := start(t, broker.Options{Quiet: 20 * time.Millisecond, ProvisioningDelay: 5 * time.Second, NodesCSV: &nodesCSV, SwitchOffPool: true})
+	p := &powerRules{t: t, switching: map[int]bool{}, asleep: map[int]bool{}, running: map[batsim.JobID][]int{}}
+	begin := beginsWithPool("node0")
+	sleepy := map[string]string{"pool": "cloud", "instance_type": "small", "core": "4", "memory": "8Gi", "price": "0.5", "sleep_pstates": "1:2:3"}
+	begin.ComputeResources[1].Properties = sleepy
+	begin.ComputeResources = append(begin.ComputeResources, batsim.Resource{ID: 2, Name: "pool-1", State: batsim.ResourceIdle, Properties: sleepy})
+	begin.NbResources++
+	begin.NbComputeResources++
+	if got := p.check(h.send(0, begin)); !slices.Equal(got, []string{"1→1", "2→1"}) {
+		t.Fatalf("at the start: power requests %v, want both pool hosts to sleep (1→1, 2→1)", got)
+	}
+
+	h.launchNode("kwok-a", "small")
+	if got := p.check(h.send(1, batsim.RequestedCall{})); len(got) != 0 {
+		t.Errorf("kwok-a launched onto host 1 while it switches off: requests %v, want none until the switch ends", got)
+	}
+	if got := p.check(h.send(2, p.switched(1, "1"))); !slices.Equal(got, []string{"1→0"}) {
+		t.Errorf("host 1 asleep with kwok-a mapped onto it: requests %v, want 1→0", got)
+	}
+	if got := p.check(h.send(3, p.switched(2, "1"))); len(got) != 0 {
+		t.Errorf("host 2 asleep, no node on it: requests %v, want none", got)
+	}
+	p.check(h.send(4, submitted("w!0"))) // on node0: the scheduler is seen to act
+	p.check(h.send(6, batsim.RequestedCall{})) // kwok-a's delay has passed
+	if _, ready, tainted := h.nodeState("kwok-a"); ready || !tainted {
+		t.Errorf("kwok-a at 6, its host still switching on: Ready %t, tainted %t; want neither Ready nor untainted", ready, tainted)
+	}
+	p.check(h.send(9, p.switched(1, "0")))
+	if id, ready, tainted := h.nodeState("kwok-a"); id != "1" || !ready || tainted {
+		t.Errorf("kwok-a once host 1 is on: host %q, Ready %t, tainted %t; want host 1, Ready, untainted", id, ready, tainted)
+	}
+
+	h.send(10, stuckJob("w!1"))
+	h.bind("w-1", "kwok-a")
+	if _, decisions := calls(h.send(11, batsim.RequestedCall{})); len(decisions) != 1 {
+		t.Fatalf("w-1 bound to the Ready kwok-a: decisions %+v, want EXECUTE_JOB w!1", decisions)
+	}
+	p.running["w!1"] = []int{1}
+	if err := h.cs.CoreV1().Nodes().Delete(h.ctx, "kwok-a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reply := h.send(12, batsim.RequestedCall{})
+	if _, decisions := calls(reply); len(decisions) != 1 || !slices.Contains(decisionKills(decisions[0]), batsim.JobID("w!1")) {
+		t.Fatalf("kwok-a deleted under w!1: decisions %+v, want KILL_JOB w!1 alone (host 1 is switched off once the job has ended)", decisions)
+	}
+	p.check(reply)
+	delete(p.running, "w!1")
+	if got := p.check(h.send(12, batsim.JobCompleted{JobID: "w!1", JobState: batsim.JobStateCompletedKilled, ReturnCode: -1},
+		batsim.JobKilled{JobIDs: []batsim.JobID{"w!1"}})); !slices.Equal(got, []string{"1→1"}) {
+		t.Errorf("w!1 killed, kwok-a gone: requests %v, want host 1 to sleep (1→1)", got)
+	}
+	p.check(h.send(14, p.switched(1, "1")))
+	h.end(15)
+
+	want := "node,instance_type,host,resource_id,created,ready,deleted,lifetime,price,cost,jobs,state\n" +
+		"kwok-a,small,pool-0,1,1.000000,9.000000,12.000000,11.000000,0.5,0.001528,1,deleted\n"
 	if got := nodesCSV.String(); got != want {
 		t.Errorf("_nodes.csv:\n%s\nwant:\n%s", got, want)
 	}

@@ -200,6 +200,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 		}
 	}
 	r.endServices()
+	r.step.decisions = append(r.step.decisions, r.pool.power.switches(r.pool.pool.Used)...)
 	r.scheduleWakeUps(now, replyNow)
 	// With dynamic jobs, Batsim ends the simulation only once told that no
 	// more jobs will be registered: that is when the workload is over and

@@ -36,6 +36,9 @@ type job struct {
 	// gone holds the pods removed so far.
 	gone     map[podRef]bool
 	killSent bool
+	// sleepable is the allocation of a started job while it may be on a
+	// pool host that sleeps when free (poolpower.go); nil otherwise.
+	sleepable []int
 	// lost: killed because its machine became unavailable; its pods end
 	// Failed (stageLost) rather than deleted.
 	lost     bool

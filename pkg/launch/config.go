@@ -133,6 +133,11 @@ type Config struct {
 	Karpenter         bool
 	KarpenterEnv      []string
 	ProvisioningDelay time.Duration
+	// SwitchOffPool runs real Batsim with --energy and has the server keep
+	// the pool hosts that have sleep pstates asleep while no node is
+	// mapped onto them (broker.Options.SwitchOffPool). It needs Karpenter
+	// and real Batsim: the embedded engine has no power states.
+	SwitchOffPool bool
 	// Gangs maps each job asking for several hosts onto a pod group
 	// (scheduling.k8s.io/v1beta1 PodGroup, gang policy of minCount the
 	// job's hosts) that its pods reference, so that they are bound all at

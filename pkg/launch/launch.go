@@ -167,6 +167,14 @@ func newRun(cfg Config) (*run, error) {
 		}
 		r.batsimPath = path
 	}
+	if cfg.SwitchOffPool {
+		switch {
+		case !cfg.Karpenter:
+			return nil, fmt.Errorf("launch: switching pool hosts off needs Karpenter (--karpenter): without it no node is launched onto them")
+		case r.batsimPath == "":
+			return nil, fmt.Errorf("launch: switching pool hosts off needs real Batsim (--batsim PATH, run with --energy): the embedded engine has no power states")
+		}
+	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
@@ -345,6 +353,9 @@ func (r *run) startServer(ctx context.Context) error {
 		args = append(args, "--controller-pid-file", KarpenterProcess+"="+r.karpenterPIDFile(),
 			"--provisioning-delay", r.cfg.ProvisioningDelay.String(),
 			"--nodes-file", filepath.Join(r.cfg.OutDir, "_nodes.csv"))
+		if r.cfg.SwitchOffPool {
+			args = append(args, "--switch-off-pool")
+		}
 	}
 	args = append(args, r.cfg.ServerArgs...)
 	if r.server, err = startProcess(ServerProcess, filepath.Join(r.cfg.OutDir, "server.log"), nil, args...); err != nil {
@@ -402,6 +413,9 @@ func (r *run) startBatsim() error {
 	}
 	if r.cfg.DynamicJobs {
 		args = append(args, "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs")
+	}
+	if r.cfg.SwitchOffPool {
+		args = append(args, "--energy")
 	}
 	args = append(args, r.cfg.BatsimArgs...)
 	bin, name := r.batsimPath, BatsimProcess

@@ -137,6 +137,20 @@ func TestNewRunChecksItsInputs(t *testing.T) {
 		!strings.Contains(err.Error(), "missing.xml") {
 		t.Errorf("a missing platform: %v, want an error naming it", err)
 	}
+	platform, workload := filepath.Join(dir, "p.xml"), filepath.Join(dir, "w.json")
+	for _, f := range []string{platform, workload} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{Platform: platform, Workloads: []string{workload}, OutDir: dir, BinDir: dir, Batsim: BatsimEmbedded, SwitchOffPool: true}
+	if _, err := newRun(cfg); err == nil || !strings.Contains(err.Error(), "--karpenter") {
+		t.Errorf("switching pool hosts off without Karpenter: %v, want an error naming --karpenter", err)
+	}
+	cfg.Karpenter = true
+	if _, err := newRun(cfg); err == nil || !strings.Contains(err.Error(), "real Batsim") {
+		t.Errorf("switching pool hosts off with the embedded engine: %v, want an error asking for real Batsim", err)
+	}
 }
 
 func TestRepeatSummarisesTheSpread(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -30,7 +31,17 @@ const (
 	// PriceProperty is the price of the instance type per hour (optional,
 	// default 0).
 	PriceProperty = "price"
+	// SleepPstatesProperty is Batsim's own: the host's power states
+	// "sleep:switch_off:switch_on" (several triplets comma-separated), read
+	// by Batsim run with --energy. A pool host that has it can be switched
+	// to its (first) sleep pstate while no node is mapped onto it.
+	SleepPstatesProperty = "sleep_pstates"
 )
+
+// ComputePstate is the power state a sleeping pool host is switched back
+// to: Batsim does not tell a host's initial pstate, so pool hosts must
+// compute in pstate 0 (their pstate attribute 0, or none).
+const ComputePstate = "0"
 
 // Is reports whether a host's properties make it pool capacity.
 func Is(properties map[string]string) bool {
@@ -48,6 +59,9 @@ type Host struct {
 	// ordinary host would have them (translate.Node: its cpu/core and
 	// memory properties, or the defaults).
 	Resources corev1.ResourceList
+	// SleepPstate is the power state it sleeps in (its sleep_pstates'
+	// first triplet); "" if it cannot be switched off.
+	SleepPstate string
 }
 
 // FromHost reads a pool host (Is(h.Properties)).
@@ -64,6 +78,10 @@ func FromHost(h translate.Host, opts translate.NodeOptions) (Host, error) {
 		}
 		price = p
 	}
+	sleep, err := sleepPstate(h.Properties[SleepPstatesProperty])
+	if err != nil {
+		return Host{}, fmt.Errorf("nodepool: host %s: %s: %w", h.Name, SleepPstatesProperty, err)
+	}
 	node, err := translate.Node(h, opts)
 	if err != nil {
 		return Host{}, fmt.Errorf("nodepool: %w", err)
@@ -74,7 +92,35 @@ func FromHost(h translate.Host, opts translate.NodeOptions) (Host, error) {
 			res[name] = q
 		}
 	}
-	return Host{ID: h.ID, Name: h.Name, InstanceType: it, Price: price, Resources: res}, nil
+	return Host{ID: h.ID, Name: h.Name, InstanceType: it, Price: price, Resources: res, SleepPstate: sleep}, nil
+}
+
+// sleepPstate reads Batsim's sleep_pstates property ("sleep:off:on", or
+// several such triplets comma-separated): the first sleep pstate, "" for
+// none.
+func sleepPstate(v string) (string, error) {
+	if strings.TrimSpace(v) == "" {
+		return "", nil
+	}
+	var sleep string
+	for i, triplet := range strings.Split(v, ",") {
+		parts := strings.Split(strings.TrimSpace(triplet), ":")
+		if len(parts) != 3 {
+			return "", fmt.Errorf("%q: want sleep:switch_off:switch_on power state numbers (comma-separated triplets)", v)
+		}
+		for _, p := range parts {
+			if n, err := strconv.Atoi(p); err != nil || n < 0 {
+				return "", fmt.Errorf("%q: %q is not a power state number", v, p)
+			}
+		}
+		if parts[0] == ComputePstate {
+			return "", fmt.Errorf("%q: the sleep pstate %s is the one pool hosts compute in", v, parts[0])
+		}
+		if i == 0 {
+			sleep = parts[0]
+		}
+	}
+	return sleep, nil
 }
 
 // Pool is the pool's hosts, free or in use by a node. Not safe for
@@ -83,12 +129,14 @@ type Pool struct {
 	hosts []Host            // every pool host, by id
 	free  map[string][]Host // by instance type, by id
 	used  map[string]Host   // by node name
+	// usedIDs are the ids of the hosts in used.
+	usedIDs map[int]bool
 }
 
 // New returns a pool of hosts, all free. The hosts of one instance type
 // must have the same price and resources.
 func New(hosts []Host) (*Pool, error) {
-	p := &Pool{hosts: slices.Clone(hosts), free: map[string][]Host{}, used: map[string]Host{}}
+	p := &Pool{hosts: slices.Clone(hosts), free: map[string][]Host{}, used: map[string]Host{}, usedIDs: map[int]bool{}}
 	slices.SortFunc(p.hosts, func(a, b Host) int { return cmp.Compare(a.ID, b.ID) })
 	first := map[string]Host{}
 	for _, h := range p.hosts {
@@ -129,6 +177,7 @@ func (p *Pool) Take(it, node string) (Host, bool) {
 	h := free[0]
 	p.free[it] = free[1:]
 	p.used[node] = h
+	p.usedIDs[h.ID] = true
 	return h, true
 }
 
@@ -139,6 +188,7 @@ func (p *Pool) Release(node string) (Host, bool) {
 		return Host{}, false
 	}
 	delete(p.used, node)
+	delete(p.usedIDs, h.ID)
 	free := append(p.free[h.InstanceType], h)
 	slices.SortFunc(free, func(a, b Host) int { return cmp.Compare(a.ID, b.ID) })
 	p.free[h.InstanceType] = free
@@ -150,6 +200,9 @@ func (p *Pool) HostOf(node string) (Host, bool) {
 	h, ok := p.used[node]
 	return h, ok
 }
+
+// Used reports whether the host of resource id is mapped onto a node.
+func (p *Pool) Used(id int) bool { return p.usedIDs[id] }
 
 // Free is the number of free hosts of instance type it.
 func (p *Pool) Free(it string) int { return len(p.free[it]) }

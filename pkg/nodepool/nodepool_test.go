@@ -99,3 +99,27 @@ func TestPoolHostsNeedAnInstanceType(t *testing.T) {
 		t.Error("two hosts of one instance type with different cores were accepted")
 	}
 }
+
+// TestSleepPstatesOfAPoolHost: Batsim's sleep_pstates property gives the
+// pstate a free pool host sleeps in (the first triplet's); a malformed one,
+// or one that sleeps in the compute pstate 0, is refused.
+func TestSleepPstatesOfAPoolHost(t *testing.T) {
+	opts := translate.NodeOptions{DefaultCPU: resource.MustParse("1"), DefaultMemory: resource.MustParse("1Gi")}
+	for v, want := range map[string]string{"": "", "1:2:3": "1", " 3:4:5, 6:7:8": "3"} {
+		h := host(1, "a", "s", "4", "1")
+		if v != "" {
+			h.Properties["sleep_pstates"] = v
+		}
+		got, err := nodepool.FromHost(h, opts)
+		if err != nil || got.SleepPstate != want {
+			t.Errorf("sleep_pstates %q: sleep pstate %q, %v; want %q", v, got.SleepPstate, err, want)
+		}
+	}
+	for _, v := range []string{"1:2", "1:2:x", "1:2:3,4", "0:1:2", "-1:2:3"} {
+		h := host(1, "a", "s", "4", "1")
+		h.Properties["sleep_pstates"] = v
+		if _, err := nodepool.FromHost(h, opts); err == nil || !strings.Contains(err.Error(), "sleep_pstates") {
+			t.Errorf("sleep_pstates %q: error %v, want one naming the property", v, err)
+		}
+	}
+}
