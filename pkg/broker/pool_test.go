@@ -241,7 +241,7 @@ func TestPoolHostsSleepWhileNoNodeIsOnThem(t *testing.T) {
 	if got := p.check(h.send(3, p.switched(2, "1"))); len(got) != 0 {
 		t.Errorf("host 2 asleep, no node on it: requests %v, want none", got)
 	}
-	p.check(h.send(4, submitted("w!0"))) // on node0: the scheduler is seen to act
+	p.check(h.send(4, submitted("w!0")))       // on node0: the scheduler is seen to act
 	p.check(h.send(6, batsim.RequestedCall{})) // kwok-a's delay has passed
 	if _, ready, tainted := h.nodeState("kwok-a"); ready || !tainted {
 		t.Errorf("kwok-a at 6, its host still switching on: Ready %t, tainted %t; want neither Ready nor untainted", ready, tainted)
