@@ -80,6 +80,10 @@ type run struct {
 
 // stepState is what one step gathers.
 type stepState struct {
+	// now is the step's instant (Batsim's message's); at the latest
+	// instant fireImminent moved the clock to (imminent times) after it.
+	now, at   float64
+	imminent  int
 	decisions []batsim.EventData
 	// toStart are the jobs whose pods were all bound and admitted: they
 	// start once the scheduler is done.
@@ -138,7 +142,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 		r.log.Info("the controllers run", "clock", map[bool]string{true: "simulated", false: "wall (their delays are waited out in wall time)"}[r.controllersOnSimulatedTime])
 	}
 	r.opts.Clock.Advance(now)
-	r.step = stepState{decisions: r.step.decisions[:0], toStart: r.step.toStart[:0]}
+	r.step = stepState{now: now, at: now, decisions: r.step.decisions[:0], toStart: r.step.toStart[:0]}
 	// Pods that finished in earlier steps go first, so that a pod finished
 	// now stays visible at least until the next step.
 	r.removeDueFinishedPods(ctx, now)
@@ -183,7 +187,7 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 			return batsim.Message{}, false, err
 		}
 	}
-	replyNow, err := r.settleImminentTimers(ctx, now)
+	replyNow, err := r.settleImminentTimers(ctx)
 	if err != nil {
 		return batsim.Message{}, false, err
 	}
@@ -214,33 +218,47 @@ func (r *run) handle(ctx context.Context, msg batsim.Message) (batsim.Message, b
 	return r.reply(replyNow), false, nil
 }
 
-// maxImminent bounds the instants settleImminentTimers handles in one step.
+// maxImminent bounds the instants fireImminent moves the clock to in one
+// step.
 const maxImminent = 64
 
-// settleImminentTimers handles within the step the timers due less than a
-// Batsim call's resolution (callNoise) after now: the clock moves to each
-// one's instant, fires it, and the step waits again, up to maxImminent
-// instants; it returns the instant the step ends at (its reply's now).
+// fireImminent fires the timers due less than a Batsim call's resolution
+// (callNoise) after the step's instant: the clock moves to the earliest
+// one's instant and fires what is due, up to maxImminent instants a step.
 // Asked as calls, each would be a step of its own at now + 1 µs or later
 // (Batsim cannot call sooner), later than its instant: Karpenter's
 // provisioner requeues itself 1 ns after each of its 1 s waits for a
 // pending pod (singleton.RequeueImmediately), which made half the steps
-// of a run with it.
-func (r *run) settleImminentTimers(ctx context.Context, now float64) (float64, error) {
-	at := now
-	for range maxImminent {
-		next, ok := r.opts.Clock.NextTimerSeconds()
-		if !ok || next-now >= callNoise || next <= at {
-			break
+// of a run with it. The step's wait calls it while it waits (a real
+// cluster's timer fires while other work goes on; the wait's proof then
+// covers the later instant too), and settleImminentTimers after it.
+func (r *run) fireImminent() (fired, wake bool) {
+	if r.step.imminent >= maxImminent {
+		return false, false
+	}
+	next, ok := r.opts.Clock.NextTimerSeconds()
+	if !ok || next-r.step.now >= callNoise || next <= r.step.at {
+		return false, false
+	}
+	r.step.imminent++
+	r.step.at = next
+	r.opts.Clock.Advance(next)
+	return true, r.opts.Clock.Fire().Wake > 0
+}
+
+// settleImminentTimers handles the imminent timers (fireImminent) set at
+// the end of the step's wait: each fired, the step waits again. It
+// returns the instant the step ends at (its reply's now).
+func (r *run) settleImminentTimers(ctx context.Context) (float64, error) {
+	for {
+		fired, wake := r.fireImminent()
+		if !fired {
+			return r.step.at, nil
 		}
-		at = next
-		r.opts.Clock.Advance(at)
-		fired := r.opts.Clock.Fire()
-		if err := r.wait(ctx, at, fired.Wake > 0); err != nil {
-			return at, err
+		if err := r.wait(ctx, r.step.at, wake); err != nil {
+			return r.step.at, err
 		}
 	}
-	return at, nil
 }
 
 // reply carries the step's decisions, at replyNow.

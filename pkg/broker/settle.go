@@ -21,6 +21,7 @@ func (c stepCluster) CheckScheduler() error                   { return c.r.check
 func (c stepCluster) OwedInWallTime() string                  { return c.r.owedInWallTime() }
 func (c stepCluster) StoreRV() uint64                         { return c.r.store.CurrentRV() }
 func (c stepCluster) WatchedRV() uint64                       { return c.r.store.LatestWatchedRV() }
+func (c stepCluster) FireImminent() (fired, wake bool)        { return c.r.fireImminent() }
 
 func (c stepCluster) ReleaseGroups(ctx context.Context, actions []settle.GroupAction) error {
 	return c.r.actOnGroups(ctx, actions)

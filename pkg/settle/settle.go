@@ -214,6 +214,9 @@ type Stats struct {
 	// TimedPauses counts the instants whose bound of pause releases was
 	// reached: the pauses then took their own time (releasePauses).
 	TimedPauses int `json:"timedPauses,omitempty"`
+	// Imminent counts the timers' instants, less than Batsim's resolution
+	// after a step's, that fired while the step waited (Cluster.FireImminent).
+	Imminent int `json:"imminent,omitempty"`
 }
 
 // Add counts one step ended for reason r.

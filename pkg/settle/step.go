@@ -38,6 +38,11 @@ type Cluster interface {
 	// latest of a resource a process watches (store.LatestWatchedRV).
 	StoreRV() uint64
 	WatchedRV() uint64
+	// FireImminent fires the timers due less than Batsim's resolution
+	// after the step's instant, the clock moved to theirs, as a real
+	// cluster's would fire while its other work goes on: fired says
+	// whether any did, wake whether one was a scheduler's.
+	FireImminent() (fired, wake bool)
 }
 
 // Clock is the simulated clock as a step's wait sees it
@@ -247,6 +252,13 @@ func (s *Settler) Wait(ctx context.Context, c Cluster, now float64, woken bool) 
 			return err
 		}
 		s.noticeActivity(c)
+		if fired, wake := c.FireImminent(); fired {
+			// A timer set for a nanosecond on (Karpenter's provisioner
+			// requeues itself so) fires now, not after a proof that all
+			// else is done: one proof then covers both instants.
+			proven, woken = false, woken || wake
+			s.stats.Imminent++
+		}
 		if barrier != nil && (!proven || c.StoreRV() != barrierRV) {
 			bv, err := barrier.Check(ctx)
 			if err != nil {
