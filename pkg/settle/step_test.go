@@ -63,10 +63,10 @@ func (c *fakeCluster) CheckScheduler() error        { return nil }
 func (c *fakeCluster) ReleaseGroups(context.Context, []GroupAction) error {
 	return nil
 }
-func (c *fakeCluster) OwedInWallTime() string      { return "" }
+func (c *fakeCluster) OwedInWallTime() string     { return "" }
 func (c *fakeCluster) FireImminent() (bool, bool) { return false, false }
-func (c *fakeCluster) StoreRV() uint64        { return c.rv }
-func (c *fakeCluster) WatchedRV() uint64      { return c.rv }
+func (c *fakeCluster) StoreRV() uint64            { return c.rv }
+func (c *fakeCluster) WatchedRV() uint64          { return c.rv }
 
 type stillClock struct{}
 
