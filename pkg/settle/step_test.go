@@ -41,7 +41,18 @@ type fakeCluster struct {
 	// pending (the scheduler's bindings taken in).
 	boundAt int
 	calls   int
+	// imminent scripts FireImminent's answers, one a call: noTimer,
+	// aTimer (a controller's) or aWake (a scheduler's).
+	imminent []imminentTimer
 }
+
+type imminentTimer int
+
+const (
+	noTimer imminentTimer = iota
+	aTimer
+	aWake
+)
 
 func (c *fakeCluster) TakeIn(context.Context) (int, error) {
 	if c.calls++; c.calls == c.boundAt {
@@ -63,10 +74,17 @@ func (c *fakeCluster) CheckScheduler() error        { return nil }
 func (c *fakeCluster) ReleaseGroups(context.Context, []GroupAction) error {
 	return nil
 }
-func (c *fakeCluster) OwedInWallTime() string     { return "" }
-func (c *fakeCluster) FireImminent() (bool, bool) { return false, false }
-func (c *fakeCluster) StoreRV() uint64            { return c.rv }
-func (c *fakeCluster) WatchedRV() uint64          { return c.rv }
+func (c *fakeCluster) FireImminent() (fired, wake bool) {
+	if len(c.imminent) == 0 {
+		return false, false
+	}
+	t := c.imminent[0]
+	c.imminent = c.imminent[1:]
+	return t != noTimer, t == aWake
+}
+func (c *fakeCluster) OwedInWallTime() string { return "" }
+func (c *fakeCluster) StoreRV() uint64        { return c.rv }
+func (c *fakeCluster) WatchedRV() uint64      { return c.rv }
 
 type stillClock struct{}
 
@@ -145,6 +163,52 @@ type idleBarrier struct{ cluster *fakeCluster }
 func (b idleBarrier) Name() string { return "idle" }
 func (b idleBarrier) Check(context.Context) (BarrierVerdict, error) {
 	return BarrierVerdict{Idle: true, RV: b.cluster.rv}, nil
+}
+
+// countingBarrier is an idleBarrier that counts its checks.
+type countingBarrier struct {
+	idleBarrier
+	checks *int
+}
+
+func (b countingBarrier) Check(ctx context.Context) (BarrierVerdict, error) {
+	*b.checks++
+	return b.idleBarrier.Check(ctx)
+}
+
+// TestImminentTimersFireWhileTheStepWaits: a timer due less than Batsim's
+// resolution after the step fires inside its wait; the controllers'
+// barrier is proven again after it (a controller's timer fired after the
+// proof), and a scheduler's timer makes the wait ask the policy although
+// nothing is pending.
+func TestImminentTimersFireWhileTheStepWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		script         []imminentTimer
+		proofs, checks int
+	}{
+		{"none", nil, 1, 0},
+		{"a controller's after the proof", []imminentTimer{noTimer, aTimer}, 2, 0},
+		{"a scheduler's", []imminentTimer{aWake}, 1, 1},
+	} {
+		c := &fakeCluster{rv: 1, imminent: tc.script}
+		proofs := 0
+		p := &countingPolicy{}
+		s := NewSettler(p, SettlerOptions{Barrier: countingBarrier{idleBarrier{c}, &proofs}, Clock: stillClock{}, MaxSettle: time.Minute})
+		if err := s.Wait(context.Background(), c, 0, false); err != nil {
+			t.Fatal(err)
+		}
+		fired := 0
+		for _, x := range tc.script {
+			if x != noTimer {
+				fired++
+			}
+		}
+		if proofs != tc.proofs || p.checks != tc.checks || s.Stats().Imminent != fired {
+			t.Errorf("%s: %d barrier checks, %d policy checks, %d imminent; want %d, %d, %d",
+				tc.name, proofs, p.checks, s.Stats().Imminent, tc.proofs, tc.checks, fired)
+		}
+	}
 }
 
 // TestPauseReleasesAreBoundedPerInstant: a loop whose every cycle writes
