@@ -71,6 +71,10 @@ type Scheduler struct {
 	Karpenter         bool     `json:"karpenter,omitempty"`
 	KarpenterEnv      []string `json:"karpenterEnv,omitempty"`
 	ProvisioningDelay string   `json:"provisioningDelay,omitempty"`
+	// SwitchOffPool keeps the pool hosts asleep while no node is on them
+	// (--switch-off-pool: real Batsim, run with --energy; the table then
+	// has the energy it says the runs consumed).
+	SwitchOffPool bool `json:"switchOffPool,omitempty"`
 	// Objects are manifests of this scheduler's runs only, created after
 	// the campaign's (a Kueue setting's queues).
 	Objects []string `json:"objects,omitempty"`

@@ -160,7 +160,7 @@ func (r Run) Config(base launch.Config, out string) launch.Config {
 	cfg.ControllerManager, cfg.ControllerManagerArgs = s.ControllerManager, s.ControllerManagerArgs
 	cfg.ControllerManagerWallClock = s.ControllerManagerWallClock
 	cfg.Kueue, cfg.KueueArgs, cfg.KueueConfig = s.Kueue, s.KueueArgs, s.KueueConfig
-	cfg.Karpenter, cfg.KarpenterEnv = s.Karpenter, s.KarpenterEnv
+	cfg.Karpenter, cfg.KarpenterEnv, cfg.SwitchOffPool = s.Karpenter, s.KarpenterEnv, s.SwitchOffPool
 	cfg.ProvisioningDelay, _ = time.ParseDuration(s.ProvisioningDelay) // checked when read ("": 0)
 	cfg.Objects = append(slices.Clip(cfg.Objects), s.Objects...)
 	return cfg

@@ -140,6 +140,14 @@ func (res *Results) Table(w io.Writer) error {
 	if nodes {
 		head = append(head, "nodes launched", "node-hours", "cost")
 	}
+	// Runs of Batsim with --energy: the joules it says they consumed.
+	energy := false
+	for _, s := range res.Settings {
+		energy = energy || s.Group.HasEnergy
+	}
+	if energy {
+		head = append(head, "energy (J)")
+	}
 	if len(c.Platforms) == 1 || len(c.Workloads) == 1 {
 		var parts []string
 		if len(c.Platforms) == 1 {
@@ -183,6 +191,13 @@ func (res *Results) Table(w io.Writer) error {
 				row = append(row, spread(g.Nodes, n, "%.1f"), spread(g.NodeHours, n, "%.3f"), spread(g.Cost, n, "%.4f"))
 			} else {
 				row = append(row, "—", "—", "—")
+			}
+		}
+		if energy {
+			if g.HasEnergy {
+				row = append(row, spread(g.Energy, n, "%.0f"))
+			} else {
+				row = append(row, "—")
 			}
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))

@@ -93,7 +93,8 @@ func TestCollectGroupsRepetitions(t *testing.T) {
 
 // TestTableHasTheNodesKarpenterLaunched: runs whose summaries have nodes
 // (Karpenter's, from _nodes.csv) get the nodes launched, their node-hours
-// and their cost in the table; a setting without them gets dashes.
+// and their cost in the table, and the energy Batsim says they consumed
+// where it does (--energy); a setting without them gets dashes.
 func TestTableHasTheNodesKarpenterLaunched(t *testing.T) {
 	testdata, err := filepath.Abs(filepath.Join("..", "report", "testdata"))
 	if err != nil {
@@ -109,7 +110,8 @@ func TestTableHasTheNodesKarpenterLaunched(t *testing.T) {
 			continue
 		}
 		nodes := &outputs.NodesSummary{Launched: 2 + i/2, NodeHours: 0.5, Cost: 1.5}
-		if err := launch.WriteJSON(filepath.Join(r.Dir(out), SummaryFile), launch.Summary{Status: launch.StatusSucceeded, Wall: 2 * time.Second, Nodes: nodes}); err != nil {
+		energy := &launch.Energy{Joules: 60000 + 10000*float64(i/2)}
+		if err := launch.WriteJSON(filepath.Join(r.Dir(out), SummaryFile), launch.Summary{Status: launch.StatusSucceeded, Wall: 2 * time.Second, Nodes: nodes, Energy: energy}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,7 +123,7 @@ func TestTableHasTheNodesKarpenterLaunched(t *testing.T) {
 	if err := res.Table(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| nodes launched | node-hours | cost |", "| 2.5 ± 0.7 | 0.500 ± 0.000 | 1.5000 ± 0.0000 |", "| — | — | — |"} {
+	for _, want := range []string{"| nodes launched | node-hours | cost | energy (J) |", "| 2.5 ± 0.7 | 0.500 ± 0.000 | 1.5000 ± 0.0000 | 65000 ± 7071 |", "| — | — | — | — |"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("the table lacks %q:\n%s", want, table.String())
 		}

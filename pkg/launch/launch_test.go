@@ -111,6 +111,29 @@ func TestSummaryFromBatsimOutputs(t *testing.T) {
 			t.Errorf("printed summary lacks %q:\n%s", w, b.String())
 		}
 	}
+	if s.Energy != nil || strings.Contains(b.String(), "energy:") {
+		t.Errorf("a run without Batsim's energy plugin (consumed_joules 0): energy %+v, want none printed", s.Energy)
+	}
+	// With --energy: real Batsim 4.2.1's row on the Karpenter example
+	// with its pool switched off (docs/karpenter.md).
+	energySchedule := strings.Replace(schedule, "4.2.1,0.000000,", "4.2.1,65168.000027,", 1)
+	energySchedule = strings.Replace(energySchedule, "16.000000,4.000000,0.000000,0.000000,0.000000,0.000000", "240.000000,94.100000,11.000000,70.000000,90.000000,0.000000", 1)
+	energySchedule = strings.Replace(energySchedule, "0.250000,2,0,4,3,1,1,1,0,", "0.250000,2,10,4,3,1,1,1,10,", 1)
+	if err := os.WriteFile(prefix+"_schedule.csv", []byte(energySchedule), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = Summary{}
+	if err := s.readOutputs(prefix); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Energy{Joules: 65168.000027, Sleeping: 11, SwitchingOff: 70, SwitchingOn: 90, MachineSwitch: 10}); s.Energy == nil || *s.Energy != want {
+		t.Errorf("energy %+v, want %+v", s.Energy, want)
+	}
+	b.Reset()
+	s.Write(&b)
+	if !strings.Contains(b.String(), "energy:        65168 J") {
+		t.Errorf("printed summary lacks the energy:\n%s", b.String())
+	}
 	if err := (&Summary{}).readOutputs(filepath.Join(dir, "nothing") + "/"); err == nil {
 		t.Error("missing outputs were accepted")
 	}

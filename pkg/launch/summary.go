@@ -45,6 +45,9 @@ type Summary struct {
 	// Makespan and MeanWaitingTime are _schedule.csv's, in simulated seconds.
 	Makespan        float64 `json:"makespanSeconds"`
 	MeanWaitingTime float64 `json:"meanWaitingTimeSeconds"`
+	// Energy is what Batsim run with --energy says of it (_schedule.csv),
+	// absent otherwise.
+	Energy *Energy `json:"energy,omitempty"`
 	// Wall is the wall-clock time of the whole run, SpeedUp the makespan
 	// over it.
 	Wall    time.Duration `json:"wallNanoseconds"`
@@ -113,6 +116,18 @@ func (s Summary) Usage(name string) ProcessUsage {
 	return ProcessUsage{Name: name}
 }
 
+// Energy is _schedule.csv's energy and power-state columns: the joules
+// consumed from the first job's submission to the last job's end, and
+// the machines' seconds asleep and switching, summed over machines up to
+// each one's last change of state (Batsim's accounting).
+type Energy struct {
+	Joules        float64 `json:"consumedJoules"`
+	Sleeping      float64 `json:"sleepingSeconds"`
+	SwitchingOff  float64 `json:"switchingOffSeconds"`
+	SwitchingOn   float64 `json:"switchingOnSeconds"`
+	MachineSwitch int     `json:"machineSwitches"`
+}
+
 // Write prints the summary for a person.
 func (s Summary) Write(w io.Writer) {
 	fmt.Fprintf(w, "jobs:          %d (%d succeeded, %d failed, %d reached their walltime, %d killed, %d rejected)\n",
@@ -123,6 +138,10 @@ func (s Summary) Write(w io.Writer) {
 		fmt.Fprintf(w, "pod waiting:   mean %.3f s simulated (Batsim's waiting time, from each pod's creation)\n", s.MeanWaitingTime)
 	} else {
 		fmt.Fprintf(w, "mean waiting:  %.3f s simulated\n", s.MeanWaitingTime)
+	}
+	if e := s.Energy; e != nil {
+		fmt.Fprintf(w, "energy:        %.0f J from the first submission to the last job's end; machines asleep %.0f s, switching off %.0f s, on %.0f s (%d switches; Batsim's _schedule.csv)\n",
+			e.Joules, e.Sleeping, e.SwitchingOff, e.SwitchingOn, e.MachineSwitch)
 	}
 	fmt.Fprintf(w, "wall time:     %s (%.0fx real time); the simulation proper %s (%.0fx)\n", s.Wall.Round(time.Millisecond), s.SpeedUp,
 		s.SimulationWall.Round(time.Millisecond), s.SimulationSpeedUp())
@@ -251,6 +270,7 @@ func (s *Summary) readOutputs(prefix string) error {
 	if s.MeanWaitingTime, err = strconv.ParseFloat(sched[0]["mean_waiting_time"], 64); err != nil {
 		return fmt.Errorf("launch: %s_schedule.csv: mean_waiting_time: %w", prefix, err)
 	}
+	s.Energy = readEnergy(sched[0])
 	for col, d := range map[string]*time.Duration{"simulation_time": &s.SimulationWall, "scheduling_time": &s.SchedulingWall} {
 		v, err := strconv.ParseFloat(sched[0][col], 64)
 		if err != nil {
@@ -259,6 +279,22 @@ func (s *Summary) readOutputs(prefix string) error {
 		*d = time.Duration(v * float64(time.Second))
 	}
 	return nil
+}
+
+// readEnergy reads the energy columns of _schedule.csv's row: nil without
+// Batsim's energy plugin, whose consumed_joules is then 0 (-1 less -1)
+// and which the embedded engine never has.
+func readEnergy(row map[string]string) *Energy {
+	joules, err := strconv.ParseFloat(row["consumed_joules"], 64)
+	if err != nil || joules <= 0 {
+		return nil
+	}
+	e := &Energy{Joules: joules}
+	for col, v := range map[string]*float64{"time_sleeping": &e.Sleeping, "time_switching_off": &e.SwitchingOff, "time_switching_on": &e.SwitchingOn} {
+		*v, _ = strconv.ParseFloat(row[col], 64) // absent or malformed: 0
+	}
+	e.MachineSwitch, _ = strconv.Atoi(row["nb_machine_switches"])
+	return e
 }
 
 // readStats fills in the server's statistics of the run.

@@ -30,6 +30,11 @@ type Group struct {
 	// _nodes.csv); HasNodes says whether every run has them.
 	Nodes, NodeHours, Cost launch.Spread
 	HasNodes               bool
+	// Energy is the joules Batsim run with --energy says the runs
+	// consumed (summary.json, from _schedule.csv); HasEnergy says whether
+	// every run has it.
+	Energy    launch.Spread
+	HasEnergy bool
 	// Wall is the runs' wall-clock time in seconds (summary.json); HasWall
 	// says whether every run has one.
 	Wall    launch.Spread
@@ -40,12 +45,12 @@ type Group struct {
 // each a run of the report), shown in a table of their means and spreads
 // above the runs'.
 func (rep *Report) AddGroup(name string, runs ...string) (Group, error) {
-	g := Group{Name: name, HasUtilisation: true, HasWall: true, HasJobWaiting: true, HasNodes: true}
+	g := Group{Name: name, HasUtilisation: true, HasWall: true, HasJobWaiting: true, HasNodes: true, HasEnergy: true}
 	if len(runs) == 0 {
 		return g, fmt.Errorf("report: group %s: no run", name)
 	}
 	var jobs, succeeded, makespan, waiting, p95, slowdown, cpu, mem, wall, jobWaiting, jobP95 []float64
-	var nodes, nodeHours, cost []float64
+	var nodes, nodeHours, cost, energy []float64
 	for _, want := range runs {
 		var found *RunReport
 		for i := range rep.Runs {
@@ -75,6 +80,11 @@ func (rep *Report) AddGroup(name string, runs ...string) (Group, error) {
 		} else {
 			g.HasNodes = false
 		}
+		if s := found.Run.Summary; s != nil && s.Energy != nil {
+			energy = append(energy, s.Energy.Joules)
+		} else {
+			g.HasEnergy = false
+		}
 	}
 	g.Jobs, g.Succeeded = launch.SpreadOf(jobs), launch.SpreadOf(succeeded)
 	g.Makespan, g.MeanWaiting = launch.SpreadOf(makespan), launch.SpreadOf(waiting)
@@ -88,6 +98,9 @@ func (rep *Report) AddGroup(name string, runs ...string) (Group, error) {
 	}
 	if g.HasNodes {
 		g.Nodes, g.NodeHours, g.Cost = launch.SpreadOf(nodes), launch.SpreadOf(nodeHours), launch.SpreadOf(cost)
+	}
+	if g.HasEnergy {
+		g.Energy = launch.SpreadOf(energy)
 	}
 	rep.Groups = append(rep.Groups, g)
 	return g, nil

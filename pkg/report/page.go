@@ -104,6 +104,7 @@ svg.chart { width: 100%; height: auto; display: block; }
 {{if .Preempted}}<tr><th>preempted</th><td>{{.Preempted}} jobs ({{.Resubmitted}} resubmitted)</td></tr>{{end}}
 {{if .AdmissionRejected}}<tr><th>refused by kubelet</th><td>{{.AdmissionRejected}} pods</td></tr>{{end}}
 {{with .Nodes}}<tr><th>nodes launched</th><td>{{.Launched}} ({{.Deleted}} deleted, {{.Unmapped}} on no pool host), at most {{.Peak}} at once; {{printf "%.3f" .NodeHours}} node-hours, cost {{printf "%.4f" .Cost}}</td></tr>{{end}}
+{{with .Energy}}<tr><th>energy</th><td>{{printf "%.0f" .Joules}} J from the first submission to the last job's end; machines asleep {{printf "%.0f" .Sleeping}} s, switching off {{printf "%.0f" .SwitchingOff}} s, on {{printf "%.0f" .SwitchingOn}} s ({{.MachineSwitch}} switches)</td></tr>{{end}}
 <tr><th>simulator</th><td>{{.Engine}}</td></tr>
 {{else}}<tr><th>summary.json</th><td>none in this folder</td></tr>
 {{end}}</table>
