@@ -39,7 +39,7 @@ func (r *run) apply(ctx context.Context, ev batsim.Event, now float64) error {
 	case batsim.RequestedCall:
 		r.wakeups.called(r.opts.Clock, now)
 	case batsim.ResourceStateChanged:
-		if _, err := r.pool.power.changed(d); err != nil {
+		if err := r.pool.power.changed(d); err != nil {
 			return err
 		}
 	case batsim.Notify:

@@ -93,9 +93,9 @@ func (p *poolPower) jobEnded(ids []int) {
 	}
 }
 
-// changed takes in Batsim's RESOURCE_STATE_CHANGED; it reports whether a
-// host came on (nodes waiting for it may become Ready).
-func (p *poolPower) changed(d batsim.ResourceStateChanged) (cameOn bool, err error) {
+// changed takes in Batsim's RESOURCE_STATE_CHANGED (a node waiting for a
+// host that came on is marked Ready after the step's events).
+func (p *poolPower) changed(d batsim.ResourceStateChanged) error {
 	for _, id := range d.Resources.IDs() {
 		h := p.hosts[id]
 		if h == nil {
@@ -106,12 +106,11 @@ func (p *poolPower) changed(d batsim.ResourceStateChanged) (cameOn bool, err err
 			h.state = powerOff
 		case h.state == powerSwitchingOn && d.State == nodepool.ComputePstate:
 			h.state = powerOn
-			cameOn = true
 		default:
-			return cameOn, fmt.Errorf("pool host %s (resource %d) is %s, and Batsim says it changed to pstate %s", h.host.Name, id, h.state, d.State)
+			return fmt.Errorf("pool host %s (resource %d) is %s, and Batsim says it changed to pstate %s", h.host.Name, id, h.state, d.State)
 		}
 	}
-	return cameOn, nil
+	return nil
 }
 
 // switches returns the requests that bring each host whose last switch is

@@ -80,8 +80,9 @@ type run struct {
 
 // stepState is what one step gathers.
 type stepState struct {
-	// now is the step's instant (Batsim's message's); at the latest
-	// instant fireImminent moved the clock to (imminent times) after it.
+	// now is the step's instant (Batsim's message's); at is the latest
+	// one fireImminent moved the clock to (now if none), imminent how
+	// many times it did.
 	now, at   float64
 	imminent  int
 	decisions []batsim.EventData
