@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -65,7 +66,7 @@ func newPoolPower(enabled bool, hosts []nodepool.Host) poolPower {
 		p.hosts[h.ID] = sh
 		p.order = append(p.order, sh)
 	}
-	slices.SortFunc(p.order, func(a, b *sleepableHost) int { return a.host.ID - b.host.ID })
+	slices.SortFunc(p.order, func(a, b *sleepableHost) int { return cmp.Compare(a.host.ID, b.host.ID) })
 	return p
 }
 
