@@ -229,7 +229,8 @@ func (m *Manager) customConverter(t Target) (managedfields.TypeConverter, error)
 		return nil, err
 	}
 	models := maps.Clone(meta.meta)
-	models[fmt.Sprintf("%s.%s.%s", t.GVK.Group, t.GVK.Version, t.GVK.Kind)] = &root
+	name := definitionName(t.GVK.Group, t.GVK.Version, t.GVK.Kind)
+	models[name] = nameObjects(&root, name, models)
 	tc, err := managedfields.NewTypeConverter(models, false)
 	if err != nil {
 		return nil, fmt.Errorf("apply: the types of %s: %w", t.GVK, err)

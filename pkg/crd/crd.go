@@ -78,6 +78,8 @@ type Version struct {
 	// subresource (nil without a status schema).
 	statusValidator validation.SchemaValidator
 	rules           *cel.Validator
+	// root runs rules' root rules ahead of it (nil: rules alone).
+	root *rootRules
 
 	openAPIOnce sync.Once
 	openAPI     *spec.Schema
@@ -172,6 +174,7 @@ func (v *Version) compileSchema(props *apiextensionsv1.JSONSchemaProps) error {
 		}
 	}
 	v.rules = cel.NewValidator(s, true, celPerCallLimit)
+	v.root = newRootRules(s, v.rules, celPerCallLimit)
 	return nil
 }
 

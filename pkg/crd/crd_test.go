@@ -3,11 +3,16 @@ package crd
 import (
 	"context"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -203,5 +208,42 @@ func TestValidateUpdatesRatchet(t *testing.T) {
 	wrong := obj(map[string]any{"replicas": "many", "maxReplicas": int64(5)}, nil)
 	if errs := v.Validate(ctx, wrong, nil, false); !strings.Contains(errs.ToAggregate().Error(), "some validation rules were not checked") {
 		t.Errorf("a value of the wrong type: %v, want the CEL rules skipped, said so", errs)
+	}
+}
+
+// The metadata of the object a status update stores is already as
+// coercion leaves it (NormalizeStatus does not coerce it again): the
+// stored object's, coerced when it was stored, with managed fields set as
+// the field manager sets them.
+func TestStatusUpdateMetadataIsCoerced(t *testing.T) {
+	v := compiled(t)
+	stored := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.batkube.io/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": "a", "namespace": "default", "uid": "u1", "resourceVersion": "7", "generation": int64(2),
+			"creationTimestamp": "2026-01-01T00:00:00Z", "labels": map[string]any{"team": "a"}, "annotations": map[string]any{"note": "x"},
+			"finalizers":      []any{"example.batkube.io/hold"},
+			"ownerReferences": []any{map[string]any{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u0", "controller": true}}},
+		"spec": map[string]any{"replicas": int64(1)}}}
+	if err := v.Normalize(stored.Object); err != nil {
+		t.Fatal(err)
+	}
+	applied := stored.DeepCopy()
+	applied.Object["status"] = map[string]any{"replicas": int64(3)}
+	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 9, 0, time.UTC))
+	applied.SetManagedFields([]metav1.ManagedFieldsEntry{
+		{Manager: "kueue-admission", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "example.batkube.io/v1", Time: &at,
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:replicas":{}}}`)}, Subresource: "status"},
+		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "example.batkube.io/v1", Time: &at,
+			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}},
+	})
+	st := v.PrepareStatusUpdate(applied.Object, stored.Object)
+	if err := v.NormalizeStatus(st); err != nil {
+		t.Fatal(err)
+	}
+	coerced := runtime.DeepCopyJSON(st)
+	if err := objectmeta.Coerce(nil, coerced, v.structural, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(st["metadata"], coerced["metadata"]) {
+		t.Errorf("a status update's metadata, coerced again:\n%v\nwas\n%v", coerced["metadata"], st["metadata"])
 	}
 }

@@ -34,18 +34,18 @@ func (v *Version) Normalize(obj map[string]any) error {
 }
 
 // NormalizeStatus is Normalize for the object a status update stores
-// (PrepareStatusUpdate): its metadata coerced, its status pruned and
-// defaulted; the rest is the stored object's, left as it is (shared with
-// it, not walked again).
+// (PrepareStatusUpdate): its status pruned and defaulted. The rest is the
+// stored object's, left as it is (shared with it, not walked again), and
+// so is its metadata: the stored object's, coerced when it was stored,
+// with the managed fields the field manager wrote in the form coercion
+// gives them (unstructured.SetManagedFields converts each entry as
+// objectmeta.SetObjectMeta does). Coercing it again would change nothing
+// (TestStatusUpdateMetadataIsCoerced) at the cost of a JSON round trip of
+// the metadata, managed fields and all, at each status write.
 func (v *Version) NormalizeStatus(obj map[string]any) error {
 	if v.structural == nil {
 		return nil
 	}
-	head := map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": obj["metadata"]}
-	if err := objectmeta.Coerce(nil, head, v.structural, true, false); err != nil {
-		return err
-	}
-	obj["metadata"] = head["metadata"]
 	status, ok := obj["status"]
 	s, known := v.structural.Properties["status"]
 	if !ok || !known {
@@ -152,13 +152,30 @@ func (v *Version) Validate(ctx context.Context, obj, old map[string]any, status 
 		if blocking(errs) {
 			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
 		}
-		var oldObj any
-		if old != nil {
-			oldObj = old
-		}
-		celErrs, _ := v.rules.Validate(ctx, nil, v.structural, obj, oldObj, celCostBudget, celOptions...)
-		errs = append(errs, celErrs...)
+		errs = append(errs, v.celErrors(ctx, obj, old, celOptions)...)
 	}
+	return errs
+}
+
+// celErrors checks obj against the CEL rules: the root rules first on
+// their own (rootRules), then the rules below with the budget they left;
+// when a root rule does not hold, all of them through the upstream
+// validator, which then says why.
+func (v *Version) celErrors(ctx context.Context, obj, old map[string]any, options []cel.Option) field.ErrorList {
+	var oldObj any
+	if old != nil {
+		oldObj = old
+	}
+	if v.root != nil {
+		if budget, ok := v.root.hold(ctx, obj, old, celCostBudget); ok {
+			if v.root.below == nil {
+				return nil
+			}
+			errs, _ := v.root.below.Validate(ctx, nil, v.structural, obj, oldObj, budget, options...)
+			return errs
+		}
+	}
+	errs, _ := v.rules.Validate(ctx, nil, v.structural, obj, oldObj, celCostBudget, options...)
 	return errs
 }
 

@@ -7,7 +7,8 @@ import (
 )
 
 // schemaTree is a structural schema as ratcheting walks it (the schema of
-// common.NewCorrelatedObject): model.Structural, whose Properties,
+// common.NewCorrelatedObject) and as the root CEL rules read it
+// (rootRules): model.Structural, whose Properties,
 // Items and AdditionalProperties are made once for the whole tree instead
 // of at each call. model.Structural's Properties copies every property's
 // schema into a new map each time ratcheting looks up a field: on Kueue's
@@ -16,8 +17,11 @@ import (
 type schemaTree struct {
 	*model.Structural
 	properties map[string]common.Schema
-	items      common.Schema
-	additional common.SchemaOrBool
+	items      common.Schema       // nil: none
+	additional common.SchemaOrBool // nil: none
+	// embedded is the form of an embedded resource's schema that CEL
+	// reads (model.WithTypeAndObjectMeta; nil when not one).
+	embedded *schemaTree
 }
 
 // newSchemaTree makes the tree of s.
@@ -39,7 +43,26 @@ func newSchemaTree(s *structuralschema.Structural) *schemaTree {
 		}
 		t.additional = sb
 	}
+	if s.XEmbeddedResource {
+		t.embedded = t.withTypeAndObjectMeta(s)
+	}
 	return t
+}
+
+// withTypeAndObjectMeta is the tree of t's schema s with apiVersion, kind
+// and metadata's name and generateName: t itself when s has them
+// already. That form's own is itself.
+func (t *schemaTree) withTypeAndObjectMeta(s *structuralschema.Structural) *schemaTree {
+	typed := model.WithTypeAndObjectMeta(s)
+	if typed == s {
+		return t
+	}
+	plain := *typed
+	plain.XEmbeddedResource = false // not to make its own form again
+	e := newSchemaTree(&plain)
+	e.Structural = &model.Structural{Structural: typed}
+	e.embedded = e
+	return e
 }
 
 // Properties returns the properties' trees (nil without properties).
@@ -50,6 +73,15 @@ func (t *schemaTree) Items() common.Schema { return t.items }
 
 // AdditionalProperties returns the additional properties' tree, or nil.
 func (t *schemaTree) AdditionalProperties() common.SchemaOrBool { return t.additional }
+
+// WithTypeAndObjectMeta returns the tree CEL reads an embedded resource
+// with.
+func (t *schemaTree) WithTypeAndObjectMeta() common.Schema {
+	if t.embedded == nil {
+		return t.withTypeAndObjectMeta(t.Structural.Structural)
+	}
+	return t.embedded
+}
 
 // schemaOrBool is an additionalProperties: a schema, or whether any
 // property is allowed.
