@@ -2,12 +2,14 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -136,5 +138,26 @@ func TestVersionLessComparesNumbers(t *testing.T) {
 		if got := versionLess(tc.a, tc.b); got != tc.less {
 			t.Errorf("versionLess(%q, %q) = %t, want %t", tc.a, tc.b, got, tc.less)
 		}
+	}
+}
+
+// A custom object encodes as encoding/json encodes it through its own
+// MarshalJSON (as before unstructjson): the same bytes.
+func TestCustomObjectsEncodeAsEncodingJSON(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+		"metadata": map[string]any{"name": "job-a<b>&c", "namespace": "default", "generation": int64(2),
+			"managedFields": []any{map[string]any{"manager": "kueue", "fieldsV1": map[string]any{"f:status": map[string]any{}}}}},
+		"spec":   map[string]any{"podSets": []any{map[string]any{"count": int64(3), "name": "main", "ratio": 0.000_000_5}}, "active": true, "note": nil},
+		"status": map[string]any{"message": "line\nbreak \u2028 \"quoted\" \xff", "big": 1e21}}}
+	got, err := encodeJSON(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.NewEncoder(&want).Encode(u); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("encodeJSON:\n%s\nencoding/json:\n%s", got, want.Bytes())
 	}
 }
