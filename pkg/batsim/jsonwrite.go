@@ -8,7 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/batkube/batkube/pkg/unstructjson"
 )
 
 // writer appends compact JSON to a buffer. Separators are implicit: a value
@@ -45,13 +46,13 @@ func (w *writer) close(c byte) { w.buf = append(w.buf, c) }
 
 func (w *writer) key(k string) {
 	w.sep()
-	w.buf = appendString(w.buf, k)
+	w.buf = unstructjson.AppendString(w.buf, k, false)
 	w.buf = append(w.buf, ':')
 }
 
 func (w *writer) string(s string) {
 	w.sep()
-	w.buf = appendString(w.buf, s)
+	w.buf = unstructjson.AppendString(w.buf, s, false)
 }
 
 func (w *writer) int(n int) {
@@ -70,7 +71,7 @@ func (w *writer) float(f float64) {
 		f = 0
 	}
 	w.sep()
-	w.buf = appendFloat(w.buf, f)
+	w.buf = unstructjson.AppendFloat(w.buf, f)
 }
 
 // raw writes a JSON value as it is, compacted.
@@ -113,66 +114,4 @@ func (w *writer) jobIDs(ids []JobID) {
 		w.string(string(id))
 	}
 	w.close(']')
-}
-
-// appendFloat formats f as encoding/json does: the shortest representation
-// that parses back to f, with an exponent only for very small or large values.
-func appendFloat(b []byte, f float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// 1e-07 becomes 1e-7.
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-// appendString quotes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
-// encoding/json does; HTML characters are not escaped.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

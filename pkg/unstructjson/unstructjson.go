@@ -7,7 +7,9 @@
 // its writes and at each admission webhook call; encoding/json spends most
 // of that time discovering the types by reflection and sorting each map's
 // keys through a slice of reflect values. It knows nothing of the objects:
-// package apiserver calls it for unstructured objects.
+// package apiserver calls it for unstructured objects, and package batsim
+// writes its messages' strings and numbers with AppendString and
+// AppendFloat.
 package unstructjson
 
 import (
@@ -38,7 +40,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	case nil:
 		return append(dst, "null"...), nil
 	case string:
-		return appendString(dst, v), nil
+		return AppendString(dst, v, true), nil
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case int64:
@@ -48,7 +50,10 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	case int32:
 		return strconv.AppendInt(dst, int64(v), 10), nil
 	case float64:
-		return appendFloat(dst, v)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: %v", ErrUnsupported, v)
+		}
+		return AppendFloat(dst, v), nil
 	case map[string]any:
 		return appendMap(dst, v)
 	case []any:
@@ -84,7 +89,7 @@ func appendMap(dst []byte, m map[string]any) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(appendString(dst, k), ':')
+		dst = append(AppendString(dst, k, true), ':')
 		var err error
 		if dst, err = appendValue(dst, m[k]); err != nil {
 			return nil, err
@@ -93,43 +98,37 @@ func appendMap(dst []byte, m map[string]any) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// appendFloat writes f as encoding/json does: the shortest form that reads
-// back as f, in exponent form below 1e-6 and from 1e21 on (with at least
-// two exponent digits dropped to one, e-07 written e-7).
-func appendFloat(dst []byte, f float64) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, fmt.Errorf("%w: %v", ErrUnsupported, f)
-	}
+// AppendFloat appends f, a finite float64, as encoding/json writes it: the
+// shortest form that reads back as f, in exponent form below 1e-6 and
+// from 1e21 on, a negative exponent's leading zero dropped (e-7, not
+// e-07).
+func AppendFloat(dst []byte, f float64) []byte {
 	format := byte('f')
 	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
 		format = 'e'
 	}
-	start := len(dst)
 	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' {
-		// strconv writes at least two exponent digits: e-07, e+21.
-		n := len(dst) - start
-		if n >= 4 && dst[len(dst)-4] == 'e' && dst[len(dst)-3] == '-' && dst[len(dst)-2] == '0' {
-			dst[len(dst)-2] = dst[len(dst)-1]
-			dst = dst[:len(dst)-1]
-		}
+	if n := len(dst); format == 'e' && n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+		dst[n-2] = dst[n-1]
+		dst = dst[:n-1]
 	}
-	return dst, nil
+	return dst
 }
 
 const hexDigits = "0123456789abcdef"
 
-// appendString writes s quoted as encoding/json does with HTML escaping:
-// quote and backslash escaped, \b \f \n \r \t by name, other control
-// characters and < > & as \u00XX, U+2028 and U+2029 as \u2028 and \u2029,
-// and each byte of invalid UTF-8 as \ufffd.
-func appendString(dst []byte, s string) []byte {
+// AppendString appends s quoted as encoding/json writes it: quote and
+// backslash escaped, \b \f \n \r \t by name, other control characters
+// (and < > &, with escapeHTML, as its Encoder's SetEscapeHTML) as \u00XX,
+// U+2028 and U+2029 as \u2028 and \u2029, and each byte of invalid UTF-8
+// as \ufffd.
+func AppendString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
 	plain := 0 // s[plain:i] is still to be copied as it is
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}

@@ -31,6 +31,21 @@ func check(t testing.TB, v any) {
 	}
 }
 
+// checkString: AppendString without HTML escaping is encoding/json's
+// Encoder with SetEscapeHTML(false) (Batsim's messages, pkg/batsim).
+func checkString(t testing.TB, s string) {
+	t.Helper()
+	var want bytes.Buffer
+	e := json.NewEncoder(&want)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	if got := AppendString(nil, s, false); !bytes.Equal(append(got, '\n'), want.Bytes()) {
+		t.Fatalf("AppendString(%q, false): %s, encoding/json: %s", s, got, want.Bytes())
+	}
+}
+
 // The cases encoding/json treats apart: each escape, invalid UTF-8, the
 // two line separators, floats on both sides of the exponent form's
 // bounds, the integer extremes, empty and nil containers, nested ones.
@@ -45,6 +60,7 @@ func TestAppendEncodesAsEncodingJSON(t *testing.T) {
 	for _, s := range strs {
 		check(t, s)
 		check(t, map[string]any{s: s})
+		checkString(t, s)
 	}
 	for _, f := range floats {
 		check(t, f)
@@ -57,6 +73,7 @@ func TestAppendEncodesAsEncodingJSON(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		check(t, randomValue(r, 4))
+		checkString(t, randomString(r))
 	}
 }
 
@@ -115,6 +132,7 @@ func FuzzAppendEncodesAsEncodingJSON(f *testing.F) {
 			return
 		}
 		check(t, map[string]any{s: []any{s, x, n}, "k": map[string]any{s: x}})
+		checkString(t, s)
 	})
 }
 
