@@ -90,14 +90,32 @@ func (q *request) applied(patch []byte) (*unstructured.Unstructured, error) {
 	if errs := metav1validation.ValidatePatchOptions(&metav1.PatchOptions{FieldManager: q.http.URL.Query().Get("fieldManager")}, types.ApplyPatchType); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
 	}
-	doc, err := yaml.YAMLToJSON(patch)
-	if err == nil {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
-		if err = decodeJSON(doc, &u.Object); err == nil { // integers kept int64, as the real decoder
+	u, err := decodeApplied(patch)
+	if err != nil {
+		return nil, apierrors.NewBadRequest("error decoding patch: " + err.Error())
+	}
+	return u, nil
+}
+
+// decodeApplied reads an apply's configuration as YAML, as the real server
+// does; a JSON document that means the same as YAML and as JSON
+// (plainJSON) is read as JSON, without a YAML parser.
+func decodeApplied(patch []byte) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	if plainJSON(patch) {
+		if err := decodeJSON(patch, &u.Object); err == nil {
 			return u, nil
 		}
+		u.Object = map[string]any{} // not JSON after all: YAML says why
 	}
-	return nil, apierrors.NewBadRequest("error decoding patch: " + err.Error())
+	doc, err := yaml.YAMLToJSON(patch)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeJSON(doc, &u.Object); err != nil { // integers kept int64, as the real decoder
+		return nil, err
+	}
+	return u, nil
 }
 
 // applyTo merges the request's applied configuration into cur (an empty

@@ -1,0 +1,104 @@
+package apiserver
+
+import "bytes"
+
+// An apply's configuration is YAML (application/apply-patch+yaml), and the
+// real server reads it as YAML even when it is JSON, as controller-runtime
+// and client-go send it: a YAML parser then builds a document of tokens and
+// nodes that the JSON decoder could have read directly (Kueue's status
+// applies: 2 % of the server's CPU, 6 % of its allocations). JSON is YAML,
+// and for most JSON documents the two read the same values; plainJSON
+// tells those apart, conservatively, so that they are decoded as JSON and
+// every other document as YAML.
+
+// plainJSON reports whether doc, if it is valid JSON, means as YAML what it
+// means as JSON: an object of printable ASCII, spaces and line breaks
+// (YAML refuses some characters JSON takes, tabs where it indents, and
+// reads escapes on its own terms), whose strings have no
+// escapes, whose numbers are integers of at most 18 digits (YAML rewrites
+// 1.0 as the integer 1, and an integer too large for int64 as a float), and
+// whose objects repeat no key and have no key "<<" (YAML refuses repeated
+// keys; "<<" merges). It does not check that doc is JSON: the caller's
+// decoder does.
+func plainJSON(doc []byte) bool {
+	doc = bytes.TrimLeft(doc, " \r\n")
+	if len(doc) == 0 || doc[0] != '{' {
+		return false
+	}
+	// A frame is an object (keys seen, and whether a key comes next) or an
+	// array (keys nil).
+	type frame struct {
+		keys    map[string]bool
+		wantKey bool
+	}
+	var stack []frame
+	for i := 0; i < len(doc); i++ {
+		c := doc[i]
+		if (c < 0x20 && c != '\n' && c != '\r') || c > 0x7e || c == '\\' {
+			return false
+		}
+		switch {
+		case c == '{':
+			stack = append(stack, frame{keys: map[string]bool{}, wantKey: true})
+		case c == '[':
+			stack = append(stack, frame{})
+		case c == '}' || c == ']':
+			if len(stack) == 0 {
+				return false
+			}
+			stack = stack[:len(stack)-1]
+		case c == ',':
+			if n := len(stack); n > 0 && stack[n-1].keys != nil {
+				stack[n-1].wantKey = true
+			}
+		case c == '"':
+			end := bytes.IndexByte(doc[i+1:], '"')
+			if end < 0 {
+				return false
+			}
+			s := doc[i+1 : i+1+end]
+			for _, b := range s {
+				if b < 0x20 || b > 0x7e || b == '\\' {
+					return false
+				}
+			}
+			if n := len(stack); n > 0 && stack[n-1].wantKey {
+				key := string(s)
+				if key == "<<" || stack[n-1].keys[key] {
+					return false
+				}
+				stack[n-1].keys[key] = true
+				stack[n-1].wantKey = false
+			}
+			i += end + 1
+		case c == '-' || (c >= '0' && c <= '9'):
+			end, ok := plainInteger(doc, i)
+			if !ok {
+				return false
+			}
+			i = end - 1
+		}
+	}
+	return len(stack) == 0
+}
+
+// plainInteger reads the number at doc[start:]: it returns where it ends,
+// and whether it is an integer of at most 18 digits.
+func plainInteger(doc []byte, start int) (end int, ok bool) {
+	digits := 0
+	end = start
+	if doc[end] == '-' {
+		end++
+	}
+	for ; end < len(doc); end++ {
+		switch b := doc[end]; {
+		case b >= '0' && b <= '9':
+			digits++
+		case b == '.' || b == 'e' || b == 'E' || b == '+' || b == '-':
+			return end, false
+		default:
+			return end, digits > 0 && digits <= 18
+		}
+	}
+	return end, digits > 0 && digits <= 18
+}
