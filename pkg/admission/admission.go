@@ -38,6 +38,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -429,10 +430,9 @@ func (wh *webhook) call(ctx context.Context, req *Request) (*admissionv1.Admissi
 		Request: &admissionv1.AdmissionRequest{UID: uid, Kind: gvk, Resource: gvr, SubResource: req.SubResource,
 			RequestKind: &gvk, RequestResource: &gvr, RequestSubResource: req.SubResource,
 			Name: req.Name, Namespace: req.Namespace, Operation: req.Operation, UserInfo: req.UserInfo,
-			Object: runtime.RawExtension{Raw: req.Object}, OldObject: runtime.RawExtension{Raw: req.OldObject},
 			DryRun: &req.DryRun, Options: runtime.RawExtension{Object: req.Options}},
 	}
-	body, err := json.Marshal(review)
+	body, err := reviewBody(&review, req.Object, req.OldObject)
 	if err != nil {
 		return nil, callError(wh, err)
 	}
@@ -502,4 +502,44 @@ func truncate(b []byte) string {
 		return string(b[:200]) + "..."
 	}
 	return string(b)
+}
+
+// reviewBody encodes review with the request's object and old object (the
+// server's JSON of them) written in as they are. encoding/json would scan
+// each again to compact it, the largest part of a review's encoding; they
+// are marshalled as placeholders, strings named after the request's UID,
+// which are then replaced.
+func reviewBody(review *admissionv1.AdmissionReview, object, oldObject []byte) ([]byte, error) {
+	type part struct {
+		raw  *runtime.RawExtension
+		data []byte
+		mark []byte
+	}
+	parts := []part{{&review.Request.Object, object, nil}, {&review.Request.OldObject, oldObject, nil}}
+	for i, name := range []string{"object", "oldObject"} {
+		if parts[i].data != nil {
+			parts[i].mark = []byte(strconv.Quote("batkube:" + name + ":" + string(review.Request.UID)))
+			parts[i].raw.Raw = parts[i].mark
+		}
+	}
+	body, err := json.Marshal(review)
+	if err != nil {
+		return nil, err
+	}
+	// The placeholders are looked for in the marshalled review, in order,
+	// never in the objects written in.
+	out := make([]byte, 0, len(body)+len(object)+len(oldObject))
+	from := 0
+	for _, p := range parts {
+		if p.mark == nil {
+			continue
+		}
+		at := bytes.Index(body[from:], p.mark)
+		if at < 0 {
+			return nil, fmt.Errorf("encoding the review: its placeholder %s is not in it", p.mark)
+		}
+		out = append(append(out, body[from:from+at]...), p.data...)
+		from += at + len(p.mark)
+	}
+	return append(out, body[from:]...), nil
 }
