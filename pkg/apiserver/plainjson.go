@@ -1,6 +1,9 @@
 package apiserver
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // An apply's configuration is YAML (application/apply-patch+yaml), and the
 // real server reads it as YAML even when it is JSON, as controller-runtime
@@ -25,13 +28,15 @@ func plainJSON(doc []byte) bool {
 	if len(doc) == 0 || doc[0] != '{' {
 		return false
 	}
-	// A frame is an object (keys seen, and whether a key comes next) or an
-	// array (keys nil).
+	// A frame is an object (its keys are keys[first:], and whether a key
+	// comes next) or an array (object false). The keys of every open
+	// object share one slice of doc's bytes: a body has few, small objects.
 	type frame struct {
-		keys    map[string]bool
-		wantKey bool
+		object, wantKey bool
+		first           int
 	}
 	var stack []frame
+	var keys [][]byte
 	for i := 0; i < len(doc); i++ {
 		c := doc[i]
 		if (c < 0x20 && c != '\n' && c != '\r') || c > 0x7e || c == '\\' {
@@ -39,16 +44,20 @@ func plainJSON(doc []byte) bool {
 		}
 		switch {
 		case c == '{':
-			stack = append(stack, frame{keys: map[string]bool{}, wantKey: true})
+			stack = append(stack, frame{object: true, wantKey: true, first: len(keys)})
 		case c == '[':
 			stack = append(stack, frame{})
 		case c == '}' || c == ']':
-			if len(stack) == 0 {
+			n := len(stack)
+			if n == 0 {
 				return false
 			}
-			stack = stack[:len(stack)-1]
+			if stack[n-1].object {
+				keys = keys[:stack[n-1].first]
+			}
+			stack = stack[:n-1]
 		case c == ',':
-			if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			if n := len(stack); n > 0 && stack[n-1].object {
 				stack[n-1].wantKey = true
 			}
 		case c == '"':
@@ -63,11 +72,10 @@ func plainJSON(doc []byte) bool {
 				}
 			}
 			if n := len(stack); n > 0 && stack[n-1].wantKey {
-				key := string(s)
-				if key == "<<" || stack[n-1].keys[key] {
+				if string(s) == "<<" || slices.ContainsFunc(keys[stack[n-1].first:], func(k []byte) bool { return bytes.Equal(k, s) }) {
 					return false
 				}
-				stack[n-1].keys[key] = true
+				keys = append(keys, s)
 				stack[n-1].wantKey = false
 			}
 			i += end + 1

@@ -13,8 +13,8 @@ import (
 // its parent. structured-merge-diff compares the schemas of the two
 // values at each node it compares (schema.Atom.Equals under
 // TypedValue.Compare), and for an inlined object that compares its whole
-// subtree, so that an apply of a Kueue Workload's status spent as long
-// comparing the schema to itself as it spent on the object. Named types
+// subtree: 15 % of the handler's time over a Kueue Workload's create and
+// three status applies (BenchmarkServeKueueWorkload). Named types
 // compare by name. nameObjects gives each object of the schema that has
 // properties a type of its own, referred to where it was: the same types
 // (TestNamedObjectsAreTheSameTypes), each compared at the cost of a name.

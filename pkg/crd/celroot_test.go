@@ -83,6 +83,9 @@ func gadgets(t *testing.T) *Version {
 	if vs[0].root == nil || vs[0].root.below == nil {
 		t.Fatal("the root rules are not run on their own")
 	}
+	if vs[0].root.schema.Properties()["spec"] != vs[0].tree.properties["spec"] {
+		t.Error("the root rules' schema tree does not share the version's tree below its root")
+	}
 	return vs[0]
 }
 

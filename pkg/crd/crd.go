@@ -174,7 +174,7 @@ func (v *Version) compileSchema(props *apiextensionsv1.JSONSchemaProps) error {
 		}
 	}
 	v.rules = cel.NewValidator(s, true, celPerCallLimit)
-	v.root = newRootRules(s, v.rules, celPerCallLimit)
+	v.root = newRootRules(s, v.tree, v.rules, celPerCallLimit)
 	return nil
 }
 

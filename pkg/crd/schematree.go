@@ -50,20 +50,32 @@ func newSchemaTree(s *structuralschema.Structural) *schemaTree {
 }
 
 // withTypeAndObjectMeta is the tree of t's schema s with apiVersion, kind
-// and metadata's name and generateName: t itself when s has them
-// already. That form's own is itself.
+// and metadata's name and generateName (model.WithTypeAndObjectMeta): t
+// itself when s has them already. That form's own is itself. It shares
+// t's trees of every other property, which WithTypeAndObjectMeta copies
+// as they are: a Workload's pod templates are not made into trees twice.
 func (t *schemaTree) withTypeAndObjectMeta(s *structuralschema.Structural) *schemaTree {
 	typed := model.WithTypeAndObjectMeta(s)
 	if typed == s {
 		return t
 	}
-	plain := *typed
-	plain.XEmbeddedResource = false // not to make its own form again
-	e := newSchemaTree(&plain)
-	e.Structural = &model.Structural{Structural: typed}
+	e := &schemaTree{Structural: &model.Structural{Structural: typed}, additional: t.additional,
+		properties: make(map[string]common.Schema, len(typed.Properties))}
+	for name, prop := range typed.Properties {
+		if tree, ok := t.properties[name]; ok && !typeAndObjectMeta[name] {
+			e.properties[name] = tree
+			continue
+		}
+		e.properties[name] = newSchemaTree(&prop)
+	}
 	e.embedded = e
 	return e
 }
+
+// typeAndObjectMeta are the properties model.WithTypeAndObjectMeta sets
+// (common.Schema's WithTypeAndObjectMeta: kind, apiVersion, and metadata
+// with name and generateName).
+var typeAndObjectMeta = map[string]bool{"kind": true, "apiVersion": true, "metadata": true}
 
 // Properties returns the properties' trees (nil without properties).
 func (t *schemaTree) Properties() map[string]common.Schema { return t.properties }

@@ -1,19 +1,17 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
+
+	"github.com/batkube/batkube/pkg/apiserver"
 )
 
 // BenchmarkServeKueueWorkload: what the server spends on one Kueue
@@ -52,22 +50,19 @@ func kueueWorkloadDefinition(b *testing.B) *apiextensionsv1.CustomResourceDefini
 	if err != nil {
 		b.Skipf("no Kueue manifests (make upstream): %v", err)
 	}
-	docs := utilyaml.NewDocumentDecoder(io.NopCloser(bytes.NewReader(data)))
-	buf := make([]byte, len(data))
-	for {
-		n, err := docs.Read(buf)
-		if errors.Is(err, io.EOF) {
-			b.Fatalf("%s has no Workload definition", path)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
+	docs, err := apiserver.ManifestDocuments(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, doc := range docs {
 		def := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(buf[:n], def); err == nil && def.Kind == "CustomResourceDefinition" && def.Name == "workloads.kueue.x-k8s.io" {
+		if err := json.Unmarshal(doc, def); err == nil && def.Kind == "CustomResourceDefinition" && def.Name == "workloads.kueue.x-k8s.io" {
 			def.Spec.Conversion = nil // no webhook to convert with here; v1beta2 is the storage version
 			return def
 		}
 	}
+	b.Fatalf("%s has no Workload definition", path)
+	return nil
 }
 
 // kueueWorkload is a Workload as Kueue's job controller creates it for a
