@@ -67,24 +67,32 @@ properties:
 
 func gadgets(t *testing.T) *Version {
 	t.Helper()
-	schema := &apiextensionsv1.JSONSchemaProps{}
-	if err := yaml.UnmarshalStrict([]byte(gadgetSchema), schema); err != nil {
+	v := versionOf(t, gadgetSchema)
+	if v.root == nil || v.root.below == nil {
+		t.Fatal("the root rules are not run on their own")
+	}
+	if v.root.schema.Properties()["spec"] != v.tree.properties["spec"] {
+		t.Error("the root rules' schema tree does not share the version's tree below its root")
+	}
+	return v
+}
+
+// versionOf compiles the widgets' definition with schema (YAML) as its
+// version's schema, without its selectable fields and printer columns.
+func versionOf(t *testing.T, schema string) *Version {
+	t.Helper()
+	props := &apiextensionsv1.JSONSchemaProps{}
+	if err := yaml.UnmarshalStrict([]byte(schema), props); err != nil {
 		t.Fatal(err)
 	}
 	crd := widgets(t)
-	crd.Spec.Versions[0].Schema.OpenAPIV3Schema = schema
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema = props
 	crd.Spec.Versions[0].SelectableFields = nil
 	crd.Spec.Versions[0].AdditionalPrinterColumns = nil
 	Accept(crd, func(string) bool { return false }, crd.CreationTimestamp)
 	vs, err := Compile(crd)
 	if err != nil || len(vs) != 1 {
 		t.Fatalf("Compile: %v, %v", vs, err)
-	}
-	if vs[0].root == nil || vs[0].root.below == nil {
-		t.Fatal("the root rules are not run on their own")
-	}
-	if vs[0].root.schema.Properties()["spec"] != vs[0].tree.properties["spec"] {
-		t.Error("the root rules' schema tree does not share the version's tree below its root")
 	}
 	return vs[0]
 }

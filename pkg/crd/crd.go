@@ -71,6 +71,12 @@ type Version struct {
 	Generation int64
 
 	structural *structuralschema.Structural
+	// metaSchema is what objectmeta.Validate walks: structural when an
+	// embedded resource stands below the root, otherwise an empty schema,
+	// whose walk checks the root's metadata alone, as the whole schema's
+	// would (it stops only at embedded resources) without visiting every
+	// field of the object.
+	metaSchema *structuralschema.Structural
 	// tree is structural as ratcheting walks it (newSchemaTree).
 	tree      *schemaTree
 	validator validation.SchemaValidator
@@ -168,6 +174,10 @@ func (v *Version) compileSchema(props *apiextensionsv1.JSONSchemaProps) error {
 		return fmt.Errorf("the schema: %w", err)
 	}
 	v.structural, v.tree, v.validator = s, newSchemaTree(s), validator
+	v.metaSchema = s
+	if !embedsResource(s) {
+		v.metaSchema = &structuralschema.Structural{}
+	}
 	if status, ok := internal.Properties["status"]; ok && v.Status {
 		if v.statusValidator, _, err = validation.NewSchemaValidator(&status); err != nil {
 			return fmt.Errorf("the status schema: %w", err)
@@ -176,6 +186,25 @@ func (v *Version) compileSchema(props *apiextensionsv1.JSONSchemaProps) error {
 	v.rules = cel.NewValidator(s, true, celPerCallLimit)
 	v.root = newRootRules(s, v.tree, v.rules, celPerCallLimit)
 	return nil
+}
+
+// embedsResource reports whether an embedded resource
+// (x-kubernetes-embedded-resource) stands anywhere below s: in its
+// properties, additional properties or items, at any depth.
+func embedsResource(s *structuralschema.Structural) bool {
+	for _, prop := range s.Properties {
+		if isOrEmbedsResource(&prop) {
+			return true
+		}
+	}
+	if s.AdditionalProperties != nil && isOrEmbedsResource(s.AdditionalProperties.Structural) {
+		return true
+	}
+	return isOrEmbedsResource(s.Items)
+}
+
+func isOrEmbedsResource(s *structuralschema.Structural) bool {
+	return s != nil && (s.XEmbeddedResource || embedsResource(s))
 }
 
 // PrepareDefinition does to a definition what the real server does before

@@ -125,7 +125,7 @@ func (v *Version) Validate(ctx context.Context, obj, old map[string]any, status 
 	if v.structural == nil {
 		return nil
 	}
-	errs = append(errs, objectmeta.Validate(ctx, nil, obj, v.structural, true)...)
+	errs = append(errs, objectmeta.Validate(ctx, nil, obj, v.metaSchema, true)...)
 	var celOptions []cel.Option
 	switch {
 	case old == nil:
