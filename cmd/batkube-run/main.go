@@ -243,8 +243,15 @@ func (p *progressPrinter) print(pr launch.Progress) {
 	if pr.Total >= 0 {
 		total = strconv.Itoa(pr.Total)
 	}
-	line := fmt.Sprintf("t=%s simulated  jobs: %d/%s done, %d running, %d pending  wall %s",
-		(time.Duration(pr.Now * float64(time.Second))).Round(time.Second), pr.Done, total, pr.Running, pr.Pending, pr.Wall.Round(100*time.Millisecond))
+	line := fmt.Sprintf("t=%s simulated  jobs: %d/%s done, %d running, %d pending",
+		(time.Duration(pr.Now * float64(time.Second))).Round(time.Second), pr.Done, total, pr.Running, pr.Pending)
+	if w := pr.Workloads; w != nil {
+		line += fmt.Sprintf("  Workloads: %d pending, %d admitted, %d finished", w.Pending, w.QuotaReserved+w.Admitted, w.Finished)
+	}
+	if pr.TimedObjectsLeft > 0 {
+		line += fmt.Sprintf("  %d timed objects to come", pr.TimedObjectsLeft)
+	}
+	line += "  wall " + pr.Wall.Round(100*time.Millisecond).String()
 	if p.terminal {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		p.shown = true

@@ -184,6 +184,12 @@ type Progress struct {
 	Launched  int `json:"launched,omitempty"`
 	Unmapped  int `json:"unmapped,omitempty"`
 	PoolInUse int `json:"poolInUse,omitempty"`
+	// TimedObjectsLeft counts the creations and deletions of timed
+	// objects (Options.Objects) still to come; Workloads counts Kueue's
+	// Workloads by the state they were last seen in (nil when none was
+	// seen or Options.WorkloadsCSV is nil).
+	TimedObjectsLeft int             `json:"timedObjectsLeft,omitempty"`
+	Workloads        *WorkloadStates `json:"workloads,omitempty"`
 }
 
 // Broker is the decision process of a simulation.

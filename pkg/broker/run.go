@@ -285,7 +285,8 @@ func (r *run) progress(now float64) Progress {
 	return Progress{Now: now, Submitted: r.jobs.submitted, Pending: r.jobs.pending, Running: r.jobs.running, Done: r.jobs.done,
 		Total: total, Steps: r.steps, Settle: stats, AdmissionRejected: r.rejected,
 		Preempted: r.preemptions, Resubmitted: r.resubmitted,
-		Launched: len(r.pool.order), Unmapped: r.pool.unmapped, PoolInUse: r.pool.pool.InUse()}
+		Launched: len(r.pool.order), Unmapped: r.pool.unmapped, PoolInUse: r.pool.pool.InUse(),
+		TimedObjectsLeft: len(r.objects), Workloads: r.workloads.counts()}
 }
 
 var podsGR = schema.GroupResource{Resource: "pods"}

@@ -69,14 +69,50 @@ type workloadRecord struct {
 	state, reason string
 }
 
-// workloadLog gathers the records; nil when the log is off.
-type workloadLog struct{ recordLog[workloadRecord] }
+// workloadLog gathers the records, and counts them by state; nil when the
+// log is off.
+type workloadLog struct {
+	recordLog[workloadRecord]
+	states WorkloadStates
+}
+
+// WorkloadStates counts Kueue's Workloads by the state they were last seen
+// in (_workloads.csv's final_state).
+type WorkloadStates struct {
+	Pending       int `json:"pending"`
+	QuotaReserved int `json:"quotaReserved"`
+	Admitted      int `json:"admitted"`
+	Finished      int `json:"finished"`
+}
+
+// count adds n to the count of state.
+func (s *WorkloadStates) count(state string, n int) {
+	switch state {
+	case "Pending":
+		s.Pending += n
+	case workloadQuotaReserved:
+		s.QuotaReserved += n
+	case workloadAdmitted:
+		s.Admitted += n
+	case workloadFinished:
+		s.Finished += n
+	}
+}
 
 func newWorkloadLog(w io.Writer) *workloadLog {
 	if w == nil {
 		return nil
 	}
-	return &workloadLog{newRecordLog[workloadRecord](w)}
+	return &workloadLog{recordLog: newRecordLog[workloadRecord](w)}
+}
+
+// counts returns the Workloads seen, by state (nil when the log is off).
+func (l *workloadLog) counts() *WorkloadStates {
+	if l == nil || len(l.records) == 0 {
+		return nil
+	}
+	s := l.states
+	return &s
 }
 
 // changed records a Workload's state, seen at now. It reads the object in
@@ -136,6 +172,7 @@ func (l *workloadLog) changed(c *store.Change, now float64) {
 		}
 	}
 	r.conditions = trueNow
+	before := r.state
 	switch {
 	case trueNow[workloadFinished]:
 		r.state = workloadFinished // its reason set at the transition
@@ -145,6 +182,10 @@ func (l *workloadLog) changed(c *store.Change, now float64) {
 		r.state, r.reason = workloadQuotaReserved, ""
 	default:
 		r.state, r.reason = "Pending", ""
+	}
+	if r.state != before {
+		l.states.count(before, -1)
+		l.states.count(r.state, 1)
 	}
 }
 

@@ -40,14 +40,29 @@ func TestWorkloadLog(t *testing.T) {
 	cond := func(typ, status, reason string) map[string]any {
 		return map[string]any{"type": typ, "status": status, "reason": reason}
 	}
-	l.changed(wl(), 5)
-	l.changed(wl(cond("QuotaReserved", "True", "")), 7)
-	l.changed(wl(cond("QuotaReserved", "True", ""), cond("Admitted", "True", "")), 7.5)
-	l.changed(wl(cond("QuotaReserved", "False", ""), cond("Evicted", "True", "Preempted"), cond("Preempted", "True", "")), 9)
-	l.changed(wl(cond("QuotaReserved", "False", ""), cond("Evicted", "True", "Preempted"), cond("Preempted", "True", "")), 9.5) // no new transition
-	l.changed(wl(cond("Evicted", "False", ""), cond("QuotaReserved", "True", ""), cond("Admitted", "True", "")), 12)
-	l.changed(wl(cond("QuotaReserved", "True", ""), cond("Admitted", "True", ""), cond("Evicted", "True", "")), 13)
-	l.changed(wl(cond("QuotaReserved", "True", ""), cond("Finished", "True", "Succeeded")), 20)
+	if l.counts() != nil {
+		t.Error("counts before any Workload was seen")
+	}
+	// Each change, and the counts by state after it.
+	for _, step := range []struct {
+		change *store.Change
+		at     float64
+		counts WorkloadStates
+	}{
+		{wl(), 5, WorkloadStates{Pending: 1}},
+		{wl(cond("QuotaReserved", "True", "")), 7, WorkloadStates{QuotaReserved: 1}},
+		{wl(cond("QuotaReserved", "True", ""), cond("Admitted", "True", "")), 7.5, WorkloadStates{Admitted: 1}},
+		{wl(cond("QuotaReserved", "False", ""), cond("Evicted", "True", "Preempted"), cond("Preempted", "True", "")), 9, WorkloadStates{Pending: 1}},
+		{wl(cond("QuotaReserved", "False", ""), cond("Evicted", "True", "Preempted"), cond("Preempted", "True", "")), 9.5, WorkloadStates{Pending: 1}}, // no new transition
+		{wl(cond("Evicted", "False", ""), cond("QuotaReserved", "True", ""), cond("Admitted", "True", "")), 12, WorkloadStates{Admitted: 1}},
+		{wl(cond("QuotaReserved", "True", ""), cond("Admitted", "True", ""), cond("Evicted", "True", "")), 13, WorkloadStates{Admitted: 1}},
+		{wl(cond("QuotaReserved", "True", ""), cond("Finished", "True", "Succeeded")), 20, WorkloadStates{Finished: 1}},
+	} {
+		l.changed(step.change, step.at)
+		if got := l.counts(); got == nil || *got != step.counts {
+			t.Errorf("at %g: counts %+v, want %+v", step.at, got, step.counts)
+		}
+	}
 	if err := l.close(); err != nil {
 		t.Fatal(err)
 	}
