@@ -85,18 +85,27 @@ type WorkloadStates struct {
 	Finished      int `json:"finished"`
 }
 
-// count adds n to the count of state.
+// count adds n to the count of state ("" counts nothing: a Workload not
+// seen before).
 func (s *WorkloadStates) count(state string, n int) {
+	if c := s.of(state); c != nil {
+		*c += n
+	}
+}
+
+// of is the count of state, nil for none.
+func (s *WorkloadStates) of(state string) *int {
 	switch state {
 	case "Pending":
-		s.Pending += n
+		return &s.Pending
 	case workloadQuotaReserved:
-		s.QuotaReserved += n
+		return &s.QuotaReserved
 	case workloadAdmitted:
-		s.Admitted += n
+		return &s.Admitted
 	case workloadFinished:
-		s.Finished += n
+		return &s.Finished
 	}
+	return nil
 }
 
 func newWorkloadLog(w io.Writer) *workloadLog {
