@@ -21,8 +21,10 @@ import (
 // escapes, whose numbers are integers of at most 18 digits (YAML rewrites
 // 1.0 as the integer 1, and an integer too large for int64 as a float), and
 // whose objects repeat no key and have no key "<<" (YAML refuses repeated
-// keys; "<<" merges). It does not check that doc is JSON: the caller's
-// decoder does.
+// keys; "<<" merges), each with at most maxPlainKeys keys (the repeats are
+// looked for among the object's keys one by one: an object with more is
+// read as YAML rather than compared key by key). It does not check that
+// doc is JSON: the caller's decoder does.
 func plainJSON(doc []byte) bool {
 	doc = bytes.TrimLeft(doc, " \r\n")
 	if len(doc) == 0 || doc[0] != '{' {
@@ -72,7 +74,8 @@ func plainJSON(doc []byte) bool {
 				}
 			}
 			if n := len(stack); n > 0 && stack[n-1].wantKey {
-				if string(s) == "<<" || slices.ContainsFunc(keys[stack[n-1].first:], func(k []byte) bool { return bytes.Equal(k, s) }) {
+				own := keys[stack[n-1].first:]
+				if string(s) == "<<" || len(own) == maxPlainKeys || slices.ContainsFunc(own, func(k []byte) bool { return bytes.Equal(k, s) }) {
 					return false
 				}
 				keys = append(keys, s)
@@ -89,6 +92,11 @@ func plainJSON(doc []byte) bool {
 	}
 	return len(stack) == 0
 }
+
+// maxPlainKeys bounds the keys of an object plainJSON looks at (Kueue's
+// status applies have at most a dozen): the cost of its check for repeated
+// keys grows with their square.
+const maxPlainKeys = 64
 
 // plainInteger reads the number at doc[start:]: it returns where it ends,
 // and whether it is an integer of at most 18 digits.

@@ -36,8 +36,9 @@ func sameAsYAML(t *testing.T, doc string) {
 
 // What YAML and JSON read differently is read as YAML: numbers with a
 // fraction or an exponent or too many digits, escapes, repeated keys, the
-// merge key, characters YAML refuses, tabs; what they read alike is read
-// as JSON, with the same values.
+// merge key, characters YAML refuses, tabs; so is an object of more keys
+// than plainJSON compares; what they read alike is read as JSON, with the
+// same values.
 func TestAppliedConfigurationReadsAsYAML(t *testing.T) {
 	plain := []string{
 		`{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Workload","metadata":{"name":"w","generation":1},"status":{"conditions":[{"type":"Admitted","status":"True","observedGeneration":1}],"flag":true,"none":null,"list":[],"obj":{}}}`,
@@ -50,7 +51,14 @@ func TestAppliedConfigurationReadsAsYAML(t *testing.T) {
 		}
 		sameAsYAML(t, doc)
 	}
-	apart := []string{
+	var many []string
+	for i := range maxPlainKeys + 1 {
+		many = append(many, fmt.Sprintf(`"k%d":%d`, i, i))
+	}
+	if !plainJSON([]byte("{" + strings.Join(many[:maxPlainKeys], ",") + "}")) {
+		t.Errorf("an object of %d keys: not read as JSON", maxPlainKeys)
+	}
+	apart := []string{"{" + strings.Join(many, ",") + "}",
 		`{"a":1.0}`, `{"a":1e3}`, `{"a":1E3}`, `{"a":-1.5e-3}`, `{"a":1234567890123456789}`,
 		`{"a":"\u00e9"}`, `{"a":"x\/y"}`, `{"a":"\ud83d\ude00"}`, `{"a":"tab\there"}`,
 		`{"a":1,"a":2}`, `{"o":{"k":1},"p":{"k":2},"o":3}`, `{"<<":{"a":1}}`,

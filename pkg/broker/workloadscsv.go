@@ -88,24 +88,16 @@ type WorkloadStates struct {
 // count adds n to the count of state ("" counts nothing: a Workload not
 // seen before).
 func (s *WorkloadStates) count(state string, n int) {
-	if c := s.of(state); c != nil {
-		*c += n
-	}
-}
-
-// of is the count of state, nil for none.
-func (s *WorkloadStates) of(state string) *int {
 	switch state {
 	case "Pending":
-		return &s.Pending
+		s.Pending += n
 	case workloadQuotaReserved:
-		return &s.QuotaReserved
+		s.QuotaReserved += n
 	case workloadAdmitted:
-		return &s.Admitted
+		s.Admitted += n
 	case workloadFinished:
-		return &s.Finished
+		s.Finished += n
 	}
-	return nil
 }
 
 func newWorkloadLog(w io.Writer) *workloadLog {

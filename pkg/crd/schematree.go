@@ -59,10 +59,10 @@ func (t *schemaTree) withTypeAndObjectMeta(s *structuralschema.Structural) *sche
 	if typed == s {
 		return t
 	}
-	e := &schemaTree{Structural: &model.Structural{Structural: typed}, additional: t.additional,
+	e := &schemaTree{Structural: &model.Structural{Structural: typed}, items: t.items, additional: t.additional,
 		properties: make(map[string]common.Schema, len(typed.Properties))}
 	for name, prop := range typed.Properties {
-		if tree, ok := t.properties[name]; ok && !typeAndObjectMeta[name] {
+		if tree, ok := t.properties[name]; ok && !setByTypeAndObjectMeta(name) {
 			e.properties[name] = tree
 			continue
 		}
@@ -72,10 +72,16 @@ func (t *schemaTree) withTypeAndObjectMeta(s *structuralschema.Structural) *sche
 	return e
 }
 
-// typeAndObjectMeta are the properties model.WithTypeAndObjectMeta sets
-// (common.Schema's WithTypeAndObjectMeta: kind, apiVersion, and metadata
-// with name and generateName).
-var typeAndObjectMeta = map[string]bool{"kind": true, "apiVersion": true, "metadata": true}
+// setByTypeAndObjectMeta reports whether model.WithTypeAndObjectMeta sets
+// the property name (common.Schema's WithTypeAndObjectMeta: kind,
+// apiVersion, and metadata with name and generateName).
+func setByTypeAndObjectMeta(name string) bool {
+	switch name {
+	case "kind", "apiVersion", "metadata":
+		return true
+	}
+	return false
+}
 
 // Properties returns the properties' trees (nil without properties).
 func (t *schemaTree) Properties() map[string]common.Schema { return t.properties }
