@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .SECONDEXPANSION:
 GO    ?= go
 BIN   := $(CURDIR)/bin
-# Packages of the main module without the generated router (vet on ~1M
+# Packages of the main module without the generated router (vet on ~550k
 # generated lines takes minutes and finds nothing that regenerating would not).
 PKGS  := . ./cmd/... ./pkg/... ./docs ./examples/timed-scheduler ./examples/schedulers/... ./examples/internal/...
 # A count, not a duration: with a duration, go1.26's fuzz coordinator can
