@@ -86,8 +86,8 @@ fuzz-short: ## every fuzz target for 5,000 inputs (a count, not a duration)
 
 test: build upstream vet ## the quick loop: vet, then every package's tests under the race detector (the end-to-end scenarios but the slow ones, make test-slow runs those), the Kueue, Karpenter, QoS and GPU policies modules' tests
 	$(MAKE) --no-print-directory -j 2 --output-sync=target test-unit test-e2e-quick
-	$(GO) test -C examples/kueue -count=1 ./...
-	GOTOOLCHAIN=auto $(GO) test -C examples/karpenter -count=1 ./...
+	$(MAKE) test-kueue
+	$(MAKE) test-karpenter
 	$(MAKE) test-qos
 	$(MAKE) test-gpupolicies
 
@@ -104,10 +104,8 @@ test-slow: build upstream ## the slow end-to-end scenarios (SLOW_E2E) make test 
 test-unit: ## the tests that need no upstream binary (every package but pkg/e2e), under the race detector
 	$(GO) test -race -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/pkg/e2e$$')
 
-vet: ## go vet and gofmt on the hand-written code
+vet: ## go vet and gofmt on the hand-written code (the modules built against upstream trees, examples/kueue, examples/karpenter and examples/schedulers/{qos,gpupolicies}, are vetted by make test-kueue, test-karpenter, test-qos and test-gpupolicies)
 	$(GO) vet $(PKGS)
-	$(GO) vet -C examples/kueue ./...
-	GOTOOLCHAIN=auto $(GO) vet -C examples/karpenter ./...
 	@unformatted=$$(gofmt -l swagger.go cmd pkg docs examples/timed-scheduler examples/schedulers examples/internal examples/kueue examples/karpenter restapi/configure_kubernetes.go); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 fuzz: ## run every fuzz target for FUZZTIME each
