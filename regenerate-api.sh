@@ -40,8 +40,9 @@ step "removing the previously generated server" clean_generated
 # URL for a client). The server never builds its own URLs: the builders were
 # a quarter of the generated lines, compiled in every build of the server
 # (plain, race detector, fuzzing) and never linked.
-layout=$(mktemp --suffix=.yaml)
-trap 'rm -f "$layout"' EXIT
+layout_dir=$(mktemp -d)
+trap 'rm -rf "$layout_dir"' EXIT
+layout=$layout_dir/layout.yaml # go-swagger reads a config file by its extension
 operation_dir='{{ if .UseTags }}{{ joinFilePath .Target (toPackagePath .ServerPackage) (toPackagePath .APIPackage) (toPackagePath .Package) }}{{ else }}{{ joinFilePath .Target (toPackagePath .ServerPackage) (toPackagePath .Package) }}{{ end }}'
 cat > "$layout" <<LAYOUT
 layout:
