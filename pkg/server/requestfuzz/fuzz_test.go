@@ -1,23 +1,42 @@
-package server_test
+package requestfuzz_test
 
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/batkube/batkube/pkg/server/servertest"
+	"github.com/batkube/batkube/pkg/server"
 )
+
+// startServer serves a Batkube API with the default options on a loopback
+// port until the fuzz test ends. It does what servertest.StartDefault does
+// without servertest's client-go helpers (see the package's doc).
+func startServer(f *testing.F) *httptest.Server {
+	f.Helper()
+	srv, err := server.New(server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		f.Fatalf("starting the server: %v", err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	f.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+	})
+	return ts
+}
 
 // FuzzRequests sends arbitrary bodies, selectors, patches and continue tokens
 // to the real server: whatever comes in, the answer is never a 5xx, and every
 // error is a metav1.Status.
 func FuzzRequests(f *testing.F) {
-	ts := servertest.StartDefault(f)
+	ts := startServer(f)
 	const pod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}`
 	seed := func(method uint8, query, contentType, body string) { f.Add(method, query, contentType, body) }
 	seed(0, "labelSelector=a%3Db,c!%3Dd", "", "")
