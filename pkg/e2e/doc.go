@@ -4,8 +4,10 @@
 // bin/, or found in $BATKUBE_BIN. The tests fail, rather than skip, when an
 // upstream binary is missing: `make test` builds them first. The slowest
 // scenarios are named in the Makefile's SLOW_E2E, which make test skips
-// and make test-slow runs (TestSlowScenariosAreTests checks each name is a
-// test of this package); both run their scenarios under the race detector.
+// and make test-slow runs, in two groups side by side (SLOW_E2E_1 and
+// SLOW_E2E_2; TestSlowScenariosAreTests checks each name is a test of this
+// package, in one group only); both run their scenarios under the race
+// detector.
 //
 // # What runs how
 //
