@@ -199,6 +199,10 @@ func writeQueues(w io.Writer, q *outputs.Queues) {
 		}
 		fmt.Fprintf(w, "                 %-20s %5d Workloads, %5d admitted: %9.3f s, %9.3f s\n", cq.Queue, cq.Count, cq.Done, cq.Mean, cq.P95)
 	}
+	if q.Evictions > 0 {
+		fmt.Fprintf(w, "               %d evictions of %d Workloads; the most evicted, %s, %d times (_workloads.csv)\n",
+			q.Evictions, q.Evicted, q.MostEvicted, q.MostEvictions)
+	}
 }
 
 // readQueues fills in the Jobs' waits from _controllers.csv and

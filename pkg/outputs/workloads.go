@@ -185,6 +185,16 @@ type Queues struct {
 	// JobsByClusterQueue are the Jobs' waits (creation to first pod
 	// start) by the ClusterQueue of their Workload.
 	JobsByClusterQueue []QueueWaits `json:"jobsByClusterQueue,omitempty"`
+	// Evictions is how many times Kueue evicted the Workloads in all
+	// (preempted or otherwise), Evicted how many Workloads it evicted, and
+	// MostEvicted the one it evicted most often ("namespace/name", the
+	// first in _workloads.csv's order among equals), MostEvictions how
+	// often: one Workload evicted thousands of times is a preemption loop
+	// that kept the controllers busy for as long.
+	Evictions     int    `json:"evictions,omitempty"`
+	Evicted       int    `json:"evicted,omitempty"`
+	MostEvicted   string `json:"mostEvicted,omitempty"`
+	MostEvictions int    `json:"mostEvictions,omitempty"`
 }
 
 // SummariseQueues computes Queues from _controllers.csv's and
@@ -216,6 +226,16 @@ func SummariseQueues(controllers []Controller, workloads []Workload) Queues {
 	}
 	for _, k := range slices.Sorted(maps.Keys(byCQ)) {
 		q.JobsByClusterQueue = append(q.JobsByClusterQueue, QueueWaits{Queue: k, Waits: NewWaits(byCQ[k])})
+	}
+	for _, w := range workloads {
+		if w.Evictions == 0 {
+			continue
+		}
+		q.Evictions += w.Evictions
+		q.Evicted++
+		if w.Evictions > q.MostEvictions {
+			q.MostEvicted, q.MostEvictions = w.Namespace+"/"+w.Name, w.Evictions
+		}
 	}
 	return q
 }

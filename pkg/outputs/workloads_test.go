@@ -60,6 +60,9 @@ func TestSummariseQueues(t *testing.T) {
 	if len(q.JobsByClusterQueue) != 1 || q.JobsByClusterQueue[0].Mean != 6 {
 		t.Errorf("Jobs by ClusterQueue %+v, want cq-a: mean 6", q.JobsByClusterQueue)
 	}
+	if q.Evictions != 1 || q.Evicted != 1 || q.MostEvicted != "a/job-j2-2" || q.MostEvictions != 1 {
+		t.Errorf("evictions %d of %d Workloads, most %s (%d), want 1 of 1, a/job-j2-2 once", q.Evictions, q.Evicted, q.MostEvicted, q.MostEvictions)
+	}
 	// A Workload of a LocalQueue whose others were admitted counts in
 	// their ClusterQueue.
 	workloads = append(workloads, Workload{Namespace: "a", Queue: "q", Created: 9, Admitted: math.NaN()})
