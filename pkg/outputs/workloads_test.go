@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -62,6 +63,15 @@ func TestSummariseQueues(t *testing.T) {
 	}
 	if q.Evictions != 1 || q.Evicted != 1 || q.MostEvicted != "a/job-j2-2" || q.MostEvictions != 1 {
 		t.Errorf("evictions %d of %d Workloads, most %s (%d), want 1 of 1, a/job-j2-2 once", q.Evictions, q.Evicted, q.MostEvicted, q.MostEvictions)
+	}
+	// The evictions add up over the Workloads; the most evicted is the one
+	// with the largest count, the first of equals in the file's order.
+	evicted := append(slices.Clone(workloads),
+		Workload{Namespace: "b", Name: "w4", Evictions: 5, Admitted: math.NaN()},
+		Workload{Namespace: "b", Name: "w5", Evictions: 5, Admitted: math.NaN()},
+		Workload{Namespace: "b", Name: "w6", Evictions: 2, Admitted: math.NaN()})
+	if q := SummariseQueues(nil, evicted); q.Evictions != 13 || q.Evicted != 4 || q.MostEvicted != "b/w4" || q.MostEvictions != 5 {
+		t.Errorf("evictions %d of %d Workloads, most %s (%d), want 13 of 4, b/w4 5 times", q.Evictions, q.Evicted, q.MostEvicted, q.MostEvictions)
 	}
 	// A Workload of a LocalQueue whose others were admitted counts in
 	// their ClusterQueue.
